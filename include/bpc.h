@@ -1,0 +1,12 @@
+/*
+ * bpc.h - the umbrella header of bpc (block-parallel communication).
+ * Include this one; it pulls in every public area.
+ */
+#ifndef BPC_H
+#define BPC_H
+
+#include "bpc/core.h"
+#include "bpc/decomp.h"
+#include "bpc/datatype.h"
+
+#endif /* BPC_H */

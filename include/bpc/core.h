@@ -1,0 +1,152 @@
+/*
+ * bpc/core.h - context, error codes, logging, statistics, timers.
+ *
+ * Every public bpc call returns int: BPC_OK (0) or a negative BPC_E* code.
+ * Results are returned through out-parameters. After a failure,
+ * bpc_last_error(ctx) gives the detailed message of the last failure on this
+ * rank. The library never prints to stdout and never aborts.
+ */
+#ifndef BPC_CORE_H
+#define BPC_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ errors */
+
+/* XX(name, value, text): the one list every error code comes from. */
+#define BPC_ERRNO_MAP(XX)                                                       \
+  XX(OK, 0, "success")                                                          \
+  XX(EINVAL, -1, "invalid argument")                                            \
+  XX(ENULL, -2, "NULL handle or pointer")                                       \
+  XX(ENOMEM, -3, "out of memory")                                               \
+  XX(EMPI, -4, "MPI call failed")                                               \
+  XX(EDIM, -5, "dimension out of range")                                        \
+  XX(ENBLOCKS, -6, "block count out of range")                                  \
+  XX(EDIVS, -7, "divisions do not fit the block count or domain")               \
+  XX(EASSIGN, -8, "bad block-to-rank assignment")                               \
+  XX(EKVEC, -9, "k-vector does not match the block count")                      \
+  XX(EGHOST, -10, "negative ghost width")                                       \
+  XX(ECALLBACK, -11, "user callback returned an error")                         \
+  XX(ERANGE, -12, "value out of range")                                         \
+  XX(ENOTFOUND, -13, "not found")                                               \
+  XX(ETYPE, -14, "bad item type")                                               \
+  XX(EALGO, -15, "unknown algorithm")                                           \
+  XX(EPERM, -16, "not a permutation")                                           \
+  XX(ESTATE, -17, "call out of order or in a bad state")                        \
+  XX(ETRUNC, -18, "message truncated or malformed")
+
+enum bpc_errno {
+#define BPC__ERR_ENUM(name, value, text) BPC_##name = (value),
+  BPC_ERRNO_MAP(BPC__ERR_ENUM)
+#undef BPC__ERR_ENUM
+};
+
+/* Short text for a code ("invalid argument"); never NULL. */
+const char *bpc_strerror(int code);
+/* Symbolic name for a code ("BPC_EINVAL"); never NULL. */
+const char *bpc_err_name(int code);
+
+/* ----------------------------------------------------------------- context */
+
+typedef struct bpc_ctx bpc_ctx_t;
+
+enum bpc_log_level {
+  BPC_LOG_NONE = 0,
+  BPC_LOG_ERROR = 1,
+  BPC_LOG_WARN = 2,
+  BPC_LOG_INFO = 3,
+  BPC_LOG_DEBUG = 4
+};
+
+typedef struct bpc_options {
+  /* Log level; -1 means "from BPC_LOG, else warn". */
+  int log_level;
+  /* Bytes of receive buffers kept for reuse across calls; -1 means default
+   * (256 MiB, or BPC_POOL_BYTES from the environment). */
+  long long pool_bytes;
+} bpc_options_t;
+
+/* Options with every field at its default. */
+bpc_options_t bpc_options_default(void);
+
+/*
+ * bpc_init: create a context over the processes of `comm`.
+ * `comm` is duplicated (the user's communicator is never used for bpc
+ * messages) and MPI_ERRORS_RETURN is set on the duplicate. MPI must be
+ * initialised. Collective over `comm`. `opts` may be NULL (defaults).
+ * Ownership: *ctx is allocated here and freed by bpc_finalize.
+ * Errors: BPC_ENULL (ctx NULL), BPC_EINVAL (comm is MPI_COMM_NULL or MPI not
+ * initialised), BPC_EMPI, BPC_ENOMEM.
+ */
+int bpc_init(MPI_Comm comm, const bpc_options_t *opts, bpc_ctx_t **ctx);
+
+/*
+ * bpc_init_serial: a context for one process that never calls MPI (the
+ * in-process transport). Every block lives on rank 0 of 1. Used to test
+ * engines without mpirun; MPI need not be initialised.
+ */
+int bpc_init_serial(const bpc_options_t *opts, bpc_ctx_t **ctx);
+
+/* Free the context and everything it holds; sets *ctx to NULL. Collective
+ * for MPI contexts (frees the duplicated communicator). NULL is allowed. */
+int bpc_finalize(bpc_ctx_t **ctx);
+
+/* Rank and size of the context's communicator (0 and 1 for serial). */
+int bpc_ctx_rank(const bpc_ctx_t *ctx, int *rank);
+int bpc_ctx_size(const bpc_ctx_t *ctx, int *size);
+/* The duplicated communicator (MPI_COMM_NULL for serial). Do not free. */
+int bpc_ctx_comm(const bpc_ctx_t *ctx, MPI_Comm *comm);
+
+/* The detailed message of the last failure on this rank, or "" if none.
+ * The string belongs to the context; valid until the next bpc call on it. */
+const char *bpc_last_error(const bpc_ctx_t *ctx);
+
+/* Set the log level at run time. */
+int bpc_set_log_level(bpc_ctx_t *ctx, int level);
+
+/* Seconds since an arbitrary origin (MPI_Wtime, or a monotonic clock for
+ * serial contexts). */
+double bpc_wtime(const bpc_ctx_t *ctx);
+
+/* -------------------------------------------------------------- statistics */
+
+#define BPC_STATS_MAX_ROUNDS 64
+
+/* Counters of one rank. Payload bytes only (bpc's 32-byte message header is
+ * not counted). "local" transfers stay inside the process (no MPI). */
+typedef struct bpc_counters {
+  uint64_t bytes_sent;
+  uint64_t msgs_sent;
+  uint64_t bytes_recv;
+  uint64_t msgs_recv;
+  uint64_t local_bytes;
+  uint64_t local_msgs;
+  uint64_t op_calls; /* user-operator applications (merge, reduce, ...) */
+} bpc_counters_t;
+
+/* Counters of the most recent engine call on this rank, total and per round.
+ * Rounds at or beyond BPC_STATS_MAX_ROUNDS are added to the last slot. */
+typedef struct bpc_call_stats {
+  char engine[32];
+  int nrounds;
+  bpc_counters_t total;
+  bpc_counters_t round[BPC_STATS_MAX_ROUNDS];
+} bpc_call_stats_t;
+
+/* Totals since the context was created or last reset. */
+int bpc_stats_total(const bpc_ctx_t *ctx, bpc_counters_t *out);
+/* The last engine call (engine "" and zeros if none since the reset). */
+int bpc_stats_last_call(const bpc_ctx_t *ctx, bpc_call_stats_t *out);
+/* Zero the totals and the last-call record. */
+int bpc_stats_reset(bpc_ctx_t *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BPC_CORE_H */

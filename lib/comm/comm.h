@@ -1,0 +1,98 @@
+/*
+ * lib/comm/comm.h - block-addressed messaging (internal).
+ *
+ * Engines talk in gids, never ranks. One engine call opens one exchange
+ * (bpc__exch_open), which reserves a tag epoch from the context so that
+ * back-to-back and interleaved calls never match each other's messages.
+ * Within an exchange a message is addressed by (src gid, dst gid, seq);
+ * `seq` is the engine's own sub-tag (round number, stage...). Messages with
+ * the same (src, dst, seq) are delivered in the order they were sent.
+ *
+ * The receiver need not know a message's size: it gets a bpc__msg_t whose
+ * payload lives in a receive buffer taken from the context's pool (reused
+ * across calls). The payload may be read (and modified) in place until
+ * bpc__msg_release returns the buffer.
+ *
+ * Transfers between blocks of the same process skip MPI: the payload is
+ * copied once into a pool buffer, or not at all with BPC__SEND_BORROW.
+ *
+ * Underneath sits a transport table (transport.h): "mpi" (one MPI message per
+ * bpc message: a 32-byte header and the payload, sent from the user's memory
+ * through an hindexed MPI datatype; received with MPI_Improbe/MPI_Imrecv) and
+ * "self" (the in-process transport of bpc_init_serial contexts, where every
+ * block is local).
+ *
+ * Threading: exchange calls are made by one thread at a time (the master
+ * thread in OpenMP regions: MPI_THREAD_FUNNELED suffices).
+ */
+#ifndef BPC_LIB_COMM_H
+#define BPC_LIB_COMM_H
+
+#include "core/core.h"
+
+typedef struct bpc__exch bpc__exch_t;
+
+typedef struct bpc__msg {
+  int src_gid, dst_gid, seq;
+  void *data;   /* payload (NULL when bytes == 0) */
+  size_t bytes; /* payload size */
+  /* internal */
+  int local;            /* arrived without MPI */
+  int borrowed;         /* data is the sender's memory, not a pool buffer */
+  void *buf;            /* pool buffer holding header + payload, or NULL */
+  size_t cap;           /* its capacity */
+  struct bpc__msg *next;
+} bpc__msg_t;
+
+enum {
+  /* Local transfer without copy: the sender keeps `data` valid and unchanged
+   * until the receiver has released the message (engines use it when the
+   * receiver finishes with the message before the sender's buffer changes). */
+  BPC__SEND_BORROW = 1
+};
+
+/*
+ * Open an exchange for one engine call on assignment-level rank map
+ * `rank_of` (a callback giving the rank of a gid; `arg` is passed back).
+ * Collective in the sense that all ranks open exchanges in the same order.
+ * Starts a statistics record named `engine` (NULL: leave it alone).
+ */
+int bpc__exch_open(bpc_ctx_t *ctx, const char *engine, int (*rank_of)(const void *arg, int gid),
+                   const void *arg, bpc__exch_t **out);
+
+/*
+ * Post a send of `bytes` bytes at `data` from block src to block dst. The
+ * send buffer must stay valid and unchanged until bpc__exch_flush (or
+ * bpc__exch_close) returns, except for local copies (done at once).
+ */
+int bpc__exch_send(bpc__exch_t *ex, int src_gid, int dst_gid, int seq, const void *data,
+                   size_t bytes, int flags);
+
+/* Make progress on pending sends and receives without blocking. */
+int bpc__exch_progress(bpc__exch_t *ex);
+
+/* Take an arrived message (src, dst, seq) if there is one (*msg NULL if
+ * not); src_gid or seq -1 match any. Never blocks. */
+int bpc__exch_take(bpc__exch_t *ex, int dst_gid, int src_gid, int seq, bpc__msg_t **msg);
+
+/* Block until a message matching (dst, src, seq) arrives and take it (-1 for
+ * src or seq: any). A wait for a local source that has not sent is an error
+ * (BPC_ESTATE) rather than a hang. */
+int bpc__exch_wait(bpc__exch_t *ex, int dst_gid, int src_gid, int seq, bpc__msg_t **msg);
+
+/* Return a message's buffer to the pool (NULL allowed). */
+void bpc__msg_release(bpc__exch_t *ex, bpc__msg_t *msg);
+
+/* Wait for every posted send of this exchange to complete. */
+int bpc__exch_flush(bpc__exch_t *ex);
+
+/* Flush sends and free the exchange. Messages that arrived and were never
+ * taken are released and reported as BPC_ESTATE (a schedule bug). */
+int bpc__exch_close(bpc__exch_t **ex);
+
+/* Pool buffers (also used by engines for scratch space that should be
+ * reused across calls). At least `bytes` bytes; *cap gets the capacity. */
+void *bpc__pool_get(bpc_ctx_t *ctx, size_t bytes, size_t *cap);
+void bpc__pool_put(bpc_ctx_t *ctx, void *buf, size_t cap);
+
+#endif /* BPC_LIB_COMM_H */

@@ -1,0 +1,6 @@
+# lib/core: context, errors, logging, statistics, timers.
+lib_libbpc_la_SOURCES += \
+	lib/core/ctx.c \
+	lib/core/error.c \
+	lib/core/stats.c
+noinst_HEADERS += lib/core/core.h

@@ -1,0 +1,91 @@
+/*
+ * lib/core/core.h - internal view of the context: error recording, logging,
+ * statistics hooks and the collective error agreement every engine uses.
+ * Not installed.
+ */
+#ifndef BPC_LIB_CORE_H
+#define BPC_LIB_CORE_H
+
+#include "bpc/core.h"
+
+#include <stdarg.h>
+
+#define BPC__ERRMSG_LEN 512
+#define BPC__MAX_CLEANUPS 8
+
+#if defined(__GNUC__)
+#define BPC__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define BPC__PRINTF(a, b)
+#endif
+
+/* A destructor that another layer hangs on the context (e.g. the comm
+ * layer's buffer pool). Run by bpc_finalize in reverse order. */
+typedef struct bpc__cleanup {
+  void (*fn)(void *arg);
+  void *arg;
+  const char *name; /* lookup key */
+} bpc__cleanup_t;
+
+struct bpc_ctx {
+  int serial;    /* 1: in-process context, no MPI at all */
+  MPI_Comm comm; /* duplicate of the user's communicator */
+  int rank, size;
+  int log_level;
+  long long pool_bytes;
+  char errmsg[BPC__ERRMSG_LEN];
+
+  /* statistics */
+  bpc_counters_t total;
+  bpc_call_stats_t last;
+  int cur_round;
+
+  /* tag epochs: one per engine call, identical on every rank */
+  unsigned long long epoch;
+  int tag_ub;
+
+  bpc__cleanup_t cleanup[BPC__MAX_CLEANUPS];
+  int ncleanup;
+};
+
+/* Record a failure: formats the detailed message into ctx->errmsg, logs it at
+ * debug level and returns `code` (so `return bpc__err(ctx, ...)` works).
+ * ctx may be NULL (then only `code` is returned). */
+int bpc__err(bpc_ctx_t *ctx, int code, const char *fmt, ...) BPC__PRINTF(3, 4);
+
+/* Record an MPI failure with the MPI error string; returns BPC_EMPI. */
+int bpc__err_mpi(bpc_ctx_t *ctx, int mpi_rc, const char *what);
+
+/* Logging to stderr, prefixed with "[bpc r<rank> <level>]". */
+void bpc__log(const bpc_ctx_t *ctx, int level, const char *fmt, ...) BPC__PRINTF(3, 4);
+
+/* Collective agreement on an error code (for the MPI context an
+ * MPI_Allreduce(MIN); identity for serial). Every rank passes its local code
+ * and gets back: its own code if it failed; else, if another rank failed, the
+ * lowest failing code (with a message naming that rank); BPC_OK if none did.
+ * Use it to fail a collective call everywhere or nowhere. */
+int bpc__agree(bpc_ctx_t *ctx, int rc);
+
+/* Reserve a tag epoch for one engine call; returns a tag in [1, tag_ub].
+ * Every rank must call it the same number of times in the same order. */
+int bpc__next_tag(bpc_ctx_t *ctx);
+
+/* Hang a destructor on the context; `name` allows bpc__cleanup_find. */
+int bpc__cleanup_add(bpc_ctx_t *ctx, const char *name, void (*fn)(void *), void *arg);
+void *bpc__cleanup_find(const bpc_ctx_t *ctx, const char *name);
+
+/* Statistics hooks (thread-safe: counters are updated atomically). */
+void bpc__stats_begin_call(bpc_ctx_t *ctx, const char *engine);
+void bpc__stats_set_round(bpc_ctx_t *ctx, int round);
+void bpc__stats_sent(bpc_ctx_t *ctx, uint64_t bytes, int local);
+void bpc__stats_recv(bpc_ctx_t *ctx, uint64_t bytes, int local);
+void bpc__stats_ops(bpc_ctx_t *ctx, uint64_t n);
+
+/* Options from the environment: integer value of `name`, or `dflt`. */
+long long bpc__env_ll(const char *name, long long dflt);
+
+/* Checked allocation helpers: NULL on failure (caller records ENOMEM). */
+void *bpc__malloc(size_t n);
+void *bpc__calloc(size_t n, size_t size);
+
+#endif /* BPC_LIB_CORE_H */

@@ -1,0 +1,85 @@
+/*
+ * lib/core/error.c - error names and texts from BPC_ERRNO_MAP, the per-context
+ * detailed message, and the collective error agreement.
+ */
+#include "core/core.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *bpc_strerror(int code)
+{
+  switch (code) {
+#define BPC__ERR_TEXT(name, value, text) \
+  case (value):                          \
+    return text;
+    BPC_ERRNO_MAP(BPC__ERR_TEXT)
+#undef BPC__ERR_TEXT
+  default:
+    return "unknown error code";
+  }
+}
+
+const char *bpc_err_name(int code)
+{
+  switch (code) {
+#define BPC__ERR_NAME(name, value, text) \
+  case (value):                          \
+    return "BPC_" #name;
+    BPC_ERRNO_MAP(BPC__ERR_NAME)
+#undef BPC__ERR_NAME
+  default:
+    return "BPC_E?";
+  }
+}
+
+const char *bpc_last_error(const bpc_ctx_t *ctx)
+{
+  if (ctx == NULL)
+    return "NULL context";
+  return ctx->errmsg;
+}
+
+int bpc__err(bpc_ctx_t *ctx, int code, const char *fmt, ...)
+{
+  if (ctx == NULL)
+    return code;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = snprintf(ctx->errmsg, sizeof ctx->errmsg, "%s: ", bpc_err_name(code));
+  if (n < 0 || (size_t)n >= sizeof ctx->errmsg)
+    n = 0;
+  vsnprintf(ctx->errmsg + n, sizeof ctx->errmsg - (size_t)n, fmt, ap);
+  va_end(ap);
+  bpc__log(ctx, BPC_LOG_DEBUG, "%s", ctx->errmsg);
+  return code;
+}
+
+int bpc__err_mpi(bpc_ctx_t *ctx, int mpi_rc, const char *what)
+{
+  char s[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(mpi_rc, s, &len) != MPI_SUCCESS)
+    snprintf(s, sizeof s, "MPI error %d", mpi_rc);
+  return bpc__err(ctx, BPC_EMPI, "%s failed: %s", what, s);
+}
+
+int bpc__agree(bpc_ctx_t *ctx, int rc)
+{
+  if (ctx == NULL || ctx->serial || ctx->size == 1)
+    return rc;
+  /* MINLOC over (code, rank) finds the most negative code and its rank. */
+  struct {
+    int code;
+    int rank;
+  } in = {rc, ctx->rank}, out = {0, 0};
+  int mrc = MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, ctx->comm);
+  if (mrc != MPI_SUCCESS)
+    return bpc__err_mpi(ctx, mrc, "MPI_Allreduce (error agreement)");
+  if (rc != BPC_OK)
+    return rc;
+  if (out.code != BPC_OK)
+    return bpc__err(ctx, out.code, "rank %d failed (%s); this rank stopped with it",
+                    out.rank, bpc_strerror(out.code));
+  return BPC_OK;
+}

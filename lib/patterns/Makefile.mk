@@ -1,0 +1,6 @@
+# lib/patterns: pure communication-pattern math (no MPI).
+lib_libbpc_la_SOURCES += \
+	lib/patterns/kvec.c \
+	lib/patterns/rounds.c \
+	lib/patterns/pieces.c
+noinst_HEADERS += lib/patterns/patterns.h

@@ -1,0 +1,92 @@
+/*
+ * lib/patterns/patterns.h - communication-pattern math. Pure functions: no
+ * MPI, no context, no allocation unless the name says so. Unit-tested
+ * serially in tests/unit/test_patterns.c.
+ *
+ * Vocabulary. Blocks are placed at positions 0..n-1 of an order (identity by
+ * default, or a visibility order: order[pos] = gid). A k-vector k[0..R-1]
+ * with product n writes every position in mixed radix, one digit per round.
+ *  - distance doubling (default): round r works on digit r counted from the
+ *    least significant end; stride(r) = k[0]*...*k[r-1]. Groups of a round
+ *    are contiguous runs of positions once the earlier rounds are done
+ *    (16 blocks, k = {4, 2}: round 0 groups {0,1,2,3},...; round 1 {0,4},
+ *    {8,12}).
+ *  - distance halving: round r works on digit r counted from the most
+ *    significant end; stride(r) = k[r+1]*...*k[R-1] (16 blocks, k = {4, 2}:
+ *    round 0 groups {0,4,8,12},{1,5,9,13},...; round 1 {0,2},{1,3}).
+ * In either, the group of position p in round r is the k[r] positions that
+ * differ from p only in that digit, listed by increasing digit; p's index in
+ * its group is its digit.
+ */
+#ifndef BPC_LIB_PATTERNS_H
+#define BPC_LIB_PATTERNS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define BPC__MAX_ROUNDS 64
+
+/* Return codes are bpc error codes (BPC_OK, BPC_EKVEC, BPC_EPERM, ...). */
+
+/*
+ * Validate k[0..nrounds-1] against n blocks: nrounds in [0, 64] (0 only for
+ * n == 1), every k >= 2, product == n. On failure writes a sentence to msg
+ * (if msg != NULL), e.g. "k-vector 4x3 multiplies to 12, but there are 16
+ * blocks", and returns BPC_EKVEC.
+ */
+int bpc__kvec_check(int n, const int *k, int nrounds, char *msg, size_t msglen);
+
+/*
+ * Choose a k-vector for n blocks preferring factors near `target` (>= 2;
+ * typically 4): n is factored into primes and primes are packed into rounds
+ * of product at most `target` where possible (a prime above target is a
+ * round of its own). Writes at most `cap` entries; *nrounds = 0 for n == 1.
+ * Returns BPC_EINVAL for n < 1, target < 2 or too small cap.
+ */
+int bpc__kvec_auto(int n, int target, int *k, int cap, int *nrounds);
+
+/* Format "4x4x2" (or "1" for zero rounds) into buf. */
+void bpc__kvec_format(const int *k, int nrounds, char *buf, size_t len);
+
+typedef struct bpc__rounds {
+  int n;          /* positions */
+  int nrounds;    /* R */
+  int k[BPC__MAX_ROUNDS];
+  int halving;    /* 0 distance doubling, 1 distance halving */
+} bpc__rounds_t;
+
+/* Fill *R after checking the k-vector (bpc__kvec_check's codes and msg). */
+int bpc__rounds_init(bpc__rounds_t *R, int n, const int *k, int nrounds, int halving, char *msg,
+                     size_t msglen);
+
+/* Distance between consecutive members of a group in round r. */
+int bpc__round_stride(const bpc__rounds_t *R, int r);
+/* Index of position p within its round-r group (its round-r digit). */
+int bpc__round_index(const bpc__rounds_t *R, int r, int p);
+/* The k[r] positions of p's round-r group, by increasing index. */
+void bpc__round_group(const bpc__rounds_t *R, int r, int p, int *members);
+/* Merge: is position p still holding an item at the start of round r (all
+ * digits of rounds < r are 0)? Round r's root of a group is index 0. */
+int bpc__merge_active(const bpc__rounds_t *R, int r, int p);
+/* Merge after `rounds` rounds (0..R): the root position that p's item has
+ * reached, and the positions a root's item has absorbed: those equal to it
+ * except in the digits of rounds < rounds (written ascending to `out`, at
+ * most `cap`; returns how many, prod of k[0..rounds-1]). */
+int bpc__merge_root(const bpc__rounds_t *R, int rounds, int p);
+int bpc__merge_absorbed(const bpc__rounds_t *R, int rounds, int root, int *out, int cap);
+
+/*
+ * Piece ranges: split `count` elements into k contiguous ranges; range i is
+ * [floor(i*count/k), floor((i+1)*count/k)). Counts smaller than k and zero
+ * are valid (some ranges are empty). k >= 1, 0 <= i < k.
+ */
+void bpc__piece_range(int64_t count, int k, int i, int64_t *off, int64_t *len);
+/* The piece index that element e (0 <= e < count) falls in. */
+int bpc__piece_of(int64_t count, int k, int64_t e);
+
+/* Permutations: order[pos] = gid. check: every gid 0..n-1 exactly once
+ * (else BPC_EPERM with msg). invert: pos_of[gid] = pos. */
+int bpc__perm_check(const int *order, int n, char *msg, size_t msglen);
+void bpc__perm_invert(const int *order, int n, int *pos_of);
+
+#endif /* BPC_LIB_PATTERNS_H */

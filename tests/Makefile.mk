@@ -1,0 +1,52 @@
+# tests: serial Check suites (tests/unit) run directly, MPI Check suites
+# (tests/mpi) run under mpirun at the process counts in tests/testlist. Both
+# go through tests/run-test.sh (the automake LOG_COMPILER).
+LOG_COMPILER = $(SHELL) $(top_srcdir)/tests/run-test.sh
+AM_TESTS_ENVIRONMENT = \
+	MPIRUN='$(MPIRUN)'; export MPIRUN; \
+	BPC_TESTLIST='$(top_srcdir)/tests/testlist'; export BPC_TESTLIST; \
+	BPC_LSAN_SUPP='$(abs_top_srcdir)/tests/lsan.supp'; export BPC_LSAN_SUPP;
+EXTRA_DIST += tests/run-test.sh tests/testlist tests/lsan.supp tests/data
+
+TEST_LDADD = lib/libbpc.la $(CHECK_LIBS)
+TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+noinst_HEADERS += tests/unit/unit_check.h tests/mpi/mpi_check.h
+
+unit_tests = \
+	tests/unit/test_core \
+	tests/unit/test_patterns \
+	tests/unit/test_decomp \
+	tests/unit/test_datatype \
+	tests/unit/test_comm_self
+mpi_tests = \
+	tests/mpi/test_core_mpi \
+	tests/mpi/test_decomp_mpi \
+	tests/mpi/test_comm
+check_PROGRAMS += $(unit_tests) $(mpi_tests)
+TESTS += $(unit_tests) $(mpi_tests)
+
+tests_unit_test_core_SOURCES = tests/unit/test_core.c
+tests_unit_test_core_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_core_LDADD = $(TEST_LDADD)
+tests_unit_test_patterns_SOURCES = tests/unit/test_patterns.c
+tests_unit_test_patterns_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_patterns_LDADD = $(TEST_LDADD)
+tests_unit_test_decomp_SOURCES = tests/unit/test_decomp.c
+tests_unit_test_decomp_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_decomp_LDADD = $(TEST_LDADD)
+tests_unit_test_datatype_SOURCES = tests/unit/test_datatype.c
+tests_unit_test_datatype_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_datatype_LDADD = $(TEST_LDADD)
+tests_unit_test_comm_self_SOURCES = tests/unit/test_comm_self.c
+tests_unit_test_comm_self_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_comm_self_LDADD = $(TEST_LDADD)
+
+tests_mpi_test_core_mpi_SOURCES = tests/mpi/test_core_mpi.c
+tests_mpi_test_core_mpi_CFLAGS = $(TEST_CFLAGS)
+tests_mpi_test_core_mpi_LDADD = $(TEST_LDADD)
+tests_mpi_test_decomp_mpi_SOURCES = tests/mpi/test_decomp_mpi.c
+tests_mpi_test_decomp_mpi_CFLAGS = $(TEST_CFLAGS)
+tests_mpi_test_decomp_mpi_LDADD = $(TEST_LDADD)
+tests_mpi_test_comm_SOURCES = tests/mpi/test_comm.c
+tests_mpi_test_comm_CFLAGS = $(TEST_CFLAGS)
+tests_mpi_test_comm_LDADD = $(TEST_LDADD)

@@ -1,0 +1,72 @@
+#!/bin/sh
+# tests/run-test.sh PROGRAM - run one Check suite for `make check`.
+#   tests/unit/*: run directly (serial suites).
+#   tests/mpi/*:  run under $MPIRUN at every process count listed for it in
+#                 $BPC_TESTLIST, with CK_FORK=no, a timeout per run
+#                 (BPC_TEST_TIMEOUT seconds, default 300) and oversubscription.
+# The suite itself sums failures over ranks (tests/mpi/mpi_check.h), so any
+# failing rank makes the run exit nonzero. Exit 0 only if every run passed.
+set -u
+prog=$1
+name=$(basename "$prog")
+timeout_s=${BPC_TEST_TIMEOUT:-300}
+
+CK_FORK=no
+CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-0}
+OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+export CK_FORK CK_DEFAULT_TIMEOUT OMP_NUM_THREADS
+if [ -n "${BPC_LSAN_SUPP:-}" ]; then
+  LSAN_OPTIONS="suppressions=$BPC_LSAN_SUPP:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+  ASAN_OPTIONS="detect_leaks=1:abort_on_error=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+  UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+  export LSAN_OPTIONS ASAN_OPTIONS UBSAN_OPTIONS
+fi
+
+case "$prog" in
+  */mpi/*) ;;
+  *)
+    timeout -k 10 "$timeout_s" "$prog"
+    exit $?
+    ;;
+esac
+
+: "${MPIRUN:=mpirun}"
+list=${BPC_TESTLIST:-$(dirname "$0")/testlist}
+counts=$(awk -v n="$name" '$1 == n { $1 = ""; print }' "$list")
+if [ -n "${BPC_NP:-}" ]; then counts=$BPC_NP; fi
+if [ -z "$counts" ]; then
+  echo "run-test.sh: $name is not listed in $list" >&2
+  exit 99
+fi
+
+# Open MPI: allow root (CI runs as root), more ranks than cores, no binding.
+OMPI_ALLOW_RUN_AS_ROOT=1
+OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+OMPI_MCA_rmaps_base_oversubscribe=1
+OMPI_MCA_hwloc_base_binding_policy=none
+OMPI_MCA_btl_vader_single_copy_mechanism=none
+MPIEXEC_TIMEOUT=$timeout_s
+export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
+  OMPI_MCA_rmaps_base_oversubscribe OMPI_MCA_hwloc_base_binding_policy \
+  OMPI_MCA_btl_vader_single_copy_mechanism MPIEXEC_TIMEOUT
+
+status=0
+passed=0
+failed=0
+for np in $counts; do
+  start=$(date +%s)
+  timeout -k 10 $((timeout_s + 30)) "$MPIRUN" -np "$np" "$prog"
+  rc=$?
+  end=$(date +%s)
+  if [ $rc -eq 0 ]; then
+    passed=$((passed + 1))
+    echo "run-test.sh: $name np=$np PASS ($((end - start)) s)"
+  else
+    failed=$((failed + 1))
+    status=1
+    [ $rc -eq 124 ] && echo "run-test.sh: $name np=$np TIMEOUT after $timeout_s s" >&2
+    echo "run-test.sh: $name np=$np FAIL (exit $rc)"
+  fi
+done
+echo "run-test.sh: $name: $passed process counts passed, $failed failed"
+exit $status
