@@ -10,7 +10,7 @@ EXTRA_DIST += tests/run-test.sh tests/testlist tests/lsan.supp tests/data
 
 TEST_LDADD = lib/libbpc.la $(CHECK_LIBS)
 TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-noinst_HEADERS += tests/unit/unit_check.h tests/mpi/mpi_check.h
+noinst_HEADERS += tests/unit/unit_check.h tests/mpi/mpi_check.h tests/common/comm_pattern.h
 
 unit_tests = \
 	tests/unit/test_core \

@@ -1,1 +1,262 @@
-/* placeholder */
+/*
+ * lib/comm/exchange.c - block-addressed messaging: one exchange per engine
+ * call, a mailbox of arrived messages per destination gid, local delivery
+ * without MPI, and the transport table underneath (transport.h). This file
+ * makes no MPI call.
+ */
+#include "comm/transport.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+static unsigned bucket_of(int gid) { return (unsigned)gid & (BPC__MAILBOX_BUCKETS - 1u); }
+
+bpc__msg_t *bpc__msg_new(void) { return bpc__calloc(1, sizeof(bpc__msg_t)); }
+
+void bpc__exch_deliver(bpc__exch_t *ex, bpc__msg_t *m)
+{
+  unsigned b = bucket_of(m->dst_gid);
+  m->next = NULL;
+  if (ex->tail[b])
+    ex->tail[b]->next = m;
+  else
+    ex->head[b] = m;
+  ex->tail[b] = m;
+  ex->narrived++;
+  bpc__stats_recv(ex->ctx, m->bytes, m->local);
+}
+
+int bpc__exch_open(bpc_ctx_t *ctx, const char *engine, int (*rank_of)(const void *arg, int gid),
+                   const void *arg, bpc__exch_t **out)
+{
+  if (ctx == NULL || rank_of == NULL || out == NULL)
+    return bpc__err(ctx, BPC_ENULL, "bpc__exch_open: NULL argument");
+  bpc__exch_t *ex = bpc__calloc(1, sizeof *ex);
+  if (ex == NULL)
+    return bpc__err(ctx, BPC_ENOMEM, "exchange: out of memory");
+  ex->ctx = ctx;
+  ex->tp = ctx->serial ? &bpc__transport_self : &bpc__transport_mpi;
+  ex->tag = bpc__next_tag(ctx);
+  ex->rank_of = rank_of;
+  ex->rank_arg = arg;
+  if (engine != NULL)
+    bpc__stats_begin_call(ctx, engine);
+  *out = ex;
+  return BPC_OK;
+}
+
+static int record_err(bpc__exch_t *ex, int rc)
+{
+  if (rc != BPC_OK && ex->err == BPC_OK)
+    ex->err = rc;
+  return rc;
+}
+
+int bpc__exch_send(bpc__exch_t *ex, int src_gid, int dst_gid, int seq, const void *data,
+                   size_t bytes, int flags)
+{
+  bpc_ctx_t *ctx = ex->ctx;
+  int rc = BPC_OK;
+  if (bytes > 0 && data == NULL)
+    return record_err(ex, bpc__err(ctx, BPC_ENULL, "send of %zu bytes from gid %d to gid %d "
+                                                   "has a NULL buffer", bytes, src_gid, dst_gid));
+  int dst_rank = ex->rank_of(ex->rank_arg, dst_gid);
+  if (dst_rank < 0 || dst_rank >= ctx->size)
+    return record_err(ex, bpc__err(ctx, BPC_ERANGE, "gid %d maps to rank %d, not a rank of "
+                                                    "this context", dst_gid, dst_rank));
+  if (dst_rank == ctx->rank) {
+    /* local: no MPI; copy once into a pool buffer, or borrow */
+    bpc__msg_t *m = bpc__msg_new();
+    if (m == NULL)
+      return record_err(ex, bpc__err(ctx, BPC_ENOMEM, "local send: out of memory"));
+    m->src_gid = src_gid;
+    m->dst_gid = dst_gid;
+    m->seq = seq;
+    m->bytes = bytes;
+    m->local = 1;
+    if (bytes == 0) {
+      m->data = NULL;
+    } else if (flags & BPC__SEND_BORROW) {
+      m->borrowed = 1;
+      m->data = (void *)data;
+    } else {
+      m->buf = bpc__pool_get(ctx, bytes, &m->cap);
+      if (m->buf == NULL) {
+        free(m);
+        return record_err(ex, bpc__err(ctx, BPC_ENOMEM, "local send of %zu bytes: out of memory",
+                                       bytes));
+      }
+      memcpy(m->buf, data, bytes);
+      m->data = m->buf;
+    }
+    bpc__stats_sent(ctx, bytes, 1);
+    bpc__exch_deliver(ex, m);
+    return BPC_OK;
+  }
+  if (ex->nsends == ex->capsends) {
+    int ncap = ex->capsends ? 2 * ex->capsends : 16;
+    bpc__sendrec_t **ns = realloc(ex->sends, sizeof *ns * (size_t)ncap);
+    if (ns == NULL)
+      return record_err(ex, bpc__err(ctx, BPC_ENOMEM, "send: out of memory"));
+    ex->sends = ns;
+    ex->capsends = ncap;
+  }
+  bpc__sendrec_t *s = bpc__calloc(1, sizeof *s);
+  if (s == NULL)
+    return record_err(ex, bpc__err(ctx, BPC_ENOMEM, "send: out of memory"));
+  s->hdr.magic = BPC__MSG_MAGIC;
+  s->hdr.src_gid = src_gid;
+  s->hdr.dst_gid = dst_gid;
+  s->hdr.seq = seq;
+  s->hdr.bytes = bytes;
+  rc = ex->tp->post_send(ex, dst_rank, s, data);
+  if (rc != BPC_OK) {
+    free(s);
+    return record_err(ex, rc);
+  }
+  ex->sends[ex->nsends++] = s;
+  bpc__stats_sent(ctx, bytes, 0);
+  return BPC_OK;
+}
+
+/* Complete finished sends (compacting the list). */
+static int test_sends(bpc__exch_t *ex, int *events)
+{
+  int j = 0, rc = BPC_OK;
+  for (int i = 0; i < ex->nsends; i++) {
+    int done = 0;
+    int r = ex->tp->test_send(ex, ex->sends[i], &done);
+    if (r != BPC_OK && rc == BPC_OK)
+      rc = r;
+    if (done || r != BPC_OK) {
+      free(ex->sends[i]);
+      if (events)
+        (*events)++;
+    } else {
+      ex->sends[j++] = ex->sends[i];
+    }
+  }
+  ex->nsends = j;
+  return record_err(ex, rc);
+}
+
+int bpc__exch_progress(bpc__exch_t *ex)
+{
+  int events = 0;
+  int rc = ex->tp->poll(ex, 0, &events);
+  int rc2 = test_sends(ex, &events);
+  return record_err(ex, rc != BPC_OK ? rc : rc2);
+}
+
+static int matches(const bpc__msg_t *m, int dst, int src, int seq)
+{
+  return m->dst_gid == dst && (src < 0 || m->src_gid == src) && (seq < 0 || m->seq == seq);
+}
+
+int bpc__exch_take(bpc__exch_t *ex, int dst_gid, int src_gid, int seq, bpc__msg_t **msg)
+{
+  unsigned b = bucket_of(dst_gid);
+  bpc__msg_t *prev = NULL;
+  *msg = NULL;
+  for (bpc__msg_t *m = ex->head[b]; m != NULL; prev = m, m = m->next) {
+    if (!matches(m, dst_gid, src_gid, seq))
+      continue;
+    if (prev)
+      prev->next = m->next;
+    else
+      ex->head[b] = m->next;
+    if (ex->tail[b] == m)
+      ex->tail[b] = prev;
+    m->next = NULL;
+    ex->narrived--;
+    *msg = m;
+    break;
+  }
+  return BPC_OK;
+}
+
+int bpc__exch_wait(bpc__exch_t *ex, int dst_gid, int src_gid, int seq, bpc__msg_t **msg)
+{
+  bpc_ctx_t *ctx = ex->ctx;
+  *msg = NULL;
+  int src_local = src_gid >= 0 && ex->rank_of(ex->rank_arg, src_gid) == ctx->rank;
+  for (;;) {
+    bpc__exch_take(ex, dst_gid, src_gid, seq, msg);
+    if (*msg != NULL)
+      return BPC_OK;
+    if (src_local)
+      return record_err(ex, bpc__err(ctx, BPC_ESTATE,
+                                     "gid %d waits for a message from local gid %d (seq %d) "
+                                     "that was never sent", dst_gid, src_gid, seq));
+    int events = 0;
+    int rc = test_sends(ex, &events);
+    if (rc == BPC_OK)
+      rc = ex->tp->poll(ex, 1, &events);
+    if (rc != BPC_OK)
+      return record_err(ex, rc);
+  }
+}
+
+void bpc__msg_release(bpc__exch_t *ex, bpc__msg_t *msg)
+{
+  if (msg == NULL)
+    return;
+  if (msg->buf != NULL)
+    bpc__pool_put(ex->ctx, msg->buf, msg->cap);
+  free(msg);
+}
+
+int bpc__exch_flush(bpc__exch_t *ex)
+{
+  int rc = BPC_OK, idle = 0;
+  while (ex->nsends > 0) {
+    int events = 0;
+    rc = test_sends(ex, &events);
+    if (rc != BPC_OK)
+      break;
+    /* keep receiving: a peer's large send completes only once this rank
+     * has seen its header and posted the payload receive */
+    rc = ex->tp->poll(ex, 0, &events);
+    if (rc != BPC_OK)
+      break;
+    if (events == 0 && ++idle > 64) {
+      sched_yield();
+      idle = 0;
+    }
+  }
+  return record_err(ex, rc);
+}
+
+int bpc__exch_close(bpc__exch_t **pex)
+{
+  if (pex == NULL || *pex == NULL)
+    return BPC_OK;
+  bpc__exch_t *ex = *pex;
+  int rc = bpc__exch_flush(ex);
+  /* receives still in flight must finish before their buffers go */
+  while (rc == BPC_OK && ex->tp->pending(ex) > 0) {
+    int events = 0;
+    rc = ex->tp->poll(ex, 1, &events);
+  }
+  long long left = ex->narrived;
+  for (int b = 0; b < BPC__MAILBOX_BUCKETS; b++) {
+    bpc__msg_t *m = ex->head[b];
+    while (m) {
+      bpc__msg_t *n = m->next;
+      bpc__msg_release(ex, m);
+      m = n;
+    }
+  }
+  if (rc == BPC_OK && left > 0)
+    rc = bpc__err(ex->ctx, BPC_ESTATE, "exchange closed with %lld message(s) never taken", left);
+  for (int i = 0; i < ex->nsends; i++)
+    free(ex->sends[i]);
+  free(ex->sends);
+  ex->tp->close(ex);
+  if (rc == BPC_OK)
+    rc = ex->err;
+  free(ex);
+  *pex = NULL;
+  return rc;
+}

@@ -1,0 +1,42 @@
+/*
+ * lib/comm/tags.h - the wire format and tag use of the MPI transport.
+ *
+ * Tags: every engine call opens one exchange, which takes the next tag epoch
+ * of the context (bpc__next_tag, identical on all ranks because calls are
+ * collective and ordered). All messages of an exchange carry its tag, so
+ * back-to-back and interleaved calls never match each other's messages;
+ * epochs cycle through [16, MPI_TAG_UB].
+ *
+ * Messages: a bpc message is a 32-byte header, then the payload:
+ *  - inline (payload <= BPC__INLINE_MAX): one MPI message, header and payload
+ *    copied into one pool buffer;
+ *  - large: two MPI messages with the exchange's tag, the header and then the
+ *    payload, sent straight from the sender's memory (no copy). The receiver
+ *    probes the header (MPI_Improbe/MPI_Mrecv), then at once posts an
+ *    MPI_Irecv for the payload from the same source and tag into a pool
+ *    buffer of the exact size; MPI's non-overtaking rule guarantees that this
+ *    receive matches the payload and that a probe never does.
+ */
+#ifndef BPC_LIB_COMM_TAGS_H
+#define BPC_LIB_COMM_TAGS_H
+
+#include <stdint.h>
+
+#define BPC__MSG_MAGIC 0x42504331u /* "BPC1" */
+#define BPC__HDR_INLINE 1u
+/* Largest payload sent inline with its header (one message, one copy). */
+#define BPC__INLINE_MAX (8192 - 32)
+
+typedef struct bpc__hdr {
+  uint32_t magic;
+  uint32_t flags;
+  int32_t src_gid;
+  int32_t dst_gid;
+  int32_t seq;
+  uint32_t pad;
+  uint64_t bytes; /* payload bytes */
+} bpc__hdr_t;
+
+_Static_assert(sizeof(bpc__hdr_t) == 32, "bpc message header must be 32 bytes");
+
+#endif /* BPC_LIB_COMM_TAGS_H */

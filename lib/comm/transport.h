@@ -1,0 +1,81 @@
+/*
+ * lib/comm/transport.h - the transport table under the exchange layer, and
+ * the exchange's internal state shared by exchange.c and the transports.
+ *
+ * exchange.c owns the mailbox (arrived messages, looked up by destination),
+ * local (same-process) delivery and the public-to-engines API; it makes no
+ * MPI call. A transport moves messages between processes:
+ *  - transport_mpi.c: MPI point-to-point on the context's communicator;
+ *  - transport_self.c: the in-process transport of serial contexts (one
+ *    process, every block local: nothing ever crosses a process boundary).
+ */
+#ifndef BPC_LIB_COMM_TRANSPORT_H
+#define BPC_LIB_COMM_TRANSPORT_H
+
+#include <mpi.h>
+
+#include "comm/comm.h"
+#include "comm/tags.h"
+
+#define BPC__MAILBOX_BUCKETS 256
+
+/* One posted remote send: its header must live until the send completes. */
+typedef struct bpc__sendrec {
+  bpc__hdr_t hdr;
+  MPI_Request req[2];
+  int nreq;
+  MPI_Datatype dtype; /* payload type for > INT_MAX bytes, else MPI_DATATYPE_NULL */
+  void *buf;          /* pool buffer of an inline send, else NULL */
+  size_t cap;
+} bpc__sendrec_t;
+
+typedef struct bpc__transport {
+  const char *name;
+  /* Post the remote send described by s->hdr (payload at data). */
+  int (*post_send)(bpc__exch_t *ex, int dst_rank, bpc__sendrec_t *s, const void *data);
+  /* Complete what has finished; *done = 1 when s is complete (its
+   * resources released). */
+  int (*test_send)(bpc__exch_t *ex, bpc__sendrec_t *s, int *done);
+  /* Pull arrived messages into the mailbox (bpc__exch_deliver). With
+   * block != 0, do not return before at least one message was delivered or
+   * one pending receive completed. *events counts what happened. */
+  int (*poll)(bpc__exch_t *ex, int block, int *events);
+  /* Number of receives started but not finished. */
+  int (*pending)(const bpc__exch_t *ex);
+  /* Release the transport's per-exchange state (after flush). */
+  void (*close)(bpc__exch_t *ex);
+} bpc__transport_t;
+
+extern const bpc__transport_t bpc__transport_mpi;
+extern const bpc__transport_t bpc__transport_self;
+
+struct bpc__exch {
+  bpc_ctx_t *ctx;
+  const bpc__transport_t *tp;
+  int tag;
+  int (*rank_of)(const void *arg, int gid);
+  const void *rank_arg;
+
+  /* posted remote sends not yet complete */
+  bpc__sendrec_t **sends;
+  int nsends, capsends;
+
+  /* mailbox: arrived, untaken messages, FIFO per bucket (dst_gid hash) */
+  bpc__msg_t *head[BPC__MAILBOX_BUCKETS];
+  bpc__msg_t *tail[BPC__MAILBOX_BUCKETS];
+  long long narrived;
+
+  /* MPI transport: receives of large payloads in flight */
+  MPI_Request *rreq;
+  bpc__msg_t **rmsg;
+  int nrecv, caprecv;
+
+  int err; /* first error seen inside the exchange */
+};
+
+/* Put an arrived message in the mailbox (counts it in the statistics). */
+void bpc__exch_deliver(bpc__exch_t *ex, bpc__msg_t *m);
+/* A fresh message record (zeroed), or NULL. */
+bpc__msg_t *bpc__msg_new(void);
+
+#endif /* BPC_LIB_COMM_TRANSPORT_H */
