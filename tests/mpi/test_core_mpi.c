@@ -1,3 +1,113 @@
+/*
+ * tests/mpi/test_core_mpi.c - the context under MPI: communicator
+ * duplication and error handler, rank/size, error agreement (a failure on one
+ * rank reaches all ranks, no hang), bad input answered alike on every rank,
+ * tag epochs in step across ranks.
+ */
 #include "mpi_check.h"
-static Suite *s(void){ return suite_create("placeholder"); }
-BPC_T_MPI_MAIN(s)
+
+#include <string.h>
+
+#include "bpc.h"
+#include "core/core.h"
+
+START_TEST(test_init_dup)
+{
+  bpc_ctx_t *ctx = NULL;
+  int rc = bpc_init(MPI_COMM_WORLD, NULL, &ctx);
+  T_CHECK(rc == BPC_OK, "bpc_init: %d", rc);
+  MPI_Comm c = MPI_COMM_NULL;
+  bpc_ctx_comm(ctx, &c);
+  int cmp = MPI_UNEQUAL;
+  MPI_Comm_compare(c, MPI_COMM_WORLD, &cmp);
+  T_CHECK(cmp == MPI_CONGRUENT, "the context's communicator is a duplicate (cmp %d)", cmp);
+  MPI_Errhandler eh;
+  MPI_Comm_get_errhandler(c, &eh);
+  T_CHECK(eh == MPI_ERRORS_RETURN, "MPI_ERRORS_RETURN is set");
+  MPI_Errhandler_free(&eh);
+  int r = -1, s = -1;
+  bpc_ctx_rank(ctx, &r);
+  bpc_ctx_size(ctx, &s);
+  T_CHECK(r == t_rank && s == t_size, "rank %d size %d", r, s);
+  T_CHECK(bpc_init(MPI_COMM_NULL, NULL, &ctx) == BPC_EINVAL, "MPI_COMM_NULL refused");
+  T_CHECK(bpc_init(MPI_COMM_WORLD, NULL, NULL) == BPC_ENULL, "NULL out refused");
+  T_CHECK(bpc_finalize(&ctx) == BPC_OK && ctx == NULL, "finalize");
+  T_SYNC();
+}
+END_TEST
+
+START_TEST(test_agree)
+{
+  bpc_ctx_t *ctx = NULL;
+  ck_assert_int_eq(bpc_init(MPI_COMM_WORLD, NULL, &ctx), BPC_OK);
+  /* nobody fails */
+  T_CHECK(bpc__agree(ctx, BPC_OK) == BPC_OK, "all ok");
+  /* the last rank fails: every rank returns its code, with the rank named */
+  int failing = t_size - 1;
+  int mine = t_rank == failing ? BPC_ECALLBACK : BPC_OK;
+  int rc = bpc__agree(ctx, mine);
+  T_CHECK(rc == BPC_ECALLBACK, "rank %d got %d", t_rank, rc);
+  if (t_rank != failing) {
+    char want[32];
+    snprintf(want, sizeof want, "rank %d failed", failing);
+    T_CHECK(strstr(bpc_last_error(ctx), want) != NULL, "message '%s'", bpc_last_error(ctx));
+  }
+  /* two ranks fail differently: the most negative code wins elsewhere, each
+   * failing rank keeps its own */
+  mine = t_rank == 0 ? BPC_EINVAL : (t_rank == failing ? BPC_ENOMEM : BPC_OK);
+  rc = bpc__agree(ctx, mine);
+  if (t_rank == 0)
+    T_CHECK(rc == BPC_EINVAL, "rank 0 keeps its own code");
+  else
+    T_CHECK(rc == BPC_ENOMEM, "got %d", rc);
+  bpc_finalize(&ctx);
+  T_SYNC();
+}
+END_TEST
+
+START_TEST(test_tags_in_step)
+{
+  bpc_ctx_t *ctx = NULL;
+  ck_assert_int_eq(bpc_init(MPI_COMM_WORLD, NULL, &ctx), BPC_OK);
+  for (int i = 0; i < 5; i++) {
+    int t = bpc__next_tag(ctx), tmin = 0, tmax = 0;
+    MPI_Allreduce(&t, &tmin, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&t, &tmax, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    T_CHECK(tmin == tmax, "tag epochs differ: %d..%d", tmin, tmax);
+  }
+  bpc_finalize(&ctx);
+  T_SYNC();
+}
+END_TEST
+
+START_TEST(test_two_contexts)
+{
+  /* two contexts on the same communicator are independent */
+  bpc_ctx_t *a = NULL, *b = NULL;
+  ck_assert_int_eq(bpc_init(MPI_COMM_WORLD, NULL, &a), BPC_OK);
+  ck_assert_int_eq(bpc_init(MPI_COMM_WORLD, NULL, &b), BPC_OK);
+  MPI_Comm ca, cb;
+  bpc_ctx_comm(a, &ca);
+  bpc_ctx_comm(b, &cb);
+  T_CHECK(ca != cb, "distinct communicators");
+  bpc__err(a, BPC_EINVAL, "only a");
+  T_CHECK(strcmp(bpc_last_error(b), "") == 0, "b has no error");
+  bpc_finalize(&b);
+  bpc_finalize(&a);
+  T_SYNC();
+}
+END_TEST
+
+static Suite *core_mpi_suite(void)
+{
+  Suite *s = suite_create("core_mpi");
+  TCase *tc = tcase_create("ctx");
+  tcase_add_test(tc, test_init_dup);
+  tcase_add_test(tc, test_agree);
+  tcase_add_test(tc, test_tags_in_step);
+  tcase_add_test(tc, test_two_contexts);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+BPC_T_MPI_MAIN(core_mpi_suite)
