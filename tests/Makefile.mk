@@ -50,3 +50,8 @@ tests_mpi_test_decomp_mpi_LDADD = $(TEST_LDADD)
 tests_mpi_test_comm_SOURCES = tests/mpi/test_comm.c
 tests_mpi_test_comm_CFLAGS = $(TEST_CFLAGS)
 tests_mpi_test_comm_LDADD = $(TEST_LDADD)
+
+# Documentation examples: built by make check so they stay true to the API.
+check_PROGRAMS += doc/examples/blocks
+doc_examples_blocks_SOURCES = doc/examples/blocks.c
+doc_examples_blocks_LDADD = lib/libbpc.la
