@@ -113,13 +113,14 @@ int bpc_decomp_destroy(bpc_decomp_t **d);
 const bpc_assign_t *bpc_decomp_assign(const bpc_decomp_t *d);
 int bpc_decomp_dim(const bpc_decomp_t *d, int *dim);
 int bpc_decomp_nblocks(const bpc_decomp_t *d, int *nblocks);
-/* Blocks per dimension (dim entries written). */
-int bpc_decomp_divs(const bpc_decomp_t *d, int divs[BPC_MAX_DIM]);
+/* Blocks per dimension (dim entries written). Arrays of coordinates and
+ * points below have (at least) dim entries. */
+int bpc_decomp_divs(const bpc_decomp_t *d, int *divs);
 int bpc_decomp_domain(const bpc_decomp_t *d, bpc_bounds_t *domain);
 
 /* gid <-> grid coordinates. Errors: BPC_ERANGE. */
-int bpc_decomp_gid_to_coords(const bpc_decomp_t *d, int gid, int coords[BPC_MAX_DIM]);
-int bpc_decomp_coords_to_gid(const bpc_decomp_t *d, const int coords[BPC_MAX_DIM], int *gid);
+int bpc_decomp_gid_to_coords(const bpc_decomp_t *d, int gid, int *coords);
+int bpc_decomp_coords_to_gid(const bpc_decomp_t *d, const int *coords, int *gid);
 
 /* Core bounds (with share_face applied) and ghosted bounds (core grown by the
  * ghost width; clamped to the domain where the dimension does not wrap, left
@@ -129,14 +130,15 @@ int bpc_decomp_bounds(const bpc_decomp_t *d, int gid, bpc_bounds_t *core, bpc_bo
 /* The gid whose core (without share_face) contains the point. In wrapping
  * dimensions the point is first wrapped into the domain. Errors: BPC_ERANGE
  * for a point outside the domain in a non-wrapping dimension. */
-int bpc_decomp_point_to_gid(const bpc_decomp_t *d, const int64_t pt[BPC_MAX_DIM], int *gid);
+int bpc_decomp_point_to_gid(const bpc_decomp_t *d, const int64_t *pt, int *gid);
 
 typedef struct bpc_link {
   int gid;              /* the neighbour */
   int dir[BPC_MAX_DIM]; /* -1, 0 or +1 per dimension: where it lies */
-  /* -1 / +1 where the step crossed the lower / upper periodic boundary: the
-   * neighbour's coordinates are shifted by -wrap[i] * extent[i] to lie next
-   * to this block. 0 otherwise. */
+  /* -1 / +1 where the step crossed the lower / upper periodic boundary, 0
+   * otherwise. To place the neighbour next to this block, add
+   * wrap[i] * extent[i] to its coordinates; to move a point of this block
+   * into the neighbour's frame, subtract it. */
   int wrap[BPC_MAX_DIM];
   int nonzero; /* number of nonzero dir entries: 1 face, 2 edge, 3 corner... */
 } bpc_link_t;

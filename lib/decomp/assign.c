@@ -72,20 +72,34 @@ int bpc_assign_create(bpc_ctx_t *ctx, int nblocks, bpc_assign_mode_t mode, const
     }
     memcpy(a->map, map, sizeof(int) * (size_t)nblocks);
   }
-  /* local gids, ascending */
-  int nlocal = 0;
-  for (int g = 0; g < nblocks; g++)
-    if (bpc__assign_rank(a, g) == a->rank)
-      nlocal++;
+  /* local gids, ascending (direct for contiguous and round-robin: no loop
+   * over all nblocks) */
+  int64_t first = 0, step = 1, nlocal = 0;
+  if (mode == BPC_ASSIGN_CONTIGUOUS) {
+    first = contig_start(a->rank, nblocks, a->nranks);
+    nlocal = contig_start(a->rank + 1, nblocks, a->nranks) - first;
+  } else if (mode == BPC_ASSIGN_ROUND_ROBIN) {
+    first = a->rank;
+    step = a->nranks;
+    nlocal = a->rank < nblocks ? (nblocks - 1 - a->rank) / a->nranks + 1 : 0;
+  } else {
+    for (int g = 0; g < nblocks; g++)
+      nlocal += map[g] == a->rank;
+  }
   a->local = bpc__malloc(sizeof(int) * (size_t)nlocal);
   if (a->local == NULL) {
     rc = bpc__err(ctx, BPC_ENOMEM, "bpc_assign_create: out of memory");
     goto cleanup;
   }
   a->nlocal = 0;
-  for (int g = 0; g < nblocks; g++)
-    if (bpc__assign_rank(a, g) == a->rank)
-      a->local[a->nlocal++] = g;
+  if (mode == BPC_ASSIGN_USER) {
+    for (int g = 0; g < nblocks; g++)
+      if (map[g] == a->rank)
+        a->local[a->nlocal++] = g;
+  } else {
+    for (int64_t i = 0; i < nlocal; i++)
+      a->local[a->nlocal++] = (int)(first + i * step);
+  }
 cleanup:
   if (rc != BPC_OK) {
     bpc_assign_destroy(&a);
