@@ -3,17 +3,21 @@
  * MPI, no context, no allocation unless the name says so. Unit-tested
  * serially in tests/unit/test_patterns.c.
  *
+ * Implemented in kvec.c (k-vectors), rounds.c (rounds, groups, merge view)
+ * and pieces.c (piece ranges, permutations); see doc/patterns.md.
+ *
  * Vocabulary. Blocks are placed at positions 0..n-1 of an order (identity by
  * default, or a visibility order: order[pos] = gid). A k-vector k[0..R-1]
  * with product n writes every position in mixed radix, one digit per round.
  *  - distance doubling (default): round r works on digit r counted from the
  *    least significant end; stride(r) = k[0]*...*k[r-1]. Groups of a round
  *    are contiguous runs of positions once the earlier rounds are done
- *    (16 blocks, k = {4, 2}: round 0 groups {0,1,2,3},...; round 1 {0,4},
- *    {8,12}).
+ *    (16 blocks, k = {4, 2, 2}, first two rounds shown: round 0 groups
+ *    {0,1,2,3},...; round 1 {0,4},{8,12},{1,5},...; round 2 {0,8},...).
  *  - distance halving: round r works on digit r counted from the most
- *    significant end; stride(r) = k[r+1]*...*k[R-1] (16 blocks, k = {4, 2}:
- *    round 0 groups {0,4,8,12},{1,5,9,13},...; round 1 {0,2},{1,3}).
+ *    significant end; stride(r) = k[r+1]*...*k[R-1] (16 blocks,
+ *    k = {4, 2, 2}: round 0 groups {0,4,8,12},{1,5,9,13},...; round 1
+ *    {0,2},{1,3},...; round 2 {0,1},...).
  * In either, the group of position p in round r is the k[r] positions that
  * differ from p only in that digit, listed by increasing digit; p's index in
  * its group is its digit.
@@ -32,7 +36,8 @@
  * Validate k[0..nrounds-1] against n blocks: nrounds in [0, 64] (0 only for
  * n == 1), every k >= 2, product == n. On failure writes a sentence to msg
  * (if msg != NULL), e.g. "k-vector 4x3 multiplies to 12, but there are 16
- * blocks", and returns BPC_EKVEC.
+ * blocks", and returns BPC_EKVEC. Every failure (including n < 1 and k NULL
+ * with nrounds > 0) is BPC_EKVEC; msg is "" on success.
  */
 int bpc__kvec_check(int n, const int *k, int nrounds, char *msg, size_t msglen);
 
@@ -41,11 +46,15 @@ int bpc__kvec_check(int n, const int *k, int nrounds, char *msg, size_t msglen);
  * typically 4): n is factored into primes and primes are packed into rounds
  * of product at most `target` where possible (a prime above target is a
  * round of its own). Writes at most `cap` entries; *nrounds = 0 for n == 1.
- * Returns BPC_EINVAL for n < 1, target < 2 or too small cap.
+ * Returns BPC_EINVAL for n < 1, target < 2 or too small cap (BPC_ENULL for
+ * nrounds NULL, or k NULL with cap > 0). Deterministic: primes are packed
+ * largest first, first fit, and rounds are listed by decreasing k
+ * (12 -> 4x3, 576 -> 4x4x4x3x3 for target 4). See kvec.c.
  */
 int bpc__kvec_auto(int n, int target, int *k, int cap, int *nrounds);
 
-/* Format "4x4x2" (or "1" for zero rounds) into buf. */
+/* Format "4x4x2" (or "1" for zero rounds) into buf; always NUL-terminated
+ * when len > 0; a string that does not fit ends in "...". */
 void bpc__kvec_format(const int *k, int nrounds, char *buf, size_t len);
 
 typedef struct bpc__rounds {
@@ -55,10 +64,13 @@ typedef struct bpc__rounds {
   int halving;    /* 0 distance doubling, 1 distance halving */
 } bpc__rounds_t;
 
-/* Fill *R after checking the k-vector (bpc__kvec_check's codes and msg). */
+/* Fill *R after checking the k-vector (bpc__kvec_check's codes and msg;
+ * BPC_ENULL if R is NULL). halving: any nonzero value is stored as 1. */
 int bpc__rounds_init(bpc__rounds_t *R, int n, const int *k, int nrounds, int halving, char *msg,
                      size_t msglen);
 
+/* Arguments out of range (R NULL, r outside 0..R-1, p outside 0..n-1) give
+ * -1 from the int functions below and leave `members` untouched. */
 /* Distance between consecutive members of a group in round r. */
 int bpc__round_stride(const bpc__rounds_t *R, int r);
 /* Index of position p within its round-r group (its round-r digit). */
@@ -71,21 +83,33 @@ int bpc__merge_active(const bpc__rounds_t *R, int r, int p);
 /* Merge after `rounds` rounds (0..R): the root position that p's item has
  * reached, and the positions a root's item has absorbed: those equal to it
  * except in the digits of rounds < rounds (written ascending to `out`, at
- * most `cap`; returns how many, prod of k[0..rounds-1]). */
+ * most `cap`; returns how many, prod of k[0..rounds-1]). merge_active
+ * accepts r in 0..R (at r == R only position 0 is active) and returns 0 for
+ * out-of-range arguments; merge_root returns -1 for them. merge_absorbed
+ * always returns the full count (even if larger than cap; out may be NULL
+ * with cap 0 to ask for it) and -1 for out-of-range arguments; `root` may be
+ * any member of the set. */
 int bpc__merge_root(const bpc__rounds_t *R, int rounds, int p);
 int bpc__merge_absorbed(const bpc__rounds_t *R, int rounds, int root, int *out, int cap);
 
 /*
  * Piece ranges: split `count` elements into k contiguous ranges; range i is
  * [floor(i*count/k), floor((i+1)*count/k)). Counts smaller than k and zero
- * are valid (some ranges are empty). k >= 1, 0 <= i < k.
+ * are valid (some ranges are empty). k >= 1, 0 <= i < k. Exact for every
+ * count in [0, INT64_MAX] (no 128-bit arithmetic needed); sizes differ by
+ * at most 1. Invalid arguments give *off = *len = 0.
  */
 void bpc__piece_range(int64_t count, int k, int i, int64_t *off, int64_t *len);
-/* The piece index that element e (0 <= e < count) falls in. */
+/* The piece index that element e (0 <= e < count) falls in (never an empty
+ * piece); -1 for invalid arguments. O(log k). */
 int bpc__piece_of(int64_t count, int k, int64_t e);
 
 /* Permutations: order[pos] = gid. check: every gid 0..n-1 exactly once
- * (else BPC_EPERM with msg). invert: pos_of[gid] = pos. */
+ * (else BPC_EPERM with msg, e.g. "order[5] = 3 repeats order[2]; ...";
+ * BPC_ENULL for order NULL with n > 0, BPC_EINVAL for n < 0, BPC_ENOMEM if
+ * the temporary bitmap for n > 65536 cannot be allocated: check uses an
+ * n-bit bitmap, on the stack up to 65536 entries, else malloc'd and freed
+ * before returning). invert: pos_of[gid] = pos; order must be valid. */
 int bpc__perm_check(const int *order, int n, char *msg, size_t msglen);
 void bpc__perm_invert(const int *order, int n, int *pos_of);
 
