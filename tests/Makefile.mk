@@ -6,7 +6,7 @@ AM_TESTS_ENVIRONMENT = \
 	MPIRUN='$(MPIRUN)'; export MPIRUN; \
 	BPC_TESTLIST='$(top_srcdir)/tests/testlist'; export BPC_TESTLIST; \
 	BPC_LSAN_SUPP='$(abs_top_srcdir)/tests/lsan.supp'; export BPC_LSAN_SUPP;
-EXTRA_DIST += tests/run-test.sh tests/testlist tests/lsan.supp tests/data
+EXTRA_DIST += tests/run-test.sh tests/testlist tests/lsan.supp
 
 TEST_LDADD = lib/libbpc.la $(CHECK_LIBS)
 TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
