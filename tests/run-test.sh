@@ -16,10 +16,15 @@ CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-0}
 OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 export CK_FORK CK_DEFAULT_TIMEOUT OMP_NUM_THREADS
 if [ -n "${BPC_LSAN_SUPP:-}" ]; then
-  LSAN_OPTIONS="suppressions=$BPC_LSAN_SUPP:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
-  ASAN_OPTIONS="detect_leaks=1:abort_on_error=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+  # Open MPI's libraries have no frame pointers: the slow unwinder gives
+  # whole stacks, so the suppressions can recognise Open MPI's allocations
+  LSAN_OPTIONS="suppressions=$BPC_LSAN_SUPP:print_suppressions=0:fast_unwind_on_malloc=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+  ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:fast_unwind_on_malloc=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
-  export LSAN_OPTIONS ASAN_OPTIONS UBSAN_OPTIONS
+  # keep Open MPI's plug-ins loaded so their allocations are attributed to
+  # them (and suppressed) instead of to an unloaded "<unknown module>"
+  OMPI_MCA_mca_base_component_disable_dlclose=1
+  export LSAN_OPTIONS ASAN_OPTIONS UBSAN_OPTIONS OMPI_MCA_mca_base_component_disable_dlclose
 fi
 
 case "$prog" in

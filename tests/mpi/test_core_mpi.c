@@ -29,7 +29,9 @@ START_TEST(test_init_dup)
   bpc_ctx_rank(ctx, &r);
   bpc_ctx_size(ctx, &s);
   T_CHECK(r == t_rank && s == t_size, "rank %d size %d", r, s);
-  T_CHECK(bpc_init(MPI_COMM_NULL, NULL, &ctx) == BPC_EINVAL, "MPI_COMM_NULL refused");
+  bpc_ctx_t *bad = ctx;
+  T_CHECK(bpc_init(MPI_COMM_NULL, NULL, &bad) == BPC_EINVAL && bad == NULL,
+          "MPI_COMM_NULL refused");
   T_CHECK(bpc_init(MPI_COMM_WORLD, NULL, NULL) == BPC_ENULL, "NULL out refused");
   T_CHECK(bpc_finalize(&ctx) == BPC_OK && ctx == NULL, "finalize");
   T_SYNC();
