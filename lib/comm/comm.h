@@ -39,6 +39,8 @@ typedef struct bpc__msg {
   /* internal */
   int local;            /* arrived without MPI */
   int borrowed;         /* data is the sender's memory, not a pool buffer */
+  int pending;          /* in the mailbox (keeping its place in the order)
+                           but its payload is still arriving */
   void *buf;            /* pool buffer holding header + payload, or NULL */
   size_t cap;           /* its capacity */
   struct bpc__msg *next;
@@ -67,6 +69,11 @@ int bpc__exch_open(bpc_ctx_t *ctx, const char *engine, int (*rank_of)(const void
  */
 int bpc__exch_send(bpc__exch_t *ex, int src_gid, int dst_gid, int seq, const void *data,
                    size_t bytes, int flags);
+
+/* Is a remote send to dst_gid with this seq still incomplete (its buffer
+ * still in use)? Answers from the last progress/flush; seq -1 matches any.
+ * Local sends complete at once and are never pending. */
+int bpc__exch_send_pending(const bpc__exch_t *ex, int dst_gid, int seq);
 
 /* Make progress on pending sends and receives without blocking. */
 int bpc__exch_progress(bpc__exch_t *ex);

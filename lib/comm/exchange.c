@@ -24,6 +24,16 @@ void bpc__exch_deliver(bpc__exch_t *ex, bpc__msg_t *m)
     ex->head[b] = m;
   ex->tail[b] = m;
   ex->narrived++;
+  if (m->pending)
+    ex->npending++;
+  else
+    bpc__stats_recv(ex->ctx, m->bytes, m->local);
+}
+
+void bpc__exch_complete(bpc__exch_t *ex, bpc__msg_t *m)
+{
+  m->pending = 0;
+  ex->npending--;
   bpc__stats_recv(ex->ctx, m->bytes, m->local);
 }
 
@@ -141,6 +151,14 @@ static int test_sends(bpc__exch_t *ex, int *events)
   return record_err(ex, rc);
 }
 
+int bpc__exch_send_pending(const bpc__exch_t *ex, int dst_gid, int seq)
+{
+  for (int i = 0; i < ex->nsends; i++)
+    if (ex->sends[i]->hdr.dst_gid == dst_gid && (seq < 0 || ex->sends[i]->hdr.seq == seq))
+      return 1;
+  return 0;
+}
+
 int bpc__exch_progress(bpc__exch_t *ex)
 {
   int events = 0;
@@ -154,13 +172,24 @@ static int matches(const bpc__msg_t *m, int dst, int src, int seq)
   return m->dst_gid == dst && (src < 0 || m->src_gid == src) && (seq < 0 || m->seq == seq);
 }
 
+/* Is an earlier message of the bucket, still arriving, of the same envelope
+ * as m? Then m must wait: same-envelope messages are taken in send order. */
+static int blocked_by_pending(const bpc__msg_t *first, const bpc__msg_t *m)
+{
+  for (const bpc__msg_t *e = first; e != m; e = e->next)
+    if (e->pending && e->dst_gid == m->dst_gid && e->src_gid == m->src_gid && e->seq == m->seq)
+      return 1;
+  return 0;
+}
+
 int bpc__exch_take(bpc__exch_t *ex, int dst_gid, int src_gid, int seq, bpc__msg_t **msg)
 {
   unsigned b = bucket_of(dst_gid);
   bpc__msg_t *prev = NULL;
   *msg = NULL;
   for (bpc__msg_t *m = ex->head[b]; m != NULL; prev = m, m = m->next) {
-    if (!matches(m, dst_gid, src_gid, seq))
+    if (m->pending || !matches(m, dst_gid, src_gid, seq) ||
+        (ex->npending > 0 && blocked_by_pending(ex->head[b], m)))
       continue;
     if (prev)
       prev->next = m->next;
@@ -239,6 +268,7 @@ int bpc__exch_close(bpc__exch_t **pex)
     int events = 0;
     rc = ex->tp->poll(ex, 1, &events);
   }
+  ex->tp->close(ex); /* cancels receives left in flight by an error */
   long long left = ex->narrived;
   for (int b = 0; b < BPC__MAILBOX_BUCKETS; b++) {
     bpc__msg_t *m = ex->head[b];
@@ -253,7 +283,6 @@ int bpc__exch_close(bpc__exch_t **pex)
   for (int i = 0; i < ex->nsends; i++)
     free(ex->sends[i]);
   free(ex->sends);
-  ex->tp->close(ex);
   if (rc == BPC_OK)
     rc = ex->err;
   free(ex);

@@ -42,7 +42,9 @@ typedef struct bpc__transport {
   int (*poll)(bpc__exch_t *ex, int block, int *events);
   /* Number of receives started but not finished. */
   int (*pending)(const bpc__exch_t *ex);
-  /* Release the transport's per-exchange state (after flush). */
+  /* Release the transport's per-exchange state: receives still in flight
+   * (only after an error) are cancelled; their messages stay in the mailbox
+   * for exchange.c to free. */
   void (*close)(bpc__exch_t *ex);
 } bpc__transport_t;
 
@@ -64,6 +66,7 @@ struct bpc__exch {
   bpc__msg_t *head[BPC__MAILBOX_BUCKETS];
   bpc__msg_t *tail[BPC__MAILBOX_BUCKETS];
   long long narrived;
+  long long npending; /* of which still arriving */
 
   /* MPI transport: receives of large payloads in flight */
   MPI_Request *rreq;
@@ -73,8 +76,13 @@ struct bpc__exch {
   int err; /* first error seen inside the exchange */
 };
 
-/* Put an arrived message in the mailbox (counts it in the statistics). */
+/* Put a message in the mailbox, in arrival order of its header. If
+ * m->pending, it holds its place (messages with the same envelope behind it
+ * wait) until bpc__exch_complete; otherwise it is counted in the statistics
+ * at once. */
 void bpc__exch_deliver(bpc__exch_t *ex, bpc__msg_t *m);
+/* The payload of a pending message has arrived. */
+void bpc__exch_complete(bpc__exch_t *ex, bpc__msg_t *m);
 /* A fresh message record (zeroed), or NULL. */
 bpc__msg_t *bpc__msg_new(void);
 

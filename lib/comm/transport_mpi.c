@@ -209,6 +209,10 @@ static int take_header(bpc__exch_t *ex, MPI_Message *mm, MPI_Status *st)
     rc = bpc__err(ctx, BPC_ENOMEM, "receive: out of memory");
     goto cleanup;
   }
+  /* hold its place in the mailbox: a later inline message with the same
+   * envelope must not overtake it */
+  m->pending = 1;
+  bpc__exch_deliver(ex, m);
   m = NULL;
 cleanup:
   if (buf)
@@ -251,7 +255,7 @@ static int mpi_poll(bpc__exch_t *ex, int block, int *events)
       mrc = MPI_Testsome(ex->nrecv, ex->rreq, &outcount, idx, MPI_STATUSES_IGNORE);
       if (mrc == MPI_SUCCESS && outcount != MPI_UNDEFINED && outcount > 0) {
         for (int i = 0; i < outcount; i++) {
-          bpc__exch_deliver(ex, ex->rmsg[idx[i]]);
+          bpc__exch_complete(ex, ex->rmsg[idx[i]]);
           ex->rmsg[idx[i]] = NULL;
         }
         int j = 0;
@@ -299,7 +303,7 @@ static void mpi_close(bpc__exch_t *ex)
   for (int i = 0; i < ex->nrecv; i++) {
     MPI_Cancel(&ex->rreq[i]);
     MPI_Wait(&ex->rreq[i], MPI_STATUS_IGNORE);
-    bpc__msg_release(ex, ex->rmsg[i]);
+    bpc__exch_complete(ex, ex->rmsg[i]); /* freed with the mailbox by exchange.c */
   }
   free(ex->rreq);
   free(ex->rmsg);

@@ -8,6 +8,8 @@
  */
 #include "mpi_check.h"
 
+#include <string.h>
+
 #include "../common/comm_pattern.h"
 #include "bpc.h"
 #include "comm/comm.h"
@@ -259,6 +261,42 @@ START_TEST(test_untaken_message_is_reported)
 }
 END_TEST
 
+START_TEST(test_same_envelope_fifo)
+{
+  /* a large message then small ones with the same (src, dst, seq): they are
+   * taken in send order although the small ones arrive complete first */
+  int n = t_size;
+  bpc_assign_t *a = NULL;
+  ck_assert_int_eq(bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a), BPC_OK);
+  bpc__exch_t *ex = NULL;
+  T_CHECK(bpc__exch_open(ctx, NULL, bpc__assign_rank_cb, a, &ex) == BPC_OK, "open");
+  size_t sizes[4] = {300000, 5, 40000, 0};
+  unsigned char *bufs[4];
+  int me = t_rank, dst = (me + 1) % n, src = (me + n - 1) % n;
+  for (int i = 0; i < 4; i++) {
+    bufs[i] = malloc(sizes[i] + 1);
+    memset(bufs[i], i + 1, sizes[i]);
+    T_CHECK(bpc__exch_send(ex, me, dst, 3, bufs[i], sizes[i], 0) == BPC_OK, "send %d", i);
+  }
+  for (int i = 0; i < 4; i++) {
+    bpc__msg_t *m = NULL;
+    T_CHECK(bpc__exch_wait(ex, me, src, 3, &m) == BPC_OK && m, "wait %d", i);
+    if (m) {
+      T_CHECK(m->bytes == sizes[i], "message %d has %zu bytes, expected %zu", i, m->bytes,
+              sizes[i]);
+      T_CHECK(m->bytes == 0 || ((unsigned char *)m->data)[m->bytes - 1] == i + 1, "content %d",
+              i);
+      bpc__msg_release(ex, m);
+    }
+  }
+  T_CHECK(bpc__exch_close(&ex) == BPC_OK, "close: %s", bpc_last_error(ctx));
+  for (int i = 0; i < 4; i++)
+    free(bufs[i]);
+  bpc_assign_destroy(&a);
+  T_SYNC();
+}
+END_TEST
+
 static Suite *comm_suite(void)
 {
   Suite *s = suite_create("comm_mpi");
@@ -271,6 +309,7 @@ static Suite *comm_suite(void)
   tcase_add_test(tc, test_interleaved_exchanges);
   tcase_add_test(tc, test_take_any_order);
   tcase_add_test(tc, test_untaken_message_is_reported);
+  tcase_add_test(tc, test_same_envelope_fifo);
   suite_add_tcase(s, tc);
   return s;
 }
