@@ -249,7 +249,8 @@ int bpc__exch_flush(bpc__exch_t *ex)
     rc = ex->tp->poll(ex, 0, &events);
     if (rc != BPC_OK)
       break;
-    if (events == 0 && ++idle > 64) {
+    /* spin a while, then let an oversubscribed core go to another rank */
+    if (events == 0 && ++idle > 1024) {
       sched_yield();
       idle = 0;
     }

@@ -8,7 +8,6 @@
 #include "comm/transport.h"
 
 #include <limits.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -228,72 +227,79 @@ cleanup:
 static int mpi_poll(bpc__exch_t *ex, int block, int *events)
 {
   bpc_ctx_t *ctx = ex->ctx;
-  int start = *events, mrc, rc, idle = 0;
+  int start = *events, mrc, rc;
   int idx_small[64];
+  /* headers that have arrived */
   for (;;) {
-    /* headers that have arrived */
-    for (;;) {
-      int flag = 0;
-      MPI_Message mm;
-      MPI_Status st;
-      mrc = MPI_Improbe(MPI_ANY_SOURCE, ex->tag, ctx->comm, &flag, &mm, &st);
-      if (mrc != MPI_SUCCESS)
-        return bpc__err_mpi(ctx, mrc, "MPI_Improbe");
-      if (!flag)
-        break;
-      rc = take_header(ex, &mm, &st);
-      if (rc != BPC_OK)
-        return rc;
-      (*events)++;
-    }
-    /* payloads that have finished */
-    if (ex->nrecv > 0) {
-      int outcount = 0;
-      int *idx = ex->nrecv <= 64 ? idx_small : bpc__malloc(sizeof(int) * (size_t)ex->nrecv);
-      if (idx == NULL)
-        return bpc__err(ctx, BPC_ENOMEM, "poll: out of memory");
-      mrc = MPI_Testsome(ex->nrecv, ex->rreq, &outcount, idx, MPI_STATUSES_IGNORE);
-      if (mrc == MPI_SUCCESS && outcount != MPI_UNDEFINED && outcount > 0) {
-        for (int i = 0; i < outcount; i++) {
-          bpc__exch_complete(ex, ex->rmsg[idx[i]]);
-          ex->rmsg[idx[i]] = NULL;
-        }
-        int j = 0;
-        for (int i = 0; i < ex->nrecv; i++) {
-          if (ex->rmsg[i] != NULL) {
-            ex->rreq[j] = ex->rreq[i];
-            ex->rmsg[j] = ex->rmsg[i];
-            j++;
-          }
-        }
-        ex->nrecv = j;
-        *events += outcount;
-      }
-      if (idx != idx_small)
-        free(idx);
-      if (mrc != MPI_SUCCESS)
-        return bpc__err_mpi(ctx, mrc, "MPI_Testsome");
-    }
-    if (!block || *events > start)
-      return BPC_OK;
-    if (ex->nrecv == 0) {
-      /* nothing in flight here: sleep in MPI until a header comes */
-      MPI_Message mm;
-      MPI_Status st;
-      mrc = MPI_Mprobe(MPI_ANY_SOURCE, ex->tag, ctx->comm, &mm, &st);
-      if (mrc != MPI_SUCCESS)
-        return bpc__err_mpi(ctx, mrc, "MPI_Mprobe");
-      rc = take_header(ex, &mm, &st);
-      if (rc != BPC_OK)
-        return rc;
-      (*events)++;
-      return BPC_OK;
-    }
-    if (++idle > 64) {
-      sched_yield();
-      idle = 0;
-    }
+    int flag = 0;
+    MPI_Message mm;
+    MPI_Status st;
+    mrc = MPI_Improbe(MPI_ANY_SOURCE, ex->tag, ctx->comm, &flag, &mm, &st);
+    if (mrc != MPI_SUCCESS)
+      return bpc__err_mpi(ctx, mrc, "MPI_Improbe");
+    if (!flag)
+      break;
+    rc = take_header(ex, &mm, &st);
+    if (rc != BPC_OK)
+      return rc;
+    (*events)++;
   }
+  /* payloads that have finished */
+  if (ex->nrecv > 0) {
+    int outcount = 0;
+    int *idx = ex->nrecv <= 64 ? idx_small : bpc__malloc(sizeof(int) * (size_t)ex->nrecv);
+    if (idx == NULL)
+      return bpc__err(ctx, BPC_ENOMEM, "poll: out of memory");
+    mrc = MPI_Testsome(ex->nrecv, ex->rreq, &outcount, idx, MPI_STATUSES_IGNORE);
+    if (mrc == MPI_SUCCESS && outcount != MPI_UNDEFINED && outcount > 0) {
+      for (int i = 0; i < outcount; i++) {
+        bpc__exch_complete(ex, ex->rmsg[idx[i]]);
+        ex->rmsg[idx[i]] = NULL;
+      }
+      int j = 0;
+      for (int i = 0; i < ex->nrecv; i++) {
+        if (ex->rmsg[i] != NULL) {
+          ex->rreq[j] = ex->rreq[i];
+          ex->rmsg[j] = ex->rmsg[i];
+          j++;
+        }
+      }
+      ex->nrecv = j;
+      *events += outcount;
+    }
+    if (idx != idx_small)
+      free(idx);
+    if (mrc != MPI_SUCCESS)
+      return bpc__err_mpi(ctx, mrc, "MPI_Testsome");
+  }
+  if (!block || *events > start)
+    return BPC_OK;
+  if (ex->nrecv == 0) {
+    /* nothing in flight here: sleep in MPI until a header comes */
+    MPI_Message mm;
+    MPI_Status st;
+    mrc = MPI_Mprobe(MPI_ANY_SOURCE, ex->tag, ctx->comm, &mm, &st);
+    if (mrc != MPI_SUCCESS)
+      return bpc__err_mpi(ctx, mrc, "MPI_Mprobe");
+    rc = take_header(ex, &mm, &st);
+    if (rc != BPC_OK)
+      return rc;
+    (*events)++;
+    return BPC_OK;
+  }
+  /* receives in flight: sleep in MPI until one of them lands */
+  int which = MPI_UNDEFINED;
+  mrc = MPI_Waitany(ex->nrecv, ex->rreq, &which, MPI_STATUS_IGNORE);
+  if (mrc != MPI_SUCCESS)
+    return bpc__err_mpi(ctx, mrc, "MPI_Waitany");
+  if (which != MPI_UNDEFINED) {
+    bpc__exch_complete(ex, ex->rmsg[which]);
+    ex->nrecv--;
+    ex->rreq[which] = ex->rreq[ex->nrecv];
+    ex->rmsg[which] = ex->rmsg[ex->nrecv];
+    (*events)++;
+  }
+  return BPC_OK;
 }
 
 static int mpi_pending(const bpc__exch_t *ex) { return ex->nrecv; }
