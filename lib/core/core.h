@@ -62,7 +62,9 @@ void bpc__log(const bpc_ctx_t *ctx, int level, const char *fmt, ...) BPC__PRINTF
 /* Collective agreement on an error code (for the MPI context an
  * MPI_Allreduce(MIN); identity for serial). Every rank passes its local code
  * and gets back: its own code if it failed; else, if another rank failed, the
- * lowest failing code (with a message naming that rank); BPC_OK if none did.
+ * lowest failing code, with that rank's own message ("on rank 3: merge
+ * callback returned 7 ..."); BPC_OK if none did. Costs one MPI_Allreduce,
+ * plus one MPI_Bcast of the message when a rank failed.
  * Use it to fail a collective call everywhere or nowhere. */
 int bpc__agree(bpc_ctx_t *ctx, int rc);
 

@@ -76,10 +76,23 @@ int bpc__agree(bpc_ctx_t *ctx, int rc)
   int mrc = MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, ctx->comm);
   if (mrc != MPI_SUCCESS)
     return bpc__err_mpi(ctx, mrc, "MPI_Allreduce (error agreement)");
+  if (out.code == BPC_OK)
+    return BPC_OK;
+  /* every rank learns the failing rank's own message */
+  char msg[BPC__ERRMSG_LEN];
+  if (ctx->rank == out.rank)
+    memcpy(msg, ctx->errmsg, sizeof msg);
+  mrc = MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, out.rank, ctx->comm);
   if (rc != BPC_OK)
     return rc;
-  if (out.code != BPC_OK)
-    return bpc__err(ctx, out.code, "rank %d failed (%s); this rank stopped with it",
-                    out.rank, bpc_strerror(out.code));
-  return BPC_OK;
+  if (mrc != MPI_SUCCESS)
+    return bpc__err(ctx, out.code, "rank %d failed (%s)", out.rank, bpc_strerror(out.code));
+  msg[sizeof msg - 1] = '\0';
+  /* drop the "BPC_EXXX: " prefix the failing rank's message starts with */
+  const char *name = bpc_err_name(out.code), *text = msg;
+  size_t nl = strlen(name);
+  if (strncmp(msg, name, nl) == 0 && msg[nl] == ':' && msg[nl + 1] == ' ')
+    text = msg + nl + 2;
+  return bpc__err(ctx, out.code, "on rank %d: %s", out.rank,
+                  *text ? text : bpc_strerror(out.code));
 }

@@ -44,16 +44,22 @@ START_TEST(test_agree)
   ck_assert_int_eq(bpc_init(MPI_COMM_WORLD, NULL, &ctx), BPC_OK);
   /* nobody fails */
   T_CHECK(bpc__agree(ctx, BPC_OK) == BPC_OK, "all ok");
-  /* the last rank fails: every rank returns its code, with the rank named */
+  /* the last rank fails: every rank returns its code, with that rank's own
+   * message */
   int failing = t_size - 1;
-  int mine = t_rank == failing ? BPC_ECALLBACK : BPC_OK;
+  int mine = BPC_OK;
+  if (t_rank == failing)
+    mine = bpc__err(ctx, BPC_ECALLBACK, "merge callback returned %d (root gid 4)", 7);
   int rc = bpc__agree(ctx, mine);
   T_CHECK(rc == BPC_ECALLBACK, "rank %d got %d", t_rank, rc);
-  if (t_rank != failing) {
-    char want[32];
-    snprintf(want, sizeof want, "rank %d failed", failing);
-    T_CHECK(strstr(bpc_last_error(ctx), want) != NULL, "message '%s'", bpc_last_error(ctx));
-  }
+  char want[96];
+  if (t_rank != failing)
+    snprintf(want, sizeof want, "BPC_ECALLBACK: on rank %d: merge callback returned 7 (root gid 4)",
+             failing);
+  else
+    snprintf(want, sizeof want, "BPC_ECALLBACK: merge callback returned 7 (root gid 4)");
+  T_CHECK(strcmp(bpc_last_error(ctx), want) == 0, "message '%s', expected '%s'",
+          bpc_last_error(ctx), want);
   /* two ranks fail differently: the most negative code wins elsewhere, each
    * failing rank keeps its own */
   mine = t_rank == 0 ? BPC_EINVAL : (t_rank == failing ? BPC_ENOMEM : BPC_OK);
