@@ -8,5 +8,6 @@
 #include "bpc/core.h"
 #include "bpc/decomp.h"
 #include "bpc/datatype.h"
+#include "bpc/merge.h"
 
 #endif /* BPC_H */

@@ -55,3 +55,20 @@ tests_mpi_test_comm_LDADD = $(TEST_LDADD)
 check_PROGRAMS += doc/examples/blocks
 doc_examples_blocks_SOURCES = doc/examples/blocks.c
 doc_examples_blocks_LDADD = lib/libbpc.la
+
+# merge-reduce engine (lib/engines/merge): serial suite, MPI suite, doc example.
+noinst_HEADERS += tests/common/merge_items.h
+check_PROGRAMS += tests/unit/test_merge_serial tests/mpi/test_merge doc/examples/merge
+TESTS += tests/unit/test_merge_serial tests/mpi/test_merge
+tests_unit_test_merge_serial_SOURCES = tests/unit/test_merge_serial.c
+tests_unit_test_merge_serial_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_merge_serial_LDADD = $(TEST_LDADD)
+tests_mpi_test_merge_SOURCES = tests/mpi/test_merge.c
+tests_mpi_test_merge_CFLAGS = $(TEST_CFLAGS)
+tests_mpi_test_merge_LDADD = $(TEST_LDADD)
+doc_examples_merge_SOURCES = doc/examples/merge.c
+doc_examples_merge_LDADD = lib/libbpc.la
+
+# bpc-entropy end to end (the app must be built: it is in bin_PROGRAMS).
+TESTS += tests/apps/test_entropy.sh
+EXTRA_DIST += tests/apps/test_entropy.sh

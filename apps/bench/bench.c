@@ -21,6 +21,7 @@
 
 static const bench_engine_t *const engines[] = {
     &bench_engine_comm,
+    &bench_engine_merge,
     NULL,
 };
 

@@ -1,0 +1,37 @@
+/*
+ * lib/engines/merge/merge_doubling.c - merge-reduce by distance doubling
+ * (the default; DIY Algorithm 1).
+ *
+ * Schedule: positions 0..n-1 written in mixed radix over the k-vector,
+ * round r on digit r counted from the least significant end: the round-r
+ * group of p is the k[r] positions that differ from p only in that digit,
+ * spaced stride(r) = k[0]*...*k[r-1] apart. The member with digit 0 is the
+ * root and receives the k[r]-1 others' items; the others are done. Before
+ * round r every active position's item is the merge of the stride(r)
+ * consecutive positions starting at it, so a group's items, by increasing
+ * position, are consecutive runs: merges need not be commutative. After R
+ * rounds position 0 holds everything; after fewer (a partial reduction) the
+ * roots are the multiples of stride(rounds), each holding its run.
+ *
+ * Cost (items of B bytes, one block per process, alpha-beta-gamma): the
+ * final root receives sum_r (k[r]-1) items, so
+ *   T = sum_r [ alpha + (k[r]-1) (beta + gamma) B ],
+ * least data at k = 2 (log2 n rounds, B each), least latency at k = n. With
+ * element-wise merges the items move in segments of S bytes and each root
+ * forwards a segment as soon as it is final (a pipelined tree):
+ *   T ~ (k-1)(beta + gamma) B + depth * (alpha + (k-1)(beta + gamma) S).
+ * Blocks of one process merge without messages over the network: with a
+ * contiguous assignment of b blocks per process the first rounds (product
+ * of their k up to b) are local.
+ *
+ * Any n works: the k-vector is any factorisation of n (a prime n is one
+ * round of k = n); there is no padding and no idle "virtual" block.
+ */
+#include "engines/merge/merge.h"
+
+int bpc__merge_doubling(bpc__merge_plan_t *P)
+{
+  P->R.halving = 0;
+  P->algo = BPC_MERGE_DOUBLING;
+  return bpc__merge_execute(P);
+}

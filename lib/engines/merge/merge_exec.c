@@ -1,0 +1,701 @@
+/*
+ * lib/engines/merge/merge_exec.c - the executor shared by the merge-reduce
+ * variants: it runs the group structure of a bpc__rounds_t (distance
+ * doubling or halving) for the first P->rounds rounds.
+ *
+ * Per local block at position p: for the rounds r in which p is still
+ * active, p is the root of its round-r group while its round-r digit is 0
+ * (it merges the other k[r]-1 members' items into its own), and it sends its
+ * item to the group's root in the first round where its digit is not 0;
+ * after that it is done. A block that never sends is a root of the result.
+ *
+ * Tasks. An item is one segment (whole items) or nseg segments (element-wise
+ * contiguous items of one agreed count). A block works through the tasks
+ * (segment s, round r) for s = 0..nseg-1 and, within a segment, for the
+ * rounds in which it is a root; once segment s has been merged in all of
+ * them it is final and is sent on at once. So a large item flows up the
+ * tree segment by segment: a root merges segment s while segment s+1 is
+ * still travelling, and its own parent starts on segment s before the root
+ * has finished (the pipeline).
+ *
+ * Driving. Nothing waits for a whole round: the loop pulls in arrivals,
+ * runs every task whose messages are all there (in parallel with OpenMP,
+ * whole tasks or, for element-wise merges, slices of one), sends what
+ * became final, and only when nothing is ready blocks on the missing message
+ * of the lowest task (s, r) in lexicographic order. Blocking on the lowest
+ * one is what keeps it deadlock-free: every task a message of (s, r) depends
+ * on is a (s, r' < r) task of another block, lower in that order, so it is
+ * never held back by a rank that blocks on (s, r).
+ *
+ * Messages: (src gid, dst gid, seq = segment index); a block sends to one
+ * destination once, so the address is unique. Same-process sends are
+ * borrowed (no copy: the root reads the sender's memory in place; the
+ * sender's item is not touched again before the call returns); contiguous
+ * items cross processes straight from the user's memory; custom items are
+ * packed into pooled buffers.
+ *
+ * Errors: the first error on this rank is recorded; after it no callback
+ * runs here, but every message of the schedule is still sent (contiguous:
+ * the item as it is; custom: an empty item) and received, so no peer hangs.
+ */
+#include "engines/merge/merge.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "comm/comm.h"
+
+typedef struct mblk {
+  int gid, li, pos;
+  int m;           /* rounds 0..m-1: this block is a root */
+  int send_round;  /* round it sends in; -1: a root of the result */
+  int parent;      /* gid it sends to */
+  size_t moff;     /* members of round r: members[moff + kpre[r] .. + k[r]) */
+  size_t goff;     /* got slots: got[goff .. goff + kmax - 1) */
+  int r, s;        /* current task */
+  int done;
+} mblk_t;
+
+/* One unit of parallel work: a slice [lo, hi) (elements; whole item when
+ * not element-wise) of the current task of block b. */
+typedef struct munit {
+  int b;
+  size_t lo, hi;
+  /* outcome */
+  int rc, cbval, kind;
+} munit_t;
+
+typedef struct mstate {
+  bpc__merge_plan_t *P;
+  bpc__exch_t *ex;
+  mblk_t *blk;
+  int nl;
+  int *members;
+  bpc__msg_t **got;
+  int kpre[BPC__MAX_ROUNDS + 1];
+  int kmax;
+  int *ready;
+  munit_t *units;
+  int capunits;
+  void **sendbuf; /* custom: pooled packed items, one per block */
+  size_t *sendcap;
+  void *zeros;    /* element-wise items of a rank with bad items: what it sends */
+  size_t nzeros;
+  int err;     /* first error on this rank */
+  int stopped; /* no more callbacks */
+} mstate_t;
+
+static size_t esz_of(const bpc__merge_plan_t *P) { return P->type->elem_size; }
+
+static int record(mstate_t *S, int rc)
+{
+  if (rc != BPC_OK && S->err == BPC_OK)
+    S->err = rc;
+  if (rc != BPC_OK)
+    S->stopped = 1;
+  return rc;
+}
+
+/* Element range of segment s (element-wise items). */
+static void seg_range(const bpc__merge_plan_t *P, int s, size_t *t0, size_t *t1)
+{
+  *t0 = (size_t)s * P->seg_elems;
+  *t1 = *t0 + P->seg_elems < P->count ? *t0 + P->seg_elems : P->count;
+  if (*t0 > P->count)
+    *t0 = P->count;
+}
+
+/* ------------------------------------------------------------- sending */
+
+static int send_custom(mstate_t *S, mblk_t *b)
+{
+  bpc__merge_plan_t *P = S->P;
+  bpc_ctx_t *ctx = P->ctx;
+  void *item = (S->stopped || P->items == NULL) ? NULL : ((void **)P->items)[b->li];
+  size_t bytes = 0;
+  int rc = BPC_OK, flags = 0;
+  const void *data = NULL;
+  if (!S->stopped && P->items != NULL) {
+    rc = bpc_type_size(ctx, P->type, item, &bytes);
+    if (rc == BPC_OK && bytes > 0) {
+      S->sendbuf[b->li] = bpc__pool_get(ctx, bytes, &S->sendcap[b->li]);
+      if (S->sendbuf[b->li] == NULL)
+        rc = bpc__err(ctx, BPC_ENOMEM, "merge: no memory to pack the %zu-byte item of gid %d",
+                      bytes, b->gid);
+      else
+        rc = bpc__type_pack_exact(ctx, P->type, item, S->sendbuf[b->li], bytes);
+    }
+    if (rc != BPC_OK) {
+      record(S, rc);
+      bytes = 0; /* an empty item keeps the schedule going */
+    } else if (bytes > 0) {
+      data = S->sendbuf[b->li];
+      flags = BPC__SEND_BORROW; /* the pooled buffer lives until the end */
+    }
+  }
+  bpc__stats_set_round(ctx, b->send_round);
+  int src = bpc__exch_send(S->ex, b->gid, b->parent, 0, data, bytes, flags);
+  return record(S, src) != BPC_OK ? src : rc;
+}
+
+/* Send segment s of block b's item to its parent. */
+static int send_segment(mstate_t *S, mblk_t *b, int s)
+{
+  bpc__merge_plan_t *P = S->P;
+  if (P->type->kind == BPC_TYPE_CUSTOM)
+    return send_custom(S, b);
+  const size_t esz = esz_of(P);
+  const void *data = NULL;
+  size_t bytes = 0;
+  if (P->local_bad && (P->flags & BPC_MERGE_ELEMENTWISE)) {
+    /* the receivers expect this size: send zeros (the call fails anyway) */
+    size_t t0 = 0, t1 = P->count;
+    if (P->segmented)
+      seg_range(P, s, &t0, &t1);
+    bytes = (t1 - t0) * esz;
+    data = S->zeros;
+    if (bytes > S->nzeros)
+      bytes = 0; /* no memory for zeros: an empty message still ends the wait */
+    if (bytes == 0)
+      data = NULL;
+  } else if (!P->local_bad && P->items != NULL) {
+    const bpc_buf_t *buf = &((const bpc_buf_t *)P->items)[b->li];
+    if (P->segmented) {
+      size_t t0, t1;
+      seg_range(P, s, &t0, &t1);
+      data = (const char *)buf->data + t0 * esz;
+      bytes = (t1 - t0) * esz;
+    } else {
+      data = buf->data;
+      bytes = buf->count * esz;
+    }
+    if (bytes == 0)
+      data = NULL;
+  }
+  bpc__stats_set_round(P->ctx, b->send_round);
+  /* Borrowed: a local root reads it in place; nothing writes to this range
+   * again during the call (the block, or this segment of it, is final). */
+  return record(S, bpc__exch_send(S->ex, b->gid, b->parent, s, data, bytes, BPC__SEND_BORROW));
+}
+
+/* ------------------------------------------------------------ merging */
+
+/* Are all messages of b's current task there? Takes what has arrived. */
+static int task_ready(mstate_t *S, mblk_t *b)
+{
+  bpc__merge_plan_t *P = S->P;
+  const int k = P->R.k[b->r];
+  const int *mem = S->members + b->moff + S->kpre[b->r];
+  bpc__msg_t **got = S->got + b->goff;
+  int have = 1;
+  for (int j = 1; j < k; j++) {
+    if (got[j - 1] == NULL)
+      bpc__exch_take(S->ex, b->gid, mem[j], b->s, &got[j - 1]);
+    if (got[j - 1] == NULL)
+      have = 0;
+  }
+  return have;
+}
+
+/* Checks on the master before a task runs: sizes of received data. */
+static int task_check(mstate_t *S, mblk_t *b)
+{
+  bpc__merge_plan_t *P = S->P;
+  if (P->type->kind != BPC_TYPE_CONTIGUOUS)
+    return BPC_OK;
+  const int k = P->R.k[b->r];
+  const int *mem = S->members + b->moff + S->kpre[b->r];
+  bpc__msg_t **got = S->got + b->goff;
+  const size_t esz = esz_of(P);
+  for (int j = 1; j < k; j++) {
+    const bpc__msg_t *m = got[j - 1];
+    if (P->flags & BPC_MERGE_ELEMENTWISE) {
+      size_t t0 = 0, t1 = P->count;
+      if (P->segmented)
+        seg_range(P, b->s, &t0, &t1);
+      if (m->bytes != (t1 - t0) * esz)
+        return bpc__err(P->ctx, BPC_ETRUNC,
+                        "merge: gid %d got %zu bytes from gid %d in round %d (segment %d), "
+                        "expected %zu (%zu elements)",
+                        b->gid, m->bytes, mem[j], b->r, b->s, (t1 - t0) * esz, t1 - t0);
+    } else if (m->bytes % esz != 0) {
+      return bpc__err(P->ctx, BPC_ETRUNC,
+                      "merge: gid %d got %zu bytes from gid %d in round %d, not a whole number "
+                      "of %zu-byte elements",
+                      b->gid, m->bytes, mem[j], b->r, esz);
+    }
+  }
+  return BPC_OK;
+}
+
+/* Run one unit (any thread). Scratch: items, views and gids of kmax. */
+static void run_unit(mstate_t *S, munit_t *u, void **items, bpc_buf_t *views, int *owned)
+{
+  bpc__merge_plan_t *P = S->P;
+  mblk_t *b = &S->blk[u->b];
+  const int k = P->R.k[b->r];
+  const int *mem = S->members + b->moff + S->kpre[b->r];
+  bpc__msg_t **got = S->got + b->goff;
+  bpc_merge_group_t g;
+  memset(&g, 0, sizeof g);
+  g.round = b->r;
+  g.nitems = k;
+  g.root = 0;
+  g.gids = mem;
+  g.items = items;
+  g.segment = b->s;
+  g.nsegments = P->nseg;
+  u->rc = BPC_OK;
+
+  if (P->type->kind == BPC_TYPE_CONTIGUOUS) {
+    const size_t esz = esz_of(P);
+    bpc_buf_t *root = &((bpc_buf_t *)P->items)[b->li];
+    if (P->flags & BPC_MERGE_ELEMENTWISE) {
+      size_t t0 = 0, t1 = P->count;
+      if (P->segmented)
+        seg_range(P, b->s, &t0, &t1);
+      (void)t1;
+      const size_t len = u->hi - u->lo;
+      views[0].data = len ? (char *)root->data + u->lo * esz : NULL;
+      views[0].count = len;
+      items[0] = &views[0];
+      for (int j = 1; j < k; j++) {
+        views[j].data = len ? (char *)got[j - 1]->data + (u->lo - t0) * esz : NULL;
+        views[j].count = len;
+        items[j] = &views[j];
+      }
+      g.offset = u->lo;
+    } else {
+      items[0] = root;
+      for (int j = 1; j < k; j++) {
+        views[j].data = got[j - 1]->bytes ? got[j - 1]->data : NULL;
+        views[j].count = got[j - 1]->bytes / esz;
+        items[j] = &views[j];
+      }
+    }
+    int v = P->merge(&g, P->user);
+    bpc__stats_ops(P->ctx, 1);
+    if (v != 0) {
+      u->rc = BPC_ECALLBACK;
+      u->cbval = v;
+      u->kind = BPC__MERGE_CB_MERGE;
+    }
+    return;
+  }
+
+  /* custom: unpack the received items (they belong to the engine) */
+  void **uitems = (void **)P->items;
+  int j, v = 0;
+  items[0] = uitems[b->li];
+  owned[0] = 0;
+  for (j = 1; j < k; j++) {
+    void *it = NULL;
+    v = P->type->ops.unpack(got[j - 1]->data, got[j - 1]->bytes, &it, P->type->user);
+    if (v != 0)
+      break;
+    items[j] = it;
+    owned[j] = 1;
+  }
+  if (j < k) {
+    u->rc = BPC_ECALLBACK;
+    u->cbval = v;
+    u->kind = BPC__MERGE_CB_UNPACK;
+    for (int i = 1; i < j; i++)
+      bpc_type_destroy(P->type, items[i]);
+    return;
+  }
+  v = P->merge(&g, P->user);
+  bpc__stats_ops(P->ctx, 1);
+  uitems[b->li] = items[0];
+  for (int i = 1; i < k; i++)
+    if (items[i] != NULL)
+      bpc_type_destroy(P->type, items[i]);
+  if (v != 0) {
+    u->rc = BPC_ECALLBACK;
+    u->cbval = v;
+    u->kind = BPC__MERGE_CB_MERGE;
+  }
+}
+
+static int grow_units(mstate_t *S, int need)
+{
+  if (need <= S->capunits)
+    return BPC_OK;
+  int ncap = S->capunits ? S->capunits : 16;
+  while (ncap < need)
+    ncap *= 2;
+  munit_t *nu = realloc(S->units, sizeof *nu * (size_t)ncap);
+  if (nu == NULL)
+    return bpc__err(S->P->ctx, BPC_ENOMEM, "merge: out of memory");
+  S->units = nu;
+  S->capunits = ncap;
+  return BPC_OK;
+}
+
+/* Run the current tasks of the nready blocks in S->ready. */
+static int run_tasks(mstate_t *S, int nready)
+{
+  bpc__merge_plan_t *P = S->P;
+  int nunits = 0, rc = BPC_OK;
+  const int nt = P->nthreads;
+  const int ew = P->type->kind == BPC_TYPE_CONTIGUOUS && (P->flags & BPC_MERGE_ELEMENTWISE);
+  /* Element-wise tasks are cut into slices when there are fewer tasks than
+   * threads (at least 64 KiB per slice). */
+  int per = 1;
+  if (ew && nt > 1 && nready < nt)
+    per = (nt + nready - 1) / nready;
+  rc = grow_units(S, nready * per);
+  if (rc != BPC_OK)
+    return rc;
+  for (int i = 0; i < nready; i++) {
+    mblk_t *b = &S->blk[S->ready[i]];
+    size_t t0 = 0, t1 = 0;
+    if (ew) {
+      t0 = 0;
+      t1 = P->count;
+      if (P->segmented)
+        seg_range(P, b->s, &t0, &t1);
+    }
+    int np = 1;
+    if (ew && per > 1) {
+      size_t bytes = (t1 - t0) * esz_of(P);
+      size_t maxp = bytes / ((size_t)64 << 10);
+      np = maxp < (size_t)per ? (int)(maxp ? maxp : 1) : per;
+    }
+    for (int q = 0; q < np; q++) {
+      munit_t *u = &S->units[nunits++];
+      u->b = S->ready[i];
+      u->lo = t0 + (t1 - t0) * (size_t)q / (size_t)np;
+      u->hi = t0 + (t1 - t0) * (size_t)(q + 1) / (size_t)np;
+      u->rc = BPC_OK;
+      u->cbval = 0;
+      u->kind = 0;
+    }
+  }
+  bpc__stats_set_round(P->ctx, S->blk[S->ready[0]].r);
+  const size_t kmax = (size_t)S->kmax;
+  int alloc_fail = 0;
+#pragma omp parallel num_threads(nt) if (nt > 1 && nunits > 1) reduction(+ : alloc_fail)
+  {
+    void **items = malloc(sizeof(void *) * kmax);
+    bpc_buf_t *views = malloc(sizeof(bpc_buf_t) * kmax);
+    int *owned = malloc(sizeof(int) * kmax);
+    if (items == NULL || views == NULL || owned == NULL)
+      alloc_fail++;
+#pragma omp for schedule(dynamic, 1)
+    for (int i = 0; i < nunits; i++) {
+      if (items != NULL && views != NULL && owned != NULL)
+        run_unit(S, &S->units[i], items, views, owned);
+      else
+        S->units[i].rc = BPC_ENOMEM;
+    }
+    free(items);
+    free(views);
+    free(owned);
+  }
+  (void)alloc_fail;
+  /* the first failure, in unit order */
+  for (int i = 0; i < nunits && rc == BPC_OK; i++) {
+    munit_t *u = &S->units[i];
+    if (u->rc == BPC_OK)
+      continue;
+    mblk_t *b = &S->blk[u->b];
+    if (u->rc == BPC_ENOMEM) {
+      rc = bpc__err(P->ctx, BPC_ENOMEM, "merge: out of memory for a merge");
+    } else {
+      const char *what = u->kind == BPC__MERGE_CB_UNPACK ? "unpack" : "merge";
+      rc = bpc__err(P->ctx, BPC_ECALLBACK, "%s callback returned %d (root gid %d, round %d%s)",
+                    what, u->cbval, b->gid, b->r, P->nseg > 1 ? ", segmented" : "");
+    }
+  }
+  return rc;
+}
+
+/* After b's current task: release its messages, advance, send if final. */
+static void finish_task(mstate_t *S, mblk_t *b)
+{
+  bpc__merge_plan_t *P = S->P;
+  const int k = P->R.k[b->r];
+  bpc__msg_t **got = S->got + b->goff;
+  for (int j = 1; j < k; j++) {
+    bpc__msg_release(S->ex, got[j - 1]);
+    got[j - 1] = NULL;
+  }
+  if (b->r + 1 < b->m) {
+    b->r++;
+    return;
+  }
+  if (b->send_round >= 0)
+    send_segment(S, b, b->s);
+  b->r = 0;
+  if (++b->s == P->nseg)
+    b->done = 1;
+}
+
+/* ------------------------------------------------------------- setup */
+
+/* Fill m, send_round, parent of a block; count its member slots. */
+static void block_role(const bpc__merge_plan_t *P, mblk_t *b, int *members, size_t *nmem)
+{
+  const bpc__rounds_t *R = &P->R;
+  b->m = 0;
+  b->send_round = -1;
+  b->parent = -1;
+  *nmem = 0;
+  for (int r = 0; r < P->rounds; r++) {
+    int idx = bpc__round_index(R, r, b->pos);
+    if (idx != 0) {
+      b->send_round = r;
+      b->parent = bpc__merge_gid(P, b->pos - idx * bpc__round_stride(R, r));
+      break;
+    }
+    if (members != NULL) {
+      bpc__round_group(R, r, b->pos, members + *nmem);
+      for (int j = 0; j < R->k[r]; j++)
+        members[*nmem + (size_t)j] = bpc__merge_gid(P, members[*nmem + (size_t)j]);
+    }
+    *nmem += (size_t)R->k[r];
+    b->m++;
+  }
+}
+
+static int state_init(mstate_t *S)
+{
+  bpc__merge_plan_t *P = S->P;
+  const int *gids = NULL;
+  int rc = bpc_assign_local(P->a, &gids, &S->nl);
+  if (rc != BPC_OK)
+    return rc;
+  S->kpre[0] = 0;
+  S->kmax = 1;
+  for (int r = 0; r < P->rounds; r++) {
+    S->kpre[r + 1] = S->kpre[r] + P->R.k[r];
+    if (P->R.k[r] > S->kmax)
+      S->kmax = P->R.k[r];
+  }
+  size_t nb = S->nl > 0 ? (size_t)S->nl : 1;
+  S->blk = calloc(nb, sizeof *S->blk);
+  S->ready = calloc(nb, sizeof *S->ready);
+  S->sendbuf = calloc(nb, sizeof *S->sendbuf);
+  S->sendcap = calloc(nb, sizeof *S->sendcap);
+  if (S->blk == NULL || S->ready == NULL || S->sendbuf == NULL || S->sendcap == NULL)
+    return BPC_ENOMEM;
+  size_t totmem = 0, totgot = 0;
+  for (int i = 0; i < S->nl; i++) {
+    mblk_t *b = &S->blk[i];
+    size_t nmem = 0;
+    b->gid = gids[i];
+    b->li = i;
+    b->pos = bpc__merge_pos(P, gids[i]);
+    block_role(P, b, NULL, &nmem);
+    b->moff = totmem;
+    b->goff = totgot;
+    totmem += nmem;
+    if (b->m > 0)
+      totgot += (size_t)S->kmax;
+  }
+  S->members = malloc(sizeof(int) * (totmem ? totmem : 1));
+  S->got = calloc(totgot ? totgot : 1, sizeof *S->got);
+  if (S->members == NULL || S->got == NULL)
+    return BPC_ENOMEM;
+  for (int i = 0; i < S->nl; i++) {
+    size_t nmem = 0;
+    block_role(P, &S->blk[i], S->members + S->blk[i].moff, &nmem);
+  }
+  return BPC_OK;
+}
+
+static void state_free(mstate_t *S)
+{
+  free(S->blk);
+  free(S->ready);
+  free(S->members);
+  free(S->got);
+  free(S->units);
+  free(S->sendbuf);
+  free(S->sendcap);
+  free(S->zeros);
+}
+
+/*
+ * Degraded participation (this rank could not set up): walk the schedule
+ * round by round without state, send empty items and drain every message,
+ * so that the other ranks finish. Round order keeps it deadlock-free.
+ */
+static int take_part_only(bpc__merge_plan_t *P, bpc__exch_t *ex)
+{
+  const int *gids = NULL;
+  int nl = 0, rc = BPC_OK;
+  bpc_assign_local(P->a, &gids, &nl);
+  for (int r = 0; r < P->rounds; r++) {
+    for (int i = 0; i < nl; i++) {
+      int pos = bpc__merge_pos(P, gids[i]);
+      if (!bpc__merge_active(&P->R, r, pos))
+        continue;
+      int idx = bpc__round_index(&P->R, r, pos);
+      if (idx == 0)
+        continue;
+      int parent = bpc__merge_gid(P, pos - idx * bpc__round_stride(&P->R, r));
+      for (int s = 0; s < P->nseg; s++)
+        bpc__exch_send(ex, gids[i], parent, s, NULL, 0, 0);
+    }
+    for (int i = 0; i < nl; i++) {
+      int pos = bpc__merge_pos(P, gids[i]);
+      if (!bpc__merge_active(&P->R, r, pos) || bpc__round_index(&P->R, r, pos) != 0)
+        continue;
+      int stride = bpc__round_stride(&P->R, r);
+      for (int j = 1; j < P->R.k[r]; j++)
+        for (int s = 0; s < P->nseg; s++) {
+          bpc__msg_t *m = NULL;
+          int w = bpc__exch_wait(ex, gids[i], bpc__merge_gid(P, pos + j * stride), s, &m);
+          bpc__msg_release(ex, m);
+          if (w != BPC_OK && rc == BPC_OK)
+            rc = w;
+        }
+    }
+  }
+  return rc;
+}
+
+/* --------------------------------------------------------------- run */
+
+int bpc__merge_execute(bpc__merge_plan_t *P)
+{
+  bpc_ctx_t *ctx = P->ctx;
+  mstate_t S;
+  memset(&S, 0, sizeof S);
+  S.P = P;
+  int rc = bpc__exch_open(ctx, "merge", bpc__assign_rank_cb, P->a, &S.ex);
+  if (rc != BPC_OK)
+    return rc;
+  if (P->rounds > 0) { /* the record shows every round, even on idle ranks */
+    bpc__stats_set_round(ctx, P->rounds - 1);
+    bpc__stats_set_round(ctx, 0);
+  }
+
+  rc = state_init(&S);
+  if (rc != BPC_OK) {
+    rc = bpc__err(ctx, rc, "merge: out of memory setting up %d local blocks", S.nl);
+    take_part_only(P, S.ex);
+    goto cleanup;
+  }
+  if (P->local_bad) {
+    S.stopped = 1;
+    if (P->flags & BPC_MERGE_ELEMENTWISE) {
+      size_t zb = (P->segmented ? P->seg_elems : P->count) * esz_of(P);
+      S.zeros = calloc(zb ? zb : 1, 1);
+      S.nzeros = S.zeros ? zb : 0;
+    }
+  }
+
+  /* leaves send at once; blocks with nothing to do are done */
+  int nactive = 0;
+  for (int i = 0; i < S.nl; i++) {
+    mblk_t *b = &S.blk[i];
+    if (b->m > 0) {
+      nactive++;
+      continue;
+    }
+    if (b->send_round >= 0)
+      for (int s = 0; s < P->nseg; s++)
+        send_segment(&S, b, s);
+    b->done = 1;
+  }
+
+  while (nactive > 0) {
+    int prc = bpc__exch_progress(S.ex);
+    if (prc != BPC_OK) {
+      record(&S, prc);
+      break; /* the transport failed: nothing sensible can follow */
+    }
+    int nready = 0;
+    for (int i = 0; i < S.nl; i++) {
+      mblk_t *b = &S.blk[i];
+      if (!b->done && b->m > 0 && task_ready(&S, b))
+        S.ready[nready++] = i;
+    }
+    if (nready > 0) {
+      if (!S.stopped) {
+        /* checks on the master; a bad message stops the merging here */
+        for (int i = 0; i < nready && !S.stopped; i++)
+          record(&S, task_check(&S, &S.blk[S.ready[i]]));
+      }
+      if (!S.stopped)
+        record(&S, run_tasks(&S, nready));
+      for (int i = 0; i < nready; i++) {
+        mblk_t *b = &S.blk[S.ready[i]];
+        finish_task(&S, b);
+        if (b->done)
+          nactive--;
+      }
+      continue;
+    }
+    /* nothing ready: block on the lowest missing message */
+    mblk_t *lo = NULL;
+    for (int i = 0; i < S.nl; i++) {
+      mblk_t *b = &S.blk[i];
+      if (b->done || b->m == 0)
+        continue;
+      if (lo == NULL || b->s < lo->s || (b->s == lo->s && b->r < lo->r))
+        lo = b;
+    }
+    const int *mem = S.members + lo->moff + S.kpre[lo->r];
+    bpc__msg_t **got = S.got + lo->goff;
+    int j = 1;
+    while (j < P->R.k[lo->r] && got[j - 1] != NULL)
+      j++;
+    int wrc = bpc__exch_wait(S.ex, lo->gid, mem[j], lo->s, &got[j - 1]);
+    if (wrc != BPC_OK) {
+      record(&S, wrc);
+      break;
+    }
+  }
+
+cleanup:
+  /* messages still held after a failure */
+  if (S.got != NULL) {
+    for (int i = 0; i < S.nl; i++) {
+      if (S.blk[i].m == 0)
+        continue;
+      for (int j = 0; j < S.kmax - 1; j++) {
+        bpc__msg_release(S.ex, S.got[S.blk[i].goff + (size_t)j]);
+        S.got[S.blk[i].goff + (size_t)j] = NULL;
+      }
+    }
+  }
+  int crc = bpc__exch_close(&S.ex);
+  if (rc == BPC_OK)
+    rc = S.err;
+  if (rc == BPC_OK)
+    rc = crc;
+  for (int i = 0; S.sendbuf != NULL && i < S.nl; i++)
+    if (S.sendbuf[i] != NULL)
+      bpc__pool_put(ctx, S.sendbuf[i], S.sendcap[i]);
+  state_free(&S);
+  return rc;
+}
+
+/* --------------------------------------------------- automatic choices */
+
+long long bpc__merge_remote_msgs(const bpc__merge_plan_t *P, const bpc__rounds_t *R)
+{
+  long long cnt = 0;
+  for (int r = 0; r < P->rounds; r++) {
+    int s = bpc__round_stride(R, r);
+    for (int p = 0; p < P->n; p++) {
+      if (!bpc__merge_active(R, r, p))
+        continue;
+      int idx = bpc__round_index(R, r, p);
+      if (idx == 0)
+        continue;
+      int g = bpc__merge_gid(P, p), root = bpc__merge_gid(P, p - idx * s);
+      if (bpc__assign_rank(P->a, g) != bpc__assign_rank(P->a, root))
+        cnt++;
+    }
+  }
+  return cnt;
+}
