@@ -9,10 +9,18 @@ apps_bpc_bench_SOURCES = \
 	apps/bench/bench.c \
 	apps/bench/bench.h \
 	apps/bench/bench_comm.c \
-	apps/bench/bench_merge.c
+	apps/bench/bench_merge.c \
+	apps/bench/bench_neighbor.c
 apps_bpc_bench_LDADD = $(APP_LDADD)
 
 # bpc-entropy: histograms and entropy of a 3-D field, full and partial merge-reduce.
 bin_PROGRAMS += apps/bpc-entropy
 apps_bpc_entropy_SOURCES = apps/bpc-entropy.c
 apps_bpc_entropy_LDADD = $(APP_LDADD) -lm
+
+# bpc-trace: particle tracing with the neighbour exchange (VTK + PNG output).
+bin_PROGRAMS += apps/bpc-trace
+apps_bpc_trace_SOURCES = apps/bpc-trace.c apps/trace/trace.h apps/trace/trace_field.c \
+	apps/trace/trace_run.c apps/trace/trace_out.c
+apps_bpc_trace_CFLAGS = $(AM_CFLAGS) $(PNG_CFLAGS) -I$(top_srcdir)/apps
+apps_bpc_trace_LDADD = $(APP_LDADD) -lm

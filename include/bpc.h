@@ -9,5 +9,6 @@
 #include "bpc/decomp.h"
 #include "bpc/datatype.h"
 #include "bpc/merge.h"
+#include "bpc/neighbor.h"
 
 #endif /* BPC_H */

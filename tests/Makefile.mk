@@ -69,6 +69,27 @@ tests_mpi_test_merge_LDADD = $(TEST_LDADD)
 doc_examples_merge_SOURCES = doc/examples/merge.c
 doc_examples_merge_LDADD = lib/libbpc.la
 
+# neighbourhood exchange engine (lib/engines/neighbor): serial suite, MPI suite, doc example.
+noinst_HEADERS += tests/common/neighbor_items.h
+check_PROGRAMS += tests/unit/test_neighbor_serial tests/mpi/test_neighbor doc/examples/neighbor
+TESTS += tests/unit/test_neighbor_serial tests/mpi/test_neighbor
+tests_unit_test_neighbor_serial_SOURCES = tests/unit/test_neighbor_serial.c
+tests_unit_test_neighbor_serial_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_neighbor_serial_LDADD = $(TEST_LDADD)
+tests_mpi_test_neighbor_SOURCES = tests/mpi/test_neighbor.c
+tests_mpi_test_neighbor_CFLAGS = $(TEST_CFLAGS)
+tests_mpi_test_neighbor_LDADD = $(TEST_LDADD)
+doc_examples_neighbor_SOURCES = doc/examples/neighbor.c
+doc_examples_neighbor_LDADD = lib/libbpc.la
+
 # bpc-entropy end to end (the app must be built: it is in bin_PROGRAMS).
 TESTS += tests/apps/test_entropy.sh
 EXTRA_DIST += tests/apps/test_entropy.sh
+
+# particle tracer core (apps/trace) against a serial single-block reference.
+check_PROGRAMS += tests/mpi/test_trace
+TESTS += tests/mpi/test_trace
+tests_mpi_test_trace_SOURCES = tests/mpi/test_trace.c apps/trace/trace_field.c \
+	apps/trace/trace_run.c
+tests_mpi_test_trace_CFLAGS = $(TEST_CFLAGS) -I$(top_srcdir)/apps
+tests_mpi_test_trace_LDADD = $(TEST_LDADD) -lm

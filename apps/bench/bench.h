@@ -124,6 +124,7 @@ typedef struct bench_engine {
 /* The benchmarks (one per bench_<engine>.c). */
 extern const bench_engine_t bench_engine_comm;
 extern const bench_engine_t bench_engine_merge;
+extern const bench_engine_t bench_engine_neighbor;
 
 /*
  * Measure one configuration and print its result line on rank 0.

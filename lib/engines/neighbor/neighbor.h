@@ -1,0 +1,206 @@
+/*
+ * lib/engines/neighbor/neighbor.h - internal state of the neighbourhood
+ * exchange engine, shared by its files:
+ *   neighbor.c          public entry: options, argument checks, algorithm
+ *                       table, creation of links (decomposition or graph),
+ *                       destroy, queries;
+ *   neighbor_queue.c    outgoing bundles (enqueue), incoming items (delivery,
+ *                       incoming, count, dequeue);
+ *   neighbor_round.c    one round: send bundles, wait for the synchrony
+ *                       fraction of arrivals, deliver; round driver with
+ *                       callbacks; the final drain;
+ *   neighbor_iterate.c  the iterate-until-done driver and its termination
+ *                       detection.
+ * Not installed.
+ *
+ * Wire use of the comm layer: the engine opens one exchange per object, with
+ * a rank map that is the identity, so the "gids" of its comm messages are
+ * process ranks: a message (src = sending rank, dst = receiving rank, seq =
+ * the sender's round) carries one bundle (lib/datatype/datatype.h layout)
+ * whose part keys are (src gid << 32 | dst gid). seq BPC__NB_MARK_SEQ is the
+ * drain marker (payload: the sender's round count as int64).
+ */
+#ifndef BPC_LIB_ENGINES_NEIGHBOR_H
+#define BPC_LIB_ENGINES_NEIGHBOR_H
+
+#include "bpc/neighbor.h"
+#include "comm/comm.h"
+#include "core/core.h"
+#include "datatype/datatype.h"
+#include "decomp/decomp.h"
+
+#include <limits.h>
+#include <stdint.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#define BPC__NB_MARK_SEQ INT_MAX
+/* Rounds are comm seqs below BPC__NB_EXT_BASE. */
+#define BPC__NB_MAX_ROUND ((1 << 30) - 1)
+/* Items enqueued by reference travel as their own comm messages after their
+ * bundle, with seqs BPC__NB_EXT_BASE + (a per-pair count mod 2^29); their
+ * bundle lists them as empty parts whose key has BPC__NB_KEY_EXT set. */
+#define BPC__NB_EXT_BASE (1 << 30)
+#define BPC__NB_EXT_MOD (1u << 29)
+#define BPC__NB_KEY_EXT ((uint64_t)1 << 31)
+/* Items by reference smaller than this are copied into the bundle anyway:
+ * a message of their own would cost more than the copy. */
+#define BPC__NB_REF_MIN ((size_t)16384)
+
+enum { BPC__NB_ALGO_PACKED = 0 };
+
+/* An outgoing bundle being built: to one other process, or to this one. */
+typedef struct bpc__nb_chan {
+  int rank;           /* destination process */
+  unsigned char *buf; /* pool buffer (NULL until the first item) */
+  size_t cap;
+  size_t head;   /* bytes before the payload area, reserved for the index */
+  size_t pos;    /* payload bytes written, from buf + head */
+  int n, capn;   /* items (parts) so far */
+  uint64_t *sizes;
+  int64_t *keys;
+  int last_n;      /* items in the previous bundle: sizes the next reservation */
+  size_t last_pos; /* payload bytes of the previous bundle: likewise */
+  /* items by reference (enqueue_ref), sent after the bundle */
+  const void **ext_data;
+  size_t *ext_bytes;
+  int next, capext;
+  unsigned ext_count; /* references sent to this process so far */
+#ifdef _OPENMP
+  omp_lock_t lock;
+#endif
+} bpc__nb_chan_t;
+
+/* One delivered item. */
+typedef struct bpc__nb_entry {
+  int src;      /* source gid */
+  int dst_li;   /* destination's local index */
+  int seq;      /* round the sender sent it in */
+  int idx;      /* position in its bundle */
+  void *data;   /* payload (NULL when bytes is 0) */
+  size_t bytes;
+  bpc_buf_t view; /* contiguous types: what dequeue hands out */
+} bpc__nb_entry_t;
+
+/* A local block: links, and what arrived for it this round. */
+typedef struct bpc__nb_block {
+  int gid;
+  bpc_link_t *links; /* in the decomposition's (or graph's) order */
+  int nlinks;
+  int *out; /* sorted unique linked gids */
+  int nout;
+  /* incoming of the current round: entries [ent0, ent0 + nent) of the
+   * object's entry array, sorted by (src, seq, idx); sources s[0..nsrc) with
+   * their first entry and count, and a dequeue cursor per source */
+  int ent0, nent;
+  int *srcs, *src_first, *src_count, *src_next;
+  int nsrc, capsrc;
+} bpc__nb_block_t;
+
+/* A sent bundle's buffer, kept until the comm layer has completed the send
+ * (identified by destination rank and round: one bundle per pair). */
+typedef struct bpc__nb_retired {
+  void *buf;
+  size_t cap;
+  int rank, seq;
+} bpc__nb_retired_t;
+
+struct bpc_neighbor {
+  bpc_ctx_t *ctx;
+  const bpc_assign_t *assign; /* not owned */
+  int is_decomp;
+  int algo;
+  bpc_type_t type;
+  double synchrony;
+  int nthreads;
+  long long max_rounds;
+
+  int nlocal;
+  bpc__nb_block_t *blocks; /* local blocks, gid order (bpc_assign_local) */
+
+  /* processes this one sends to (ascending, not itself) and receives from */
+  int nout;
+  bpc__nb_chan_t *chans;
+  bpc__nb_chan_t local; /* items for blocks of this process */
+  int nin;
+  int *in_ranks;
+  int *next_seq; /* per in-process: the next round whose bundle is expected */
+  unsigned *ext_next; /* per in-process: references taken so far */
+  int sent_refs;      /* this round sent items by reference: flush before returning */
+
+  bpc__exch_t *ex;
+  int round; /* rounds sent so far (the next round's seq) */
+
+  /* remote send buffers until the comm layer has completed their sends */
+  bpc__nb_retired_t *retired;
+  int nretired, capretired;
+
+  /* this round's arrivals, kept until the next exchange */
+  bpc__msg_t **msgs;
+  int nmsgs, capmsgs;
+  unsigned char *lbuf; /* pool buffer holding the local bundle of the round */
+  size_t lcap;
+  void *lbundle; /* the local bundle (inside lbuf), llen bytes */
+  size_t llen;
+  int64_t mark_val; /* the drain marker's payload (must outlive its send) */
+  bpc__nb_entry_t *ents;
+  int nents, capents;
+
+  /* counters (items_sent is updated atomically by enqueue) */
+  long long items_sent, items_recv;
+  long long bundles_sent, bundles_recv, bundles_late;
+  long long rounds_total, waves;
+};
+
+/* neighbor_queue.c */
+int bpc__nb_local_index(const bpc_neighbor_t *nb, int gid);
+int bpc__nb_chan_init(bpc__nb_chan_t *c, int rank);
+void bpc__nb_chan_free(bpc_ctx_t *ctx, bpc__nb_chan_t *c);
+/* The comm seq of reference number k. */
+static inline int bpc__nb_ext_seq(unsigned k) { return BPC__NB_EXT_BASE + (int)(k % BPC__NB_EXT_MOD); }
+/* Number of parts by reference in a received bundle (0 if malformed: the
+ * delivery reports it). */
+int bpc__nb_count_refs(const void *bundle, size_t bytes);
+/* Finish c's bundle: *bundle and *bytes give the message to send (a static empty
+ * bundle when c has no item); *buf and *cap give the pool buffer holding it
+ * (NULL when none), which the caller owns from here on; c starts afresh. */
+int bpc__nb_chan_finish(bpc_neighbor_t *nb, bpc__nb_chan_t *c, const void **bundle,
+                        size_t *bytes, void **buf, size_t *cap);
+/* Free what the previous round delivered (items not dequeued included). */
+void bpc__nb_release_incoming(bpc_neighbor_t *nb);
+/* Turn the local bundle and the taken messages into per-block entries. */
+int bpc__nb_deliver(bpc_neighbor_t *nb);
+
+/* neighbor_round.c */
+/* How a round waits: flags for bpc__nb_round_comm. */
+typedef struct bpc__nb_wave bpc__nb_wave_t;
+/* Send this round's bundles and receive by the synchrony fraction, then
+ * deliver. `wave` (may be NULL) is tested while waiting; the wait ends early
+ * when it reports the end. */
+int bpc__nb_round_comm(bpc_neighbor_t *nb, bpc__nb_wave_t *wave);
+/* Run fn over local blocks (rcs[i] = result, more[i] = work flag). */
+void bpc__nb_callbacks(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn, void *user,
+                       int *rcs, int *more);
+/* First failing callback -> BPC_ECALLBACK with a message; BPC_OK if none. */
+int bpc__nb_callback_error(bpc_neighbor_t *nb, const int *rcs);
+/* Check that `blocks` (may be NULL) holds nb's local blocks. */
+int bpc__nb_check_blocks(bpc_neighbor_t *nb, bpc_blocks_t *blocks);
+/* Drain: tell out-neighbours how many rounds were sent, receive every
+ * bundle in-neighbours sent, reset round counters. *undelivered counts
+ * items found in bundles that no round delivered. */
+int bpc__nb_drain(bpc_neighbor_t *nb, long long *undelivered);
+/* Give back the retired send buffers whose sends have completed (all of
+ * them with force, after a flush). */
+void bpc__nb_reclaim(bpc_neighbor_t *nb, int force);
+
+/* neighbor_iterate.c: the termination detection. */
+/* Start a reduction of this process's counters unless one is in flight
+ * (called by the round after its sends, before its wait). */
+void bpc__nb_wave_contribute(bpc__nb_wave_t *w);
+/* Test the reduction in flight; returns 1 once the detection has decided
+ * that the iteration ends (*rc: an MPI failure, else BPC_OK). */
+int bpc__nb_wave_test(bpc__nb_wave_t *w, int *rc);
+
+#endif /* BPC_LIB_ENGINES_NEIGHBOR_H */

@@ -1,0 +1,455 @@
+/*
+ * lib/engines/neighbor/neighbor_round.c - one round of the neighbour
+ * exchange ("packed", DIY Algorithm 3 generalised), the round driver with
+ * callbacks, and the drain that ends a sequence of rounds.
+ *
+ * Schedule of round r on a process with O out-processes and I in-processes
+ * (processes owning a block linked from / to one of its blocks):
+ *   1. finish the bundle of every out-process (index written in front of the
+ *      payloads packed by enqueue) and post it: one bpc message (src = this
+ *      rank, dst = that rank, seq = r), also when empty (8 bytes), so every
+ *      receiver knows that round r owes it exactly one message per
+ *      in-process; the local bundle is handed over in memory;
+ *   2. wait, by the synchrony fraction f: let need = ceil(f I) (at least 1)
+ *      and allow = I - need. Messages from each in-process are taken in
+ *      round order (seq), and only those of rounds <= r. The wait ends when
+ *      at most `allow` of the messages of rounds <= r are still missing.
+ *      f = 1 gives allow = 0: every message of round r is delivered in round
+ *      r. With f < 1 a late message stays in the comm mailbox (or in
+ *      flight) and is taken by a later round, before any later message of
+ *      the same sender: nothing is lost, duplicated or reordered per source.
+ *      Deadlock-free: a process in the lowest round r among all has every
+ *      message of rounds <= r sent to it already (senders post before they
+ *      wait), so its wait ends; by induction every process advances.
+ *      The lag is bounded: a process can be at most `allow` rounds ahead of
+ *      an in-neighbour, so buffered late messages are bounded too.
+ *   3. deliver: split the local bundle and the taken messages (views, no
+ *      copy) into per-block entries sorted by (source gid, round, position).
+ * Cost per round and process (alpha-beta): O alpha + (bytes to other
+ * processes) beta for sending, the same for receiving, one memcpy of every
+ * item at enqueue; no collective. With f = 1 a round also costs the latency
+ * of the slowest in-neighbour; with f < 1 only that of the need-th fastest.
+ * Any process count works: processes without blocks (or links) have no
+ * messages and their rounds return at once.
+ */
+#include "engines/neighbor/neighbor.h"
+
+#include <math.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void bpc__nb_reclaim(bpc_neighbor_t *nb, int force)
+{
+  int j = 0;
+  for (int i = 0; i < nb->nretired; i++) {
+    bpc__nb_retired_t *r = &nb->retired[i];
+    if (!force && nb->ex != NULL && bpc__exch_send_pending(nb->ex, r->rank, r->seq))
+      nb->retired[j++] = *r;
+    else
+      bpc__pool_put(nb->ctx, r->buf, r->cap);
+  }
+  nb->nretired = j;
+}
+
+/* Keep a sent bundle's buffer until its send has completed. */
+static int retire(bpc_neighbor_t *nb, void *buf, size_t cap, int rank, int seq)
+{
+  if (nb->nretired == nb->capretired) {
+    int ncap = nb->capretired ? 2 * nb->capretired : 16;
+    bpc__nb_retired_t *r = realloc(nb->retired, sizeof *r * (size_t)ncap);
+    if (r == NULL) {
+      /* cannot keep it: complete every send now, then free it */
+      int rc = bpc__exch_flush(nb->ex);
+      bpc__nb_reclaim(nb, 1);
+      bpc__pool_put(nb->ctx, buf, cap);
+      return rc;
+    }
+    nb->retired = r;
+    nb->capretired = ncap;
+  }
+  bpc__nb_retired_t *e = &nb->retired[nb->nretired++];
+  e->buf = buf;
+  e->cap = cap;
+  e->rank = rank;
+  e->seq = seq;
+  return BPC_OK;
+}
+
+static int push_msg(bpc_neighbor_t *nb, bpc__msg_t *m)
+{
+  if (nb->nmsgs == nb->capmsgs) {
+    int ncap = nb->capmsgs ? 2 * nb->capmsgs : 16;
+    bpc__msg_t **v = realloc(nb->msgs, sizeof *v * (size_t)ncap);
+    if (v == NULL) {
+      bpc__msg_release(nb->ex, m);
+      return bpc__err(nb->ctx, BPC_ENOMEM, "neighbour exchange: out of memory for messages");
+    }
+    nb->msgs = v;
+    nb->capmsgs = ncap;
+  }
+  nb->msgs[nb->nmsgs++] = m;
+  return BPC_OK;
+}
+
+/* Record bundle m (of in-process q) as taken in round r, and take the
+ * messages of its items by reference, which its sender posted right after
+ * it (so waiting for them cannot deadlock). */
+static int took_msg(bpc_neighbor_t *nb, int q, int r, bpc__msg_t *m)
+{
+  nb->next_seq[q]++;
+  nb->bundles_recv++;
+  if (m->seq < r)
+    nb->bundles_late++;
+  int k = bpc__nb_count_refs(m->data, m->bytes);
+  int rc = push_msg(nb, m);
+  for (int i = 0; i < k && rc == BPC_OK; i++) {
+    bpc__msg_t *x = NULL;
+    rc = bpc__exch_wait(nb->ex, nb->ctx->rank, nb->in_ranks[q],
+                        bpc__nb_ext_seq(nb->ext_next[q]++), &x);
+    if (rc == BPC_OK)
+      rc = push_msg(nb, x);
+  }
+  return rc;
+}
+
+/* Take every arrived message of rounds <= r, in round order per sender. */
+static int take_available(bpc_neighbor_t *nb, int r, int *took)
+{
+  int rc = bpc__exch_progress(nb->ex);
+  int me = nb->ctx->rank;
+  for (int q = 0; q < nb->nin && rc == BPC_OK; q++) {
+    while (nb->next_seq[q] <= r && rc == BPC_OK) {
+      bpc__msg_t *m = NULL;
+      bpc__exch_take(nb->ex, me, nb->in_ranks[q], nb->next_seq[q], &m);
+      if (m == NULL)
+        break;
+      rc = took_msg(nb, q, r, m);
+      (*took)++;
+    }
+  }
+  return rc;
+}
+
+static long long outstanding(const bpc_neighbor_t *nb, int r)
+{
+  long long o = 0;
+  for (int q = 0; q < nb->nin; q++)
+    o += (long long)r + 1 - nb->next_seq[q];
+  return o;
+}
+
+/* Polling waits (partial synchrony, termination tests) back off: spin a
+ * little, then yield the core, then sleep briefly, so that idle processes
+ * leave the cores to busy ones when processes outnumber cores. */
+static void nb_backoff(int idle)
+{
+  if (idle < 32)
+    return;
+  if (idle < 256) {
+    sched_yield();
+    return;
+  }
+  struct timespec ts = {0, idle < 1024 ? 5000 : 50000};
+  nanosleep(&ts, NULL);
+}
+
+/* Step 2 of the round: wait by the synchrony fraction. */
+static int nb_wait(bpc_neighbor_t *nb, int r, bpc__nb_wave_t *wave)
+{
+  const int E = nb->nin;
+  if (E == 0)
+    return BPC_OK;
+  int need = (int)ceil(nb->synchrony * E - 1e-9);
+  if (need < 1)
+    need = 1;
+  if (need > E)
+    need = E;
+  const long long allow = E - need;
+  const int me = nb->ctx->rank;
+  int rc = BPC_OK, idle = 0;
+  for (;;) {
+    int took = 0;
+    rc = take_available(nb, r, &took);
+    if (rc != BPC_OK || outstanding(nb, r) <= allow)
+      break;
+    if (wave != NULL) {
+      int wrc = BPC_OK;
+      if (bpc__nb_wave_test(wave, &wrc)) {
+        rc = wrc;
+        break;
+      }
+    } else if (allow == 0) {
+      /* fully synchronous: sleep in the comm layer until the first missing
+       * message comes */
+      for (int q = 0; q < E; q++) {
+        if (nb->next_seq[q] > r)
+          continue;
+        bpc__msg_t *m = NULL;
+        rc = bpc__exch_wait(nb->ex, me, nb->in_ranks[q], nb->next_seq[q], &m);
+        if (rc == BPC_OK)
+          rc = took_msg(nb, q, r, m);
+        break;
+      }
+      if (rc != BPC_OK)
+        break;
+      continue;
+    }
+    if (took > 0)
+      idle = 0;
+    else
+      nb_backoff(++idle);
+  }
+  return rc;
+}
+
+int bpc__nb_round_comm(bpc_neighbor_t *nb, bpc__nb_wave_t *wave)
+{
+  bpc_ctx_t *ctx = nb->ctx;
+  int rc = BPC_OK;
+  const int r = nb->round;
+  bpc__nb_release_incoming(nb);
+  if (r >= BPC__NB_MAX_ROUND) /* 2^30 rounds without a drain: seqs would collide */
+    return bpc__err(ctx, BPC_ERANGE,
+                    "neighbour exchange: %d rounds since the last drain, the most one object "
+                    "can run (destroy it, or end with bpc_neighbor_iterate, to start afresh)",
+                    r);
+
+  /* 1. one bundle per out-process, empty ones too */
+  for (int i = 0; i < nb->nout; i++) {
+    const void *bundle = NULL;
+    size_t bytes = 0, cap = 0;
+    void *buf = NULL;
+    int frc = bpc__nb_chan_finish(nb, &nb->chans[i], &bundle, &bytes, &buf, &cap);
+    if (frc != BPC_OK && rc == BPC_OK)
+      rc = frc;
+    bpc__nb_chan_t *c = &nb->chans[i];
+    int src = bpc__exch_send(nb->ex, ctx->rank, c->rank, r, bundle, bytes, 0);
+    if (src != BPC_OK && rc == BPC_OK)
+      rc = src;
+    nb->bundles_sent++;
+    /* items by reference: straight from the caller's memory, after the bundle */
+    for (int e = 0; e < c->next && frc == BPC_OK; e++) {
+      src = bpc__exch_send(nb->ex, ctx->rank, c->rank, bpc__nb_ext_seq(c->ext_count++),
+                           c->ext_data[e], c->ext_bytes[e], 0);
+      if (src != BPC_OK && rc == BPC_OK)
+        rc = src;
+      nb->sent_refs = 1;
+    }
+    c->next = 0;
+    if (buf != NULL) {
+      int rrc = retire(nb, buf, cap, nb->chans[i].rank, r);
+      if (rrc != BPC_OK && rc == BPC_OK)
+        rc = rrc;
+    }
+  }
+  /* the local bundle: no message at all */
+  {
+    const void *bundle = NULL;
+    size_t bytes = 0, cap = 0;
+    void *buf = NULL;
+    int frc = bpc__nb_chan_finish(nb, &nb->local, &bundle, &bytes, &buf, &cap);
+    if (frc != BPC_OK && rc == BPC_OK)
+      rc = frc;
+    if (buf != NULL) {
+      nb->lbuf = buf;
+      nb->lcap = cap;
+      nb->lbundle = (void *)bundle;
+      nb->llen = bytes;
+      bpc__stats_sent(ctx, bytes, 1);
+      bpc__stats_recv(ctx, bytes, 1);
+    }
+  }
+  nb->round = r + 1;
+  nb->rounds_total++;
+  if (wave != NULL)
+    bpc__nb_wave_contribute(wave);
+
+  /* 2. wait by the synchrony fraction */
+  int wrc = nb_wait(nb, r, wave);
+  if (wrc != BPC_OK && rc == BPC_OK)
+    rc = wrc;
+
+  /* 3. deliver */
+  int drc = bpc__nb_deliver(nb);
+  if (drc != BPC_OK && rc == BPC_OK)
+    rc = drc;
+  if (nb->sent_refs) {
+    /* the caller may change referenced data once this call returns */
+    int frc = bpc__exch_flush(nb->ex);
+    if (frc != BPC_OK && rc == BPC_OK)
+      rc = frc;
+    nb->sent_refs = 0;
+    bpc__nb_reclaim(nb, 1);
+  } else if (nb->nretired > 0) {
+    int prc = bpc__exch_progress(nb->ex);
+    if (prc != BPC_OK && rc == BPC_OK)
+      rc = prc;
+    bpc__nb_reclaim(nb, 0);
+  }
+  return rc;
+}
+
+int bpc_neighbor_exchange(bpc_neighbor_t *nb)
+{
+  if (nb == NULL)
+    return BPC_ENULL;
+  bpc__stats_begin_call(nb->ctx, "neighbor");
+  bpc__stats_set_round(nb->ctx, 0);
+  return bpc__nb_round_comm(nb, NULL);
+}
+
+int bpc__nb_check_blocks(bpc_neighbor_t *nb, bpc_blocks_t *blocks)
+{
+  if (blocks == NULL)
+    return BPC_OK;
+  const bpc_assign_t *a = blocks->assign;
+  int same = blocks->n == nb->nlocal && a != NULL && a->nlocal == nb->nlocal;
+  for (int i = 0; same && i < nb->nlocal; i++)
+    same = a->local[i] == nb->assign->local[i];
+  if (!same)
+    return bpc__err(nb->ctx, BPC_EINVAL,
+                    "the block store holds %d blocks on rank %d, not the %d blocks of the "
+                    "neighbourhood (made from another assignment)",
+                    blocks->n, nb->ctx->rank, nb->nlocal);
+  return BPC_OK;
+}
+
+void bpc__nb_callbacks(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn, void *user,
+                       int *rcs, int *more)
+{
+  const int n = nb->nlocal;
+  void **data = blocks != NULL ? blocks->data : NULL;
+#ifdef _OPENMP
+  if (nb->nthreads != 1 && n > 1) {
+    int nt = nb->nthreads > 0 ? nb->nthreads : omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic) num_threads(nt)
+    for (int i = 0; i < n; i++) {
+      more[i] = 0;
+      rcs[i] = fn(data ? data[i] : NULL, nb->blocks[i].gid, nb, user, &more[i]);
+    }
+    return;
+  }
+#endif
+  for (int i = 0; i < n; i++) {
+    more[i] = 0;
+    rcs[i] = fn(data ? data[i] : NULL, nb->blocks[i].gid, nb, user, &more[i]);
+  }
+}
+
+int bpc__nb_callback_error(bpc_neighbor_t *nb, const int *rcs)
+{
+  for (int i = 0; i < nb->nlocal; i++) {
+    if (rcs[i] != 0) {
+      int nfail = 0;
+      for (int j = i; j < nb->nlocal; j++)
+        nfail += rcs[j] != 0;
+      return bpc__err(nb->ctx, BPC_ECALLBACK,
+                      "neighbour callback for block %d returned %d (%d block(s) of rank %d failed "
+                      "in this round)",
+                      nb->blocks[i].gid, rcs[i], nfail, nb->ctx->rank);
+    }
+  }
+  return BPC_OK;
+}
+
+int bpc_neighbor_round(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn, void *user)
+{
+  if (nb == NULL)
+    return BPC_ENULL;
+  bpc_ctx_t *ctx = nb->ctx;
+  int rc = BPC_OK, *rcs = NULL, *more = NULL;
+  bpc__stats_begin_call(ctx, "neighbor");
+  bpc__stats_set_round(ctx, 0);
+  if (fn == NULL)
+    rc = bpc__err(ctx, BPC_ENULL, "bpc_neighbor_round: the callback is NULL");
+  if (rc == BPC_OK)
+    rc = bpc__nb_check_blocks(nb, blocks);
+  if (rc == BPC_OK && nb->nlocal > 0) {
+    rcs = bpc__calloc((size_t)nb->nlocal, sizeof *rcs);
+    more = bpc__calloc((size_t)nb->nlocal, sizeof *more);
+    if (rcs == NULL || more == NULL)
+      rc = bpc__err(ctx, BPC_ENOMEM, "bpc_neighbor_round: out of memory");
+  }
+  if (rc == BPC_OK && nb->nlocal > 0) {
+    bpc__nb_callbacks(nb, blocks, fn, user, rcs, more);
+    rc = bpc__nb_callback_error(nb, rcs);
+  }
+  /* the round runs even after a failure, so no peer waits in vain */
+  int crc = bpc__nb_round_comm(nb, NULL);
+  if (rc == BPC_OK)
+    rc = crc;
+  free(rcs);
+  free(more);
+  return bpc__agree(ctx, rc);
+}
+
+int bpc__nb_drain(bpc_neighbor_t *nb, long long *undelivered)
+{
+  *undelivered = 0;
+  if (nb->ex == NULL)
+    return BPC_OK;
+  bpc_ctx_t *ctx = nb->ctx;
+  const int me = ctx->rank;
+  int rc = BPC_OK;
+  /* items enqueued after the last round were never sent */
+  for (int i = 0; i < nb->nout; i++)
+    *undelivered += nb->chans[i].n;
+  *undelivered += nb->local.n;
+  nb->mark_val = (int64_t)nb->round;
+  for (int i = 0; i < nb->nout; i++) {
+    int src = bpc__exch_send(nb->ex, me, nb->chans[i].rank, BPC__NB_MARK_SEQ, &nb->mark_val,
+                             sizeof nb->mark_val, 0);
+    if (src != BPC_OK && rc == BPC_OK)
+      rc = src;
+  }
+  for (int q = 0; q < nb->nin; q++) {
+    bpc__msg_t *m = NULL;
+    int64_t count = 0;
+    int wrc = bpc__exch_wait(nb->ex, me, nb->in_ranks[q], BPC__NB_MARK_SEQ, &m);
+    if (wrc == BPC_OK && (m == NULL || m->bytes != sizeof count))
+      wrc = bpc__err(ctx, BPC_ETRUNC, "neighbour exchange: malformed drain marker from rank %d",
+                     nb->in_ranks[q]);
+    if (wrc == BPC_OK)
+      memcpy(&count, m->data, sizeof count);
+    bpc__msg_release(nb->ex, m);
+    if (wrc != BPC_OK) {
+      if (rc == BPC_OK)
+        rc = wrc;
+      continue;
+    }
+    for (int64_t s = nb->next_seq[q]; s < count; s++) {
+      bpc__msg_t *b = NULL;
+      wrc = bpc__exch_wait(nb->ex, me, nb->in_ranks[q], (int)s, &b);
+      if (wrc == BPC_OK && b != NULL && b->bytes >= sizeof(uint64_t)) {
+        uint64_t n = 0;
+        memcpy(&n, b->data, sizeof n);
+        *undelivered += (long long)n;
+      }
+      int k = wrc == BPC_OK ? bpc__nb_count_refs(b->data, b->bytes) : 0;
+      bpc__msg_release(nb->ex, b);
+      for (int i = 0; i < k && wrc == BPC_OK; i++) {
+        bpc__msg_t *x = NULL;
+        wrc = bpc__exch_wait(nb->ex, me, nb->in_ranks[q], bpc__nb_ext_seq(nb->ext_next[q]++),
+                             &x);
+        bpc__msg_release(nb->ex, x);
+      }
+      if (wrc != BPC_OK) {
+        if (rc == BPC_OK)
+          rc = wrc;
+        break;
+      }
+    }
+    nb->next_seq[q] = 0;
+    nb->ext_next[q] = 0;
+  }
+  for (int i = 0; i < nb->nout; i++)
+    nb->chans[i].ext_count = 0;
+  nb->round = 0;
+  int frc = bpc__exch_flush(nb->ex);
+  if (rc == BPC_OK)
+    rc = frc;
+  bpc__nb_reclaim(nb, 1);
+  return rc;
+}
