@@ -10,6 +10,7 @@ apps_bpc_bench_SOURCES = \
 	apps/bench/bench.h \
 	apps/bench/bench_comm.c \
 	apps/bench/bench_merge.c \
+	apps/bench/bench_swap.c \
 	apps/bench/bench_neighbor.c
 apps_bpc_bench_LDADD = $(APP_LDADD)
 
@@ -17,6 +18,11 @@ apps_bpc_bench_LDADD = $(APP_LDADD)
 bin_PROGRAMS += apps/bpc-entropy
 apps_bpc_entropy_SOURCES = apps/bpc-entropy.c
 apps_bpc_entropy_LDADD = $(APP_LDADD) -lm
+
+# bpc-tune: times swap-reduce schedules and k-vectors, writes BPC_TUNING_FILE.
+bin_PROGRAMS += apps/bpc-tune
+apps_bpc_tune_SOURCES = apps/bpc-tune.c
+apps_bpc_tune_LDADD = $(APP_LDADD)
 
 # bpc-trace: particle tracing with the neighbour exchange (VTK + PNG output).
 bin_PROGRAMS += apps/bpc-trace

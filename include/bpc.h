@@ -9,6 +9,7 @@
 #include "bpc/decomp.h"
 #include "bpc/datatype.h"
 #include "bpc/merge.h"
+#include "bpc/swap.h"
 #include "bpc/neighbor.h"
 
 #endif /* BPC_H */

@@ -69,6 +69,28 @@ tests_mpi_test_merge_LDADD = $(TEST_LDADD)
 doc_examples_merge_SOURCES = doc/examples/merge.c
 doc_examples_merge_LDADD = lib/libbpc.la
 
+# swap-reduce engine (lib/engines/swap), all-to-all, OpenMP tree (lib/threads):
+# serial suites, MPI suites, doc example.
+noinst_HEADERS += tests/common/swap_ops.h tests/common/swap_run.h
+check_PROGRAMS += tests/unit/test_threads tests/unit/test_swap_self tests/mpi/test_swap \
+	tests/mpi/test_alltoall doc/examples/swap
+TESTS += tests/unit/test_threads tests/unit/test_swap_self tests/mpi/test_swap \
+	tests/mpi/test_alltoall
+tests_unit_test_threads_SOURCES = tests/unit/test_threads.c
+tests_unit_test_threads_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_threads_LDADD = $(TEST_LDADD)
+tests_unit_test_swap_self_SOURCES = tests/unit/test_swap_self.c
+tests_unit_test_swap_self_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_swap_self_LDADD = $(TEST_LDADD)
+tests_mpi_test_swap_SOURCES = tests/mpi/test_swap.c
+tests_mpi_test_swap_CFLAGS = $(TEST_CFLAGS)
+tests_mpi_test_swap_LDADD = $(TEST_LDADD)
+tests_mpi_test_alltoall_SOURCES = tests/mpi/test_alltoall.c
+tests_mpi_test_alltoall_CFLAGS = $(TEST_CFLAGS)
+tests_mpi_test_alltoall_LDADD = $(TEST_LDADD)
+doc_examples_swap_SOURCES = doc/examples/swap.c
+doc_examples_swap_LDADD = lib/libbpc.la
+
 # neighbourhood exchange engine (lib/engines/neighbor): serial suite, MPI suite, doc example.
 noinst_HEADERS += tests/common/neighbor_items.h
 check_PROGRAMS += tests/unit/test_neighbor_serial tests/mpi/test_neighbor doc/examples/neighbor

@@ -22,6 +22,8 @@
 static const bench_engine_t *const engines[] = {
     &bench_engine_comm,
     &bench_engine_merge,
+    &bench_engine_swap,
+    &bench_engine_tree,
     &bench_engine_neighbor,
     NULL,
 };

@@ -124,6 +124,8 @@ typedef struct bench_engine {
 /* The benchmarks (one per bench_<engine>.c). */
 extern const bench_engine_t bench_engine_comm;
 extern const bench_engine_t bench_engine_merge;
+extern const bench_engine_t bench_engine_swap;
+extern const bench_engine_t bench_engine_tree;
 extern const bench_engine_t bench_engine_neighbor;
 
 /*

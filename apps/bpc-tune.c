@@ -1,0 +1,334 @@
+/*
+ * apps/bpc-tune.c - bpc-tune: k-vector and schedule tuning for swap-reduce.
+ *
+ * For the process count it runs on, a number of blocks per process and one
+ * or more buffer sizes, it times bpc_swap with candidate schedules - radixk
+ * with every factorisation of the block count into rounds (factors listed
+ * largest first and smallest first; at most --max-candidates), shift and
+ * ring - and writes the fastest per (size, operator class) to a tuning file.
+ * With BPC_TUNING_FILE pointing at that file, bpc_swap's "auto" uses it
+ * (lib/engines/swap/swap_tuning.c; doc/swap.md). Existing lines for other
+ * configurations are kept; lines for the same configuration are replaced.
+ *
+ * Usage: mpirun -np P bpc-tune [--blocks-per-proc N] [--bytes LIST]
+ *          [--op sum|over|sum,over] [--reps N] [--max-candidates N]
+ *          [--out FILE] [--verbose]
+ * Timing: per candidate, --reps runs (after one warm-up), each preceded by a
+ * restore of the input and a barrier; a run's time is the maximum over
+ * ranks; the candidate's score is the median.
+ */
+#include <bpc.h>
+
+#include <ctype.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXC 128
+#define MAXK 64
+
+static int op_sum(void *io, const void *in, size_t n, int f, void *u)
+{
+  float *o = io;
+  const float *v = in;
+  (void)f;
+  (void)u;
+  for (size_t i = 0; i < n; i++)
+    o[i] += v[i];
+  return 0;
+}
+
+static int op_over(void *io, const void *in, size_t n, int f, void *u)
+{
+  float *o = io;
+  const float *v = in;
+  (void)u;
+  for (size_t i = 0; i < n; i++, o += 4, v += 4) {
+    const float *fr = f ? v : o, *bk = f ? o : v;
+    const float t = 1.0f - fr[3];
+    float r[4] = {fr[0] + t * bk[0], fr[1] + t * bk[1], fr[2] + t * bk[2], fr[3] + t * bk[3]};
+    memcpy(o, r, sizeof r);
+  }
+  return 0;
+}
+
+typedef struct cand {
+  const char *algo;
+  int k[MAXK], nk;
+  double t;
+} cand_t;
+
+/* All factorisations of n into factors >= 2 in non-increasing order. */
+static void factorise(int n, int maxf, int *cur, int depth, cand_t *out, int *nout, int cap)
+{
+  if (n == 1) {
+    if (*nout < cap && depth > 0) {
+      out[*nout].algo = "radixk";
+      memcpy(out[*nout].k, cur, sizeof(int) * (size_t)depth);
+      out[*nout].nk = depth;
+      (*nout)++;
+    }
+    return;
+  }
+  for (int f = maxf < n ? maxf : n; f >= 2; f--)
+    if (n % f == 0 && depth < MAXK) {
+      cur[depth] = f;
+      factorise(n / f, f, cur, depth + 1, out, nout, cap);
+    }
+}
+
+static int parse_size(const char *s, size_t *out)
+{
+  char *end;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (end == s)
+    return -1;
+  if (*end == 'K' || *end == 'k')
+    v <<= 10, end++;
+  else if (*end == 'M' || *end == 'm')
+    v <<= 20, end++;
+  else if (*end == 'G' || *end == 'g')
+    v <<= 30, end++;
+  if (*end != '\0')
+    return -1;
+  *out = (size_t)v;
+  return 0;
+}
+
+static int cmpd(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static void usage(void)
+{
+  printf("usage: mpirun -np P bpc-tune [--blocks-per-proc N] [--bytes LIST] [--op sum|over|sum,over]\n"
+         "         [--reps N] [--max-candidates N] [--out FILE] [--verbose]\n"
+         "Times swap-reduce schedules and k-vectors for P processes and writes the fastest\n"
+         "per size and operator class to FILE (default bpc-tuning.txt); set\n"
+         "BPC_TUNING_FILE=FILE so that bpc_swap's 'auto' uses it.\n");
+}
+
+int main(int argc, char **argv)
+{
+  int rank = 0, size = 1, provided;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int bpp = 1, reps = 5, maxc = 24, verbose = 0, bad = 0, ret = 1;
+  size_t sizes[16];
+  int nsizes = 0;
+  const char *ops = "sum,over", *out = "bpc-tuning.txt";
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      if (rank == 0)
+        usage();
+      MPI_Finalize();
+      return 0;
+    } else if (strcmp(a, "--verbose") == 0) {
+      verbose = 1;
+    } else if (v == NULL) {
+      bad = 1;
+    } else if (strcmp(a, "--blocks-per-proc") == 0) {
+      bpp = atoi(v), i++;
+    } else if (strcmp(a, "--reps") == 0) {
+      reps = atoi(v), i++;
+    } else if (strcmp(a, "--max-candidates") == 0) {
+      maxc = atoi(v), i++;
+    } else if (strcmp(a, "--op") == 0) {
+      ops = v, i++;
+    } else if (strcmp(a, "--out") == 0) {
+      out = v, i++;
+    } else if (strcmp(a, "--bytes") == 0) {
+      char buf[512];
+      snprintf(buf, sizeof buf, "%s", v);
+      for (char *t = strtok(buf, ","); t != NULL && nsizes < 16; t = strtok(NULL, ","))
+        if (parse_size(t, &sizes[nsizes++]) != 0)
+          bad = 1;
+      i++;
+    } else {
+      bad = 1;
+    }
+  }
+  if (nsizes == 0) {
+    sizes[0] = 1 << 20;
+    sizes[1] = 16 << 20;
+    nsizes = 2;
+  }
+  if (bad || bpp < 1 || reps < 1 || maxc < 1 || (long long)bpp * size > INT_MAX / 2 ||
+      (!strstr(ops, "sum") && !strstr(ops, "over"))) {
+    if (rank == 0) {
+      fprintf(stderr, "bpc-tune: bad arguments\n");
+      usage();
+    }
+    MPI_Finalize();
+    return 2;
+  }
+
+  bpc_ctx_t *ctx = NULL;
+  bpc_assign_t *assign = NULL;
+  const int *gids = NULL;
+  int nl = 0;
+  const int n = bpp * size;
+  char results[64][256];
+  int nres = 0;
+  if (bpc_init(MPI_COMM_WORLD, NULL, &ctx) != BPC_OK ||
+      bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &assign) != BPC_OK) {
+    fprintf(stderr, "bpc-tune: setup failed\n");
+    goto done;
+  }
+  bpc_assign_local(assign, &gids, &nl);
+
+  cand_t *cand = calloc(MAXC, sizeof *cand);
+  int nc = 0, cur[MAXK];
+  factorise(n, n, cur, 0, cand, &nc, MAXC / 2);
+  /* the same factorisations smallest first, where that is a different order */
+  for (int i = 0, m = nc; i < m && nc < MAXC - 2; i++) {
+    if (cand[i].nk < 2 || cand[i].k[0] == cand[i].k[cand[i].nk - 1])
+      continue;
+    cand[nc] = cand[i];
+    for (int r = 0; r < cand[i].nk; r++)
+      cand[nc].k[r] = cand[i].k[cand[i].nk - 1 - r];
+    nc++;
+  }
+  if (nc > maxc)
+    nc = maxc; /* the list starts with direct send and the fewest rounds */
+  if (n == 1)
+    nc = 0;
+  cand[nc++].algo = "shift";
+  cand[nc++].algo = "ring";
+
+  for (int opi = 0; opi < 2; opi++) {
+    if (!strstr(ops, opi == 0 ? "sum" : "over"))
+      continue;
+    const size_t es = opi == 0 ? 4 : 16;
+    bpc_swap_op_t op = {opi == 0 ? op_sum : op_over, opi == 0, NULL};
+    bpc_type_t type = bpc_type_contiguous(es, MPI_BYTE);
+    for (int si = 0; si < nsizes; si++) {
+      const size_t count = sizes[si] / es;
+      float **orig = calloc((size_t)nl + 1, sizeof(float *));
+      float **work = calloc((size_t)nl + 1, sizeof(float *));
+      bpc_swap_piece_t *pieces = calloc((size_t)nl + 1, sizeof *pieces);
+      for (int b = 0; b < nl; b++) {
+        orig[b] = malloc(count * es + 64);
+        work[b] = malloc(count * es + 64);
+        for (size_t e = 0; e < count * es / 4; e++)
+          orig[b][e] = (float)((e * 7 + (size_t)gids[b] * 13) % 17) / 32.0f;
+      }
+      double *t = malloc(sizeof(double) * (size_t)reps);
+      int best = -1;
+      for (int c = 0; c < nc; c++) {
+        bpc_swap_params_t P = bpc_swap_params_default();
+        P.algorithm = cand[c].algo;
+        P.k = cand[c].nk ? cand[c].k : NULL;
+        P.nk = cand[c].nk;
+        P.nthreads = 0;
+        int rc = BPC_OK;
+        for (int r = -1; r < reps && rc == BPC_OK; r++) {
+          for (int b = 0; b < nl; b++)
+            memcpy(work[b], orig[b], count * es);
+          MPI_Barrier(MPI_COMM_WORLD);
+          double t0 = MPI_Wtime();
+          rc = bpc_swap(ctx, assign, &type, (void *const *)work, count, &op, &P, pieces, NULL);
+          double dt = MPI_Wtime() - t0, dmax = dt;
+          MPI_Allreduce(&dt, &dmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+          if (r >= 0)
+            t[r] = dmax;
+        }
+        if (rc != BPC_OK) {
+          if (rank == 0)
+            fprintf(stderr, "bpc-tune: %s failed: %s\n", cand[c].algo, bpc_last_error(ctx));
+          cand[c].t = 1e30;
+          continue;
+        }
+        qsort(t, (size_t)reps, sizeof *t, cmpd);
+        cand[c].t = t[reps / 2];
+        if (best < 0 || cand[c].t < cand[best].t)
+          best = c;
+        if (verbose && rank == 0) {
+          char kv[128] = "-";
+          for (int r = 0; r < cand[c].nk; r++)
+            snprintf(kv + (r ? strlen(kv) : 0), sizeof kv - (r ? strlen(kv) : 0), "%s%d",
+                     r ? "x" : "", cand[c].k[r]);
+          printf("# %s %zu bytes %-7s %-12s %10.1f us\n", opi == 0 ? "sum" : "over", sizes[si],
+                 cand[c].algo, kv, cand[c].t * 1e6);
+        }
+      }
+      if (best >= 0 && nres < 64) {
+        char kv[128] = "-";
+        for (int r = 0; r < cand[best].nk; r++)
+          snprintf(kv + (r ? strlen(kv) : 0), sizeof kv - (r ? strlen(kv) : 0), "%s%d",
+                   r ? "x" : "", cand[best].k[r]);
+        snprintf(results[nres++], sizeof results[0], "swap %d %d %zu %d %s %s %.9g", n, size,
+                 sizes[si], opi == 0, cand[best].algo, kv, cand[best].t);
+        if (rank == 0)
+          printf("%s\n", results[nres - 1]);
+      }
+      for (int b = 0; b < nl; b++) {
+        free(orig[b]);
+        free(work[b]);
+      }
+      free(orig);
+      free(work);
+      free(pieces);
+      free(t);
+    }
+  }
+  free(cand);
+
+  /* rank 0 merges the results into the file */
+  if (rank == 0) {
+    char **keep = NULL;
+    int nkeep = 0;
+    FILE *f = fopen(out, "r");
+    if (f != NULL) {
+      char line[1024];
+      while (fgets(line, sizeof line, f) != NULL) {
+        int nb, np, com;
+        unsigned long long by;
+        char eng[32];
+        int same = 0;
+        if (sscanf(line, "%31s %d %d %llu %d", eng, &nb, &np, &by, &com) == 5 &&
+            strcmp(eng, "swap") == 0)
+          for (int r = 0; r < nres && !same; r++) {
+            int rnb, rnp, rcom;
+            unsigned long long rby;
+            sscanf(results[r], "%31s %d %d %llu %d", eng, &rnb, &rnp, &rby, &rcom);
+            same = nb == rnb && np == rnp && by == rby && com == rcom;
+          }
+        if (!same && line[0] != '#') {
+          keep = realloc(keep, sizeof(char *) * (size_t)(nkeep + 1));
+          keep[nkeep++] = strdup(line);
+        }
+      }
+      fclose(f);
+    }
+    f = fopen(out, "w");
+    if (f == NULL) {
+      fprintf(stderr, "bpc-tune: cannot write %s\n", out);
+    } else {
+      fprintf(f, "# bpc tuning file (bpc-tune); BPC_TUNING_FILE=%s makes bpc_swap 'auto' use it\n"
+                 "# swap <nblocks> <nprocs> <bytes> <commutative> <algorithm> <kvec|-> <seconds>\n",
+              out);
+      for (int i = 0; i < nkeep; i++)
+        fputs(keep[i], f);
+      for (int r = 0; r < nres; r++)
+        fprintf(f, "%s\n", results[r]);
+      fclose(f);
+      ret = 0;
+    }
+    for (int i = 0; i < nkeep; i++)
+      free(keep[i]);
+    free(keep);
+  }
+  MPI_Bcast(&ret, 1, MPI_INT, 0, MPI_COMM_WORLD);
+
+done:
+  bpc_assign_destroy(&assign);
+  bpc_finalize(&ctx);
+  MPI_Finalize();
+  return ret;
+}

@@ -1,0 +1,239 @@
+/*
+ * bpc/swap.h - swap-reduce (a reduce-scatter of divisible buffers) and the
+ * all-to-all exchange built on the same swap rounds. See doc/swap.md.
+ *
+ * Swap-reduce. Every block holds a contiguous buffer of `count` elements (a
+ * contiguous bpc_type_t: element size + MPI datatype). The blocks' buffers
+ * are reduced element by element with a user operator "o" in the order of a
+ * visibility order (position 0 first). When the call returns, every block
+ * owns one finished, contiguous piece of the reduced buffer, stored in place
+ * in its own buffer at [offset, offset + count) (elements), and the pieces
+ * of all blocks tile [0, count) exactly once. The rest of every buffer is
+ * scratch (overwritten with partial results).
+ *
+ * Which piece a block owns is a function of its position in the visibility
+ * order, the schedule and the k-vector only (never of ranks or timing):
+ * bpc_swap_piece_of() computes it for any position, so code that gathers the
+ * result (the compositing plug-in) knows where every piece lives.
+ *  - shift, ring: position p owns piece p of the flat split of [0, count)
+ *    into nblocks ranges: [floor(p*count/n), floor((p+1)*count/n)).
+ *  - radixk with k-vector k[0..R-1]: write p in mixed radix with digit r in
+ *    round r counted from the least significant end (p = d0 + k0*(d1 +
+ *    k1*(d2 + ...))); start from [0, count) and, for r = 0, 1, ..., cut the
+ *    current range into k[r] ranges the same floor way and keep range d_r.
+ *    With every k = 2 this is binary swap's bit-reversed ownership; with one
+ *    round (direct send) it is the flat split again.
+ *
+ * Partial swap (radixk only): with rounds = r' < R, groups of
+ * g = k[0]*...*k[r'-1] consecutive positions ([p - p%g, p - p%g + g)) are
+ * each reduced among themselves; block p owns the piece given by its digits
+ * d0..d_{r'-1} of the reduction of its group only.
+ */
+#ifndef BPC_SWAP_H
+#define BPC_SWAP_H
+
+#include "bpc/core.h"
+#include "bpc/datatype.h"
+#include "bpc/decomp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Longest k-vector (rounds) the swap engine accepts. */
+#define BPC_SWAP_MAX_K 64
+
+/*
+ * The reduction operator. Combine `count` elements (count >= 1; the
+ * operator is never called with 0):
+ *   in_first != 0:  inout = in o inout   (in comes first in the order)
+ *   in_first == 0:  inout = inout o in   (inout comes first)
+ * `in` is read in place from a receive buffer (or from another block's
+ * buffer in the same process); do not keep the pointer after returning.
+ * Contract: "o" is associative and acts element by element (element e of
+ * the result depends only on element e of both operands), so any range of
+ * a buffer may be reduced on its own and large ranges may be cut across
+ * OpenMP threads; it must be thread-safe for disjoint ranges. Return 0, or a
+ * nonzero value to fail the call (BPC_ECALLBACK on every rank, with the
+ * value in bpc_last_error() on the rank where it happened).
+ */
+typedef int (*bpc_swap_op_fn)(void *inout, const void *in, size_t count, int in_first,
+                              void *user);
+
+typedef struct bpc_swap_op {
+  bpc_swap_op_fn fn;
+  /* Nonzero: a o b == b o a, pieces may be reduced in any order. Zero: the
+   * engine only ever combines operands that are adjacent in the order. */
+  int commutative;
+  void *user; /* passed to fn */
+} bpc_swap_op_t;
+
+/* Schedules (the ids of the algorithm table). */
+typedef enum bpc_swap_algorithm {
+  BPC_SWAP_AUTO = 0,
+  BPC_SWAP_RADIXK = 1, /* rounds of direct sends in groups of k (binary swap .. direct send) */
+  BPC_SWAP_SHIFT = 2,  /* n-1 shift-permutation stages, overlapping reduction */
+  BPC_SWAP_RING = 3    /* parallel pipeline: partials travel along a ring */
+} bpc_swap_algorithm_t;
+
+/* One row of the algorithm table. */
+typedef struct bpc_swap_algo_info {
+  int id;           /* bpc_swap_algorithm_t */
+  const char *name; /* "radixk", "shift", "ring" */
+  const char *desc; /* one line */
+} bpc_swap_algo_info_t;
+
+/* The algorithm table (static storage; not "auto"). */
+int bpc_swap_algorithms(const bpc_swap_algo_info_t **table, int *n);
+
+typedef struct bpc_swap_params {
+  /* "radixk", "shift", "ring" or "auto" (NULL = "auto"). "auto" uses
+   * BPC_SWAP_ALGORITHM from the environment if set (a name, or "auto"),
+   * else the tuning file named by BPC_TUNING_FILE (see bpc-tune) when it
+   * has an entry for this block and process count, else the built-in
+   * choice (radixk with an automatic k-vector). Must be the same on every
+   * rank. */
+  const char *algorithm;
+  /* radixk: the k-vector (nk entries >= 2 whose product is nblocks), or
+   * NULL / nk 0 for an automatic one (any block count, primes included).
+   * Ignored by the other schedules. */
+  const int *k;
+  int nk;
+  /* radixk: rounds to perform (1..R) for a partial swap; 0 = all. Other
+   * schedules accept only 0. */
+  int rounds;
+  /* Visibility order: order[pos] = gid, a permutation of 0..nblocks-1
+   * (copied during the call; the same on every rank); NULL = identity. */
+  const int *order;
+  /* OpenMP threads for local reductions: 0 = OpenMP default
+   * (OMP_NUM_THREADS), 1 = none. */
+  int nthreads;
+  /* radixk: nonzero = reduce each round's pieces in one fixed tree once
+   * they have all arrived (results bit-identical from run to run and for
+   * any thread or process count, also for floating point); zero (default)
+   * = reduce pieces as soon as they are adjacent in the order to what has
+   * arrived (faster; the association then depends on arrival order, which
+   * only matters for operators that are not exactly associative, e.g.
+   * floating-point rounding). shift and ring always reduce in a fixed order. */
+  int deterministic;
+} bpc_swap_params_t;
+
+/* Parameters with every field at its default (auto, automatic k, full,
+ * identity order, OpenMP default threads, arrival order). */
+bpc_swap_params_t bpc_swap_params_default(void);
+
+/* The piece a block owns: elements [offset, offset + count) of its buffer. */
+typedef struct bpc_swap_piece {
+  size_t offset;
+  size_t count;
+} bpc_swap_piece_t;
+
+/* What a call actually ran (filled by bpc_swap; feed it to
+ * bpc_swap_piece_of). */
+typedef struct bpc_swap_info {
+  int algorithm; /* bpc_swap_algorithm_t (never AUTO) */
+  char name[16];
+  int nblocks;
+  int nk;                  /* radixk: k-vector used (all R rounds) */
+  int k[BPC_SWAP_MAX_K];
+  int rounds;              /* radixk: rounds performed (<= nk); else 1 */
+  int group;               /* blocks reduced into each piece: nblocks, or
+                              k[0]*...*k[rounds-1] for a partial swap */
+  int source;              /* where the choice came from: 0 argument,
+                              1 BPC_SWAP_ALGORITHM, 2 tuning file, 3 built-in */
+} bpc_swap_info_t;
+
+/*
+ * bpc_swap: reduce-scatter the local blocks' buffers. Collective over the
+ * context: every rank calls it (also ranks without blocks), with the same
+ * assignment, type, count, operator commutativity and params.
+ *  assign: the blocks (nblocks = all blocks; this rank's local gids in
+ *    ascending order, as bpc_assign_local gives them).
+ *  type:   a contiguous type (elem_size, mpi_type); custom types are
+ *    BPC_ETYPE.
+ *  bufs:   one buffer per local block, in local order, each `count`
+ *    elements, 64-byte alignment not required. Read and overwritten in
+ *    place (the owned piece ends up at its offset; the rest is scratch).
+ *    Buffers stay the caller's. May be NULL when this rank has no blocks or
+ *    count is 0.
+ *  pieces: out, one per local block (local order): the owned piece. May be
+ *    NULL when this rank has no blocks.
+ *  info:   out (may be NULL): what ran.
+ * Buffers are sent straight from user memory (no copy); received pieces
+ * are reduced in place in pooled receive buffers reused across calls.
+ * Errors (on every rank alike; nothing is sent before arguments agree):
+ *  BPC_ENULL (ctx, assign, type, op or op->fn NULL; bufs, a buffer or pieces
+ *  NULL where needed), BPC_ETYPE (not a contiguous type), BPC_EALGO (unknown
+ *  algorithm name, also in BPC_SWAP_ALGORITHM), BPC_EKVEC (k-vector does not
+ *  multiply to nblocks, a k < 2, or more than BPC_SWAP_MAX_K rounds),
+ *  BPC_EPERM (order is not a permutation), BPC_ERANGE (rounds out of range,
+ *  or count * elem_size overflows), BPC_EINVAL (nthreads < 0; a partial swap
+ *  with shift or ring; arguments that differ between ranks, e.g. count, the
+ *  order or the chosen schedule), BPC_ECALLBACK (the operator failed on some
+ *  block; the schedule is still completed), BPC_ETRUNC (a piece of the wrong
+ *  size arrived), BPC_ENOMEM, BPC_EMPI.
+ */
+int bpc_swap(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
+             void *const *bufs, size_t count, const bpc_swap_op_t *op,
+             const bpc_swap_params_t *params, bpc_swap_piece_t *pieces, bpc_swap_info_t *info);
+
+/*
+ * The piece owned by the block at position `pos` (0..nblocks-1) after a call
+ * described by `info`, for buffers of `count` elements (see the top of this
+ * header). Pure function; no context needed.
+ * Errors: BPC_ENULL, BPC_ERANGE (pos out of range), BPC_EINVAL (info not
+ * filled by bpc_swap).
+ */
+int bpc_swap_piece_of(const bpc_swap_info_t *info, size_t count, int pos, bpc_swap_piece_t *piece);
+
+/* ------------------------------------------------------------- all-to-all */
+
+/*
+ * Give the item block src_gid sends to block dst_gid (every dst, itself
+ * included): *item = a bpc_buf_t * for contiguous types or the user's item
+ * for custom types, or NULL for "nothing" (no delivery). A non-NULL empty
+ * item (count 0, or a custom item that packs to 0 bytes) is delivered. The
+ * item stays the caller's and must stay valid and unchanged until
+ * bpc_alltoall returns. Return 0 or a nonzero value (BPC_ECALLBACK).
+ */
+typedef int (*bpc_a2a_send_fn)(int src_gid, int dst_gid, const void **item, void *user);
+
+/*
+ * Receive the item src_gid sent to dst_gid: a bpc_buf_t * view into bpc's
+ * receive buffer (contiguous types) or an item made by the type's unpack
+ * (custom types; destroyed by bpc after the callback). Valid only during
+ * the call: copy what you keep. Called for every non-NULL item, for each
+ * local block in local order, sources in ascending gid order. Return 0 or a
+ * nonzero value (BPC_ECALLBACK).
+ */
+typedef int (*bpc_a2a_recv_fn)(int dst_gid, int src_gid, void *item, void *user);
+
+typedef struct bpc_alltoall_params {
+  /* k-vector of the swap rounds (product nblocks), or NULL / 0 for an
+   * automatic one. One round with k = nblocks is a direct exchange. */
+  const int *k;
+  int nk;
+} bpc_alltoall_params_t;
+
+/*
+ * bpc_alltoall: every block gives an item to every block and receives all
+ * items addressed to it, routed by k-ary swap rounds (DIY's all_to_all):
+ * in round r each block bundles the items it holds by the round-r digit of
+ * their destination and sends one bundle to each of the other k[r] - 1
+ * members of its group, so a block sends sum(k[r] - 1) messages in all and
+ * an item travels at most R hops. Items of any bpc type; local transfers
+ * skip MPI. Collective over the context (ranks without blocks too).
+ * params may be NULL (automatic k-vector).
+ * Errors: BPC_ENULL, BPC_ETYPE (bad type), BPC_EKVEC, BPC_ECALLBACK (a
+ * send/recv/pack/unpack callback failed on some rank; the rounds are still
+ * completed), BPC_ETRUNC, BPC_ENOMEM, BPC_EMPI; bad arguments fail on every
+ * rank before anything is sent.
+ */
+int bpc_alltoall(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
+                 bpc_a2a_send_fn send, bpc_a2a_recv_fn recv, void *user,
+                 const bpc_alltoall_params_t *params);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BPC_SWAP_H */

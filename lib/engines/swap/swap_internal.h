@@ -1,0 +1,75 @@
+/*
+ * lib/engines/swap/swap_internal.h - state shared by the swap-reduce entry
+ * (swap.c) and its schedules (swap_radixk.c, swap_shift.c, swap_ring.c).
+ * Not installed.
+ *
+ * Error policy inside a schedule: a failure that leaves the messaging
+ * usable (operator failure, a piece of the wrong size) is recorded in
+ * c->err (first one wins, message via bpc__err) and the schedule goes on
+ * without calling the operator again, so no peer waits forever; swap.c then
+ * agrees on the code over all ranks. A messaging failure (MPI) is returned
+ * at once.
+ */
+#ifndef BPC_LIB_ENGINES_SWAP_INTERNAL_H
+#define BPC_LIB_ENGINES_SWAP_INTERNAL_H
+
+#include "bpc/swap.h"
+#include "comm/comm.h"
+#include "core/core.h"
+#include "patterns/patterns.h"
+#include "threads/threads.h"
+
+typedef struct bpc__swap_call {
+  bpc_ctx_t *ctx;
+  bpc__exch_t *ex;
+  int n;             /* blocks */
+  const int *order;  /* order[pos] = gid */
+  const int *pos_of; /* pos_of[gid] = pos */
+  int nlocal;
+  const int *gids;   /* local gids (ascending) */
+  const int *lpos;   /* position of each local block */
+  char *const *buf;  /* each local block's buffer */
+  size_t count;      /* elements per buffer */
+  size_t es;         /* bytes per element */
+  const bpc_swap_op_t *op;
+  int deterministic;
+  bpc__tree_t tree;  /* the ordered tree reduction (fn/arg wrap op) */
+  bpc_swap_piece_t *pieces; /* out, per local block */
+  int err;           /* first recorded (non-messaging) failure; BPC_OK */
+  int cur_round;     /* for messages */
+} bpc__swap_call_t;
+
+/* Apply the operator once (skipped when count is 0 or after a failure;
+ * a failure is recorded as BPC_ECALLBACK). Returns c->err. */
+int bpc__swap_op(bpc__swap_call_t *c, void *inout, const void *in, size_t count, int in_first,
+                 int gid);
+
+/* Run a batch of ordered trees (lib/threads; one OpenMP region for all,
+ * threads as configured); each job's result lands in bufs[holder] (home,
+ * or 0). Skipped after a failure (holders still set). Returns c->err. */
+int bpc__swap_trees(bpc__swap_call_t *c, bpc__tree_job_t *jobs, int njobs);
+
+/* Record a received message of the wrong size (BPC_ETRUNC); returns it. */
+int bpc__swap_bad_size(bpc__swap_call_t *c, const bpc__msg_t *m, size_t expected);
+
+/* Schedules: run on every rank after the arguments were agreed; return a
+ * messaging error, else BPC_OK (other failures are in c->err). */
+int bpc__swap_radixk(bpc__swap_call_t *c, const bpc__rounds_t *R, int nrounds);
+int bpc__swap_shift(bpc__swap_call_t *c);
+int bpc__swap_ring(bpc__swap_call_t *c);
+
+/* The radixk piece of position p after `rounds` rounds of R, for count
+ * elements (nested floor splits by the digits of p). */
+void bpc__swap_radixk_piece(const bpc__rounds_t *R, int rounds, size_t count, int p,
+                            size_t *off, size_t *len);
+
+/* Flat piece p of n of count elements (shift, ring). */
+void bpc__swap_flat_piece(size_t count, int n, int p, size_t *off, size_t *len);
+
+/* Tuning file (swap_tuning.c): the best entry for this configuration, if
+ * BPC_TUNING_FILE names a readable file with one. Returns 1 and fills
+ * algo/k/nk when found, 0 otherwise. The file is read once per context. */
+int bpc__swap_tuning_lookup(bpc_ctx_t *ctx, int nblocks, int nprocs, size_t bytes,
+                            int commutative, int *algo, int *k, int *nk);
+
+#endif /* BPC_LIB_ENGINES_SWAP_INTERNAL_H */

@@ -1,0 +1,322 @@
+/*
+ * tests/mpi/test_swap.c - swap-reduce under MPI at every process count of
+ * tests/testlist: radixk (automatic and user k-vectors, full and partial),
+ * shift and ring, with 1..4 blocks per process (contiguous and round-robin),
+ * fewer blocks than processes (ranks without blocks), odd counts, counts
+ * smaller than the number of blocks and zero, identity / reversed / random
+ * visibility orders, commutative sum and non-commutative RGBA "over" and
+ * 2x2 matrix products against a serial reference computed on every rank,
+ * 1 and 2 OpenMP threads (bit-identical with the deterministic tree),
+ * bytes sent per rank against the model n(p-1)/p, and bad input (k-vector
+ * mismatch, an order that is not a permutation, operator failure on one
+ * rank, arguments that differ between ranks) failing on every rank alike.
+ */
+#include "mpi_check.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../common/swap_run.h"
+
+static bpc_ctx_t *ctx;
+
+static void setup(void) { ck_assert_int_eq(bpc_init(MPI_COMM_WORLD, NULL, &ctx), BPC_OK); }
+static void teardown(void) { bpc_finalize(&ctx); }
+
+static bpc_assign_t *make_assign(int n, bpc_assign_mode_t mode)
+{
+  bpc_assign_t *a = NULL;
+  int rc = bpc_assign_create(ctx, n, mode, NULL, &a);
+  T_CHECK(rc == BPC_OK, "assign %d: %s", n, bpc_last_error(ctx));
+  return a;
+}
+
+static void one_case(bpc_assign_t *a, int op, size_t count, const bpc_swap_params_t *P,
+                     const char *what)
+{
+  so_case_t c;
+  char tag[256];
+  int n = 0, rc = 0;
+  bpc_assign_nblocks(a, &n);
+  memset(&c, 0, sizeof c);
+  c.op = op;
+  c.count = count;
+  c.params = *P;
+  snprintf(tag, sizeof tag, "[rank %d/%d] %s n=%d op=%s count=%zu alg=%s nk=%d rounds=%d thr=%d",
+           t_rank, t_size, what, n, so_names[op], count, P->algorithm ? P->algorithm : "auto",
+           P->nk, P->rounds, P->nthreads);
+  int f = so_run(ctx, a, &c, tag, &rc, NULL, NULL);
+  T_CHECK(f == 0, "%s: %d failure(s)", tag, f);
+}
+
+/* Every schedule and operator, 1..4 blocks per process (shift and ring,
+ * whose n-1 stages are slow when oversubscribed, on fewer cases). */
+START_TEST(test_schedules)
+{
+  const char *algs[] = {"radixk", "shift", "ring"};
+  int order[64];
+  int idx = 0;
+  for (int bpp = 1; bpp <= 4; bpp++) {
+    const int n = bpp * t_size;
+    bpc_assign_t *a = make_assign(n, bpp == 2 ? BPC_ASSIGN_ROUND_ROBIN : BPC_ASSIGN_CONTIGUOUS);
+    for (int ai = 0; ai < 3; ai++) {
+      if (ai > 0 && bpp > 2)
+        continue;
+      for (int op = 0; op < SO_NOPS; op++, idx++) {
+        if (ai > 0 && bpp == 2 && op != SO_MAT)
+          continue;
+        bpc_swap_params_t P = bpc_swap_params_default();
+        P.algorithm = algs[ai];
+        P.nthreads = 1 + idx % 2;
+        so_order(idx % 3, n, (uint32_t)(1000 + idx), order);
+        P.order = order;
+        one_case(a, op, 37, &P, "schedules");
+        if (op == SO_MAT && (bpp == 1 || (ai == 0 && bpp == 3)))
+          one_case(a, op, (size_t)(n > 1 ? n - 1 : 0), &P, "schedules-small");
+        if (op == SO_OVER && bpp == 1)
+          one_case(a, op, 0, &P, "schedules-zero");
+      }
+    }
+    bpc_assign_destroy(&a);
+  }
+  T_SYNC();
+}
+END_TEST
+
+/* User k-vectors (binary-swap-like, direct send, mixed), partial swaps. */
+START_TEST(test_kvectors)
+{
+  int order[64];
+  for (int bpp = 1; bpp <= 2; bpp++) {
+    const int n = bpp * t_size;
+    bpc_assign_t *a = make_assign(n, BPC_ASSIGN_CONTIGUOUS);
+    int kv[3][32], nk[3] = {0, 0, 0};
+    /* smallest factors first (all 2 when n is a power of two) */
+    int m = n;
+    for (int f = 2; m > 1 && f <= m; f++)
+      while (m % f == 0) {
+        kv[0][nk[0]++] = f;
+        m /= f;
+      }
+    /* one round: direct send */
+    if (n > 1) {
+      kv[1][0] = n;
+      nk[1] = 1;
+    }
+    /* largest factors first */
+    for (int i = 0; i < nk[0]; i++)
+      kv[2][i] = kv[0][nk[0] - 1 - i];
+    nk[2] = nk[0];
+    for (int v = 0; v < 3; v++)
+      for (int op = 1; op < SO_NOPS; op++) {
+        bpc_swap_params_t P = bpc_swap_params_default();
+        P.algorithm = "radixk";
+        P.k = nk[v] ? kv[v] : NULL;
+        P.nk = nk[v];
+        P.nthreads = 1;
+        so_order(2, n, (uint32_t)(7 * v + op), order);
+        P.order = order;
+        one_case(a, op, 53, &P, "kvec");
+        if (nk[v] >= 2) {
+          P.rounds = 1;
+          one_case(a, op, 29, &P, "partial");
+          P.rounds = nk[v] - 1;
+          one_case(a, op, 29, &P, "partial");
+        }
+      }
+    bpc_assign_destroy(&a);
+  }
+  T_SYNC();
+}
+END_TEST
+
+/* Fewer blocks than processes: ranks without blocks take part. */
+START_TEST(test_fewer_blocks)
+{
+  const int ns[3] = {1, t_size > 2 ? t_size - 1 : 1, t_size > 3 ? t_size / 2 + 1 : 2};
+  const char *algs[] = {"radixk", "shift", "ring"};
+  for (int i = 0; i < 3; i++) {
+    bpc_assign_t *a = make_assign(ns[i], BPC_ASSIGN_CONTIGUOUS);
+    for (int ai = 0; ai < 3; ai++) {
+      bpc_swap_params_t P = bpc_swap_params_default();
+      P.algorithm = algs[ai];
+      P.nthreads = 1;
+      int order[64];
+      so_order(1, ns[i], 3u, order);
+      P.order = order;
+      one_case(a, SO_MAT, 19, &P, "fewer");
+    }
+    bpc_assign_destroy(&a);
+  }
+  T_SYNC();
+}
+END_TEST
+
+/* 1 and 2 threads: bit-identical float results with the deterministic
+ * tree, over several blocks per process (local pieces arrive together). */
+START_TEST(test_threads)
+{
+  const int n = 2 * t_size;
+  const size_t count = 12000;
+  setenv("BPC_TREE_MIN_CHUNK", "64", 1); /* cut even these small pieces across threads */
+  bpc_assign_t *a = make_assign(n, BPC_ASSIGN_CONTIGUOUS);
+  int order[64];
+  so_order(2, n, 99u, order);
+  void **res[2] = {NULL, NULL};
+  int nl = 0;
+  const int *gids;
+  bpc_assign_local(a, &gids, &nl);
+  for (int T = 1; T <= 2; T++) {
+    bpc_swap_params_t P = bpc_swap_params_default();
+    P.algorithm = "radixk";
+    P.nthreads = T;
+    P.deterministic = 1;
+    P.order = order;
+    so_case_t c = {SO_OVER, count, P};
+    int rc = 0;
+    char tag[64];
+    snprintf(tag, sizeof tag, "[rank %d] threads T=%d", t_rank, T);
+    T_CHECK(so_run(ctx, a, &c, tag, &rc, NULL, &res[T - 1]) == 0, "%s", tag);
+  }
+  for (int i = 0; i < nl; i++) {
+    T_CHECK(memcmp(res[0][i], res[1][i], count * 16) == 0, "block %d: 1 and 2 threads differ",
+            gids[i]);
+    free(res[0][i]);
+    free(res[1][i]);
+  }
+  free(res[0]);
+  free(res[1]);
+  unsetenv("BPC_TREE_MIN_CHUNK");
+  bpc_assign_destroy(&a);
+  T_SYNC();
+}
+END_TEST
+
+/* Bytes sent per rank: n(p-1)/p of the buffer with one block per process. */
+START_TEST(test_bytes_model)
+{
+  const int n = t_size;
+  const size_t count = 840 * 4; /* divisible by every n in the testlist */
+  bpc_assign_t *a = make_assign(n, BPC_ASSIGN_CONTIGUOUS);
+  const char *algs[] = {"radixk", "shift", "ring"};
+  for (int ai = 0; ai < 3; ai++)
+    for (int op = 0; op < SO_NOPS; op += 2) {
+      bpc_swap_params_t P = bpc_swap_params_default();
+      P.algorithm = algs[ai];
+      P.nthreads = 1;
+      one_case(a, op, count, &P, "bytes");
+      bpc_call_stats_t st;
+      bpc_stats_last_call(ctx, &st);
+      const uint64_t model = (uint64_t)(count * so_elem_size(op)) * (uint64_t)(n - 1) / (uint64_t)n;
+      T_CHECK(st.total.bytes_sent == model, "%s op %s: sent %llu bytes, model %llu", algs[ai],
+              so_names[op], (unsigned long long)st.total.bytes_sent, (unsigned long long)model);
+      T_CHECK(st.total.local_bytes == 0, "%s: local bytes %llu with one block per process",
+              algs[ai], (unsigned long long)st.total.local_bytes);
+    }
+  bpc_assign_destroy(&a);
+  T_SYNC();
+}
+END_TEST
+
+static int fail_on_last_rank(void *io, const void *in, size_t n, int f, void *u)
+{
+  (void)u;
+  if (t_rank == t_size - 1)
+    return 23;
+  return so_apply(SO_SUM, io, in, n, f);
+}
+
+START_TEST(test_bad_input)
+{
+  const int n = 2 * t_size;
+  bpc_assign_t *a = make_assign(n, BPC_ASSIGN_CONTIGUOUS);
+  const int *gids;
+  int nl = 0;
+  bpc_assign_local(a, &gids, &nl);
+  float *b[2];
+  bpc_swap_piece_t pc[2];
+  for (int i = 0; i < nl; i++) {
+    b[i] = calloc(40, sizeof(float));
+    so_fill(SO_SUM, gids[i], b[i], 40);
+  }
+  void *const *bufs = (void *const *)b;
+  bpc_type_t t = bpc_type_contiguous(4, MPI_FLOAT);
+  bpc_swap_op_t op = so_op(SO_SUM);
+  bpc_swap_params_t P = bpc_swap_params_default();
+  int rc;
+
+  /* k-vector that does not multiply to n */
+  int k[2] = {n, 2};
+  P.k = k;
+  P.nk = 2;
+  rc = bpc_swap(ctx, a, &t, bufs, 40, &op, &P, pc, NULL);
+  T_CHECK(rc == BPC_EKVEC, "kvec: %s", bpc_err_name(rc));
+
+  /* an order that is not a permutation, on one rank only: all fail */
+  P = bpc_swap_params_default();
+  int *ord = malloc(sizeof(int) * (size_t)n);
+  for (int i = 0; i < n; i++)
+    ord[i] = i;
+  if (t_rank == 0)
+    ord[n - 1] = 0;
+  P.order = ord;
+  rc = bpc_swap(ctx, a, &t, bufs, 40, &op, &P, pc, NULL);
+  T_CHECK(rc == BPC_EPERM, "perm: %s", bpc_err_name(rc));
+
+  /* a valid order that differs between ranks: detected, no hang */
+  if (t_size > 1) {
+    for (int i = 0; i < n; i++)
+      ord[i] = t_rank == 0 ? n - 1 - i : i;
+    rc = bpc_swap(ctx, a, &t, bufs, 40, &op, &P, pc, NULL);
+    T_CHECK(rc == BPC_EINVAL, "differing orders: %s", bpc_err_name(rc));
+  }
+  free(ord);
+
+  /* count that differs between ranks */
+  P = bpc_swap_params_default();
+  if (t_size > 1) {
+    rc = bpc_swap(ctx, a, &t, bufs, t_rank == 0 ? 39 : 40, &op, &P, pc, NULL);
+    T_CHECK(rc == BPC_EINVAL, "differing counts: %s", bpc_err_name(rc));
+  }
+
+  /* operator failure on the last rank: BPC_ECALLBACK everywhere, every schedule */
+  const char *algs[] = {"radixk", "shift", "ring"};
+  for (int ai = 0; ai < 3; ai++) {
+    bpc_swap_op_t fop = {fail_on_last_rank, 1, NULL};
+    P = bpc_swap_params_default();
+    P.algorithm = algs[ai];
+    rc = bpc_swap(ctx, a, &t, bufs, 40, &fop, &P, pc, NULL);
+    T_CHECK(rc == BPC_ECALLBACK, "%s op failure: %s (%s)", algs[ai], bpc_err_name(rc),
+            bpc_last_error(ctx));
+    if (t_rank == t_size - 1)
+      T_CHECK(strstr(bpc_last_error(ctx), "returned 23") != NULL, "message: %s",
+              bpc_last_error(ctx));
+  }
+  /* and the context still works */
+  P = bpc_swap_params_default();
+  one_case(a, SO_MAT, 21, &P, "after-errors");
+
+  for (int i = 0; i < nl; i++)
+    free(b[i]);
+  bpc_assign_destroy(&a);
+  T_SYNC();
+}
+END_TEST
+
+static Suite *swap_suite(void)
+{
+  Suite *s = suite_create("swap_mpi");
+  TCase *tc = tcase_create("swap");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 240);
+  tcase_add_test(tc, test_schedules);
+  tcase_add_test(tc, test_kvectors);
+  tcase_add_test(tc, test_fewer_blocks);
+  tcase_add_test(tc, test_threads);
+  tcase_add_test(tc, test_bytes_model);
+  tcase_add_test(tc, test_bad_input);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+BPC_T_MPI_MAIN(swap_suite)
