@@ -36,6 +36,49 @@ static const bench_engine_t *find_engine(const char *name)
   return NULL;
 }
 
+/* -------------------------------------------------------------- payloads */
+
+static uint64_t mix64(uint64_t x)
+{
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return x;
+}
+
+static uint64_t pattern_word(uint64_t key, size_t j, size_t nwords, int rep)
+{
+  uint64_t w = mix64(mix64(key) ^ (uint64_t)j ^ 0x5bd1e9955bd1e995ull);
+  if (j == 0 || j + 1 == nwords)
+    w ^= mix64(((uint64_t)(uint32_t)rep << 32) ^ key ^ 0xa5a5a5a5ull);
+  return w;
+}
+
+void bench_pattern_fill(unsigned char *buf, size_t bytes, uint64_t key, int rep, size_t j0,
+                        size_t j1)
+{
+  const size_t nwords = (bytes + 7) / 8;
+  for (size_t j = j0; j < j1 && j < nwords; j++) {
+    uint64_t w = pattern_word(key, j, nwords, rep);
+    size_t len = bytes - 8 * j < 8 ? bytes - 8 * j : 8;
+    memcpy(buf + 8 * j, &w, len);
+  }
+}
+
+int bench_pattern_ok(const unsigned char *buf, size_t bytes, uint64_t key, int rep)
+{
+  const size_t nwords = (bytes + 7) / 8;
+  for (size_t j = 0; j < nwords; j++) {
+    uint64_t w = pattern_word(key, j, nwords, rep);
+    size_t len = bytes - 8 * j < 8 ? bytes - 8 * j : 8;
+    if (memcmp(buf + 8 * j, &w, len) != 0)
+      return 0;
+  }
+  return 1;
+}
+
 /* ----------------------------------------------------------------- usage */
 
 static void usage(FILE *f, const bench_engine_t *e)

@@ -122,6 +122,14 @@ typedef struct bench_engine {
 } bench_engine_t;
 
 /* The benchmarks (one per bench_<engine>.c). */
+/* Test payloads: word j of the message identified by `key` in repetition
+ * `rep` (rep only changes the first and last word, so a stale message from
+ * another repetition is caught while restamping stays cheap). fill writes
+ * words [j0, j1); ok checks all of buf. */
+void bench_pattern_fill(unsigned char *buf, size_t bytes, uint64_t key, int rep, size_t j0,
+                        size_t j1);
+int bench_pattern_ok(const unsigned char *buf, size_t bytes, uint64_t key, int rep);
+
 extern const bench_engine_t bench_engine_comm;
 extern const bench_engine_t bench_engine_merge;
 extern const bench_engine_t bench_engine_swap;

@@ -52,51 +52,6 @@ typedef struct comm_state {
   bpc__msg_t **msgs;       /* the bpc run's received messages */
 } comm_state_t;
 
-/* --------------------------------------------------------------- payloads */
-
-static uint64_t mix64(uint64_t x)
-{
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return x;
-}
-
-/* Word j (of nwords) of the payload block `src` sends in repetition `rep`. */
-static uint64_t pattern_word(int src, size_t j, size_t nwords, int rep)
-{
-  uint64_t w = mix64(((uint64_t)(uint32_t)src << 40) ^ (uint64_t)j ^ 0x5bd1e9955bd1e995ull);
-  if (j == 0 || j + 1 == nwords)
-    w ^= mix64(((uint64_t)(uint32_t)rep << 32) ^ (uint64_t)(uint32_t)src ^ 0xa5a5a5a5ull);
-  return w;
-}
-
-/* Write words [j0, j1) of the payload into buf (bytes long). */
-static void pattern_fill(unsigned char *buf, size_t bytes, int src, int rep, size_t j0, size_t j1)
-{
-  const size_t nwords = (bytes + 7) / 8;
-  for (size_t j = j0; j < j1 && j < nwords; j++) {
-    uint64_t w = pattern_word(src, j, nwords, rep);
-    size_t len = bytes - 8 * j < 8 ? bytes - 8 * j : 8;
-    memcpy(buf + 8 * j, &w, len);
-  }
-}
-
-/* 1 if buf holds the payload of `src` for repetition `rep`. */
-static int pattern_ok(const unsigned char *buf, size_t bytes, int src, int rep)
-{
-  const size_t nwords = (bytes + 7) / 8;
-  for (size_t j = 0; j < nwords; j++) {
-    uint64_t w = pattern_word(src, j, nwords, rep);
-    size_t len = bytes - 8 * j < 8 ? bytes - 8 * j : 8;
-    if (memcmp(buf + 8 * j, &w, len) != 0)
-      return 0;
-  }
-  return 1;
-}
-
 /* -------------------------------------------------------------- callbacks */
 
 static int comm_prepare(void *st, int rep, int is_bpc)
@@ -108,8 +63,8 @@ static int comm_prepare(void *st, int rep, int is_bpc)
   const size_t nwords = (s->bytes + 7) / 8;
   for (int i = 0; i < s->nlocal && nwords > 0; i++) {
     unsigned char *b = s->sbuf + (size_t)i * s->bytes;
-    pattern_fill(b, s->bytes, s->gids[i], rep, 0, 1);
-    pattern_fill(b, s->bytes, s->gids[i], rep, nwords - 1, nwords);
+    bench_pattern_fill(b, s->bytes, (uint64_t)s->gids[i], rep, 0, 1);
+    bench_pattern_fill(b, s->bytes, (uint64_t)s->gids[i], rep, nwords - 1, nwords);
   }
   s->stamped_rep = rep;
   return 0;
@@ -167,7 +122,7 @@ static int comm_check(void *st, int *correct)
   for (int i = 0; i < s->nlocal; i++) {
     const unsigned char *ref = s->rbuf + (size_t)i * s->bytes;
     const bpc__msg_t *m = s->msgs[i];
-    if (!pattern_ok(ref, s->bytes, s->src_gid[i], s->stamped_rep)) {
+    if (!bench_pattern_ok(ref, s->bytes, (uint64_t)s->src_gid[i], s->stamped_rep)) {
       bench_error(s->env, "comm: baseline message %d -> %d holds wrong data", s->src_gid[i],
                   s->gids[i]);
       ok = 0;
@@ -209,7 +164,8 @@ static int comm_alloc_buffers(comm_state_t *s, size_t bytes)
     return BPC_ENOMEM;
   }
   for (int i = 0; i < s->nlocal; i++)
-    pattern_fill(s->sbuf + (size_t)i * bytes, bytes, s->gids[i], -1, 0, (bytes + 7) / 8);
+    bench_pattern_fill(s->sbuf + (size_t)i * bytes, bytes, (uint64_t)s->gids[i], -1, 0,
+                       (bytes + 7) / 8);
   memset(s->rbuf, 0, total);
   return 0;
 }

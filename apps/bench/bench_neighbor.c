@@ -67,45 +67,10 @@ typedef struct nbh_state {
 
 /* ---------------------------------------------------------------- payloads */
 
-static uint64_t mix64(uint64_t x)
+/* The payload key of the item gid sends on its link `link`. */
+static uint64_t key_of(int gid, int link)
 {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return x;
-}
-
-static uint64_t word_of(int gid, int link, size_t j, size_t nwords, int rep)
-{
-  uint64_t w = mix64(((uint64_t)(uint32_t)gid << 32) ^ ((uint64_t)(uint32_t)link << 20) ^ j);
-  if (j == 0 || j + 1 == nwords)
-    w ^= mix64((uint64_t)(uint32_t)rep * 0x9e3779b97f4a7c15ull + (uint64_t)gid);
-  return w;
-}
-
-static void fill(unsigned char *buf, size_t bytes, int gid, int link, int rep, size_t j0,
-                 size_t j1)
-{
-  const size_t nwords = (bytes + 7) / 8;
-  for (size_t j = j0; j < j1 && j < nwords; j++) {
-    uint64_t w = word_of(gid, link, j, nwords, rep);
-    size_t len = bytes - 8 * j < 8 ? bytes - 8 * j : 8;
-    memcpy(buf + 8 * j, &w, len);
-  }
-}
-
-static int pattern_ok(const unsigned char *buf, size_t bytes, int gid, int link, int rep)
-{
-  const size_t nwords = (bytes + 7) / 8;
-  for (size_t j = 0; j < nwords; j++) {
-    uint64_t w = word_of(gid, link, j, nwords, rep);
-    size_t len = bytes - 8 * j < 8 ? bytes - 8 * j : 8;
-    if (memcmp(buf + 8 * j, &w, len) != 0)
-      return 0;
-  }
-  return 1;
+  return ((uint64_t)(uint32_t)gid << 32) | (uint32_t)link;
 }
 
 /* --------------------------------------------------------------- callbacks */
@@ -119,8 +84,9 @@ static int nbh_prepare(void *st, int rep, int is_bpc)
   const size_t nwords = (s->bytes + 7) / 8;
   for (int e = 0; e < s->nsend && nwords > 0; e++) {
     unsigned char *b = s->sbuf + (size_t)e * s->bytes;
-    fill(b, s->bytes, s->sedge[e].src_gid, s->sedge[e].src_link, rep, 0, 1);
-    fill(b, s->bytes, s->sedge[e].src_gid, s->sedge[e].src_link, rep, nwords - 1, nwords);
+    uint64_t key = key_of(s->sedge[e].src_gid, s->sedge[e].src_link);
+    bench_pattern_fill(b, s->bytes, key, rep, 0, 1);
+    bench_pattern_fill(b, s->bytes, key, rep, nwords - 1, nwords);
   }
   s->stamped_rep = rep;
   return 0;
@@ -179,8 +145,8 @@ static int nbh_check(void *st, int *correct)
   int ok = 1;
   for (int r = 0; r < s->nrecv; r++) {
     const nbh_edge_t *e = &s->redge[r];
-    if (!pattern_ok(s->rbuf + (size_t)r * s->bytes, s->bytes, e->src_gid, e->src_link,
-                    s->stamped_rep)) {
+    if (!bench_pattern_ok(s->rbuf + (size_t)r * s->bytes, s->bytes,
+                          key_of(e->src_gid, e->src_link), s->stamped_rep)) {
       bench_error(s->env, "neighbor: baseline data from gid %d link %d to gid %d is wrong",
                   e->src_gid, e->src_link, e->dst_gid);
       ok = 0;
@@ -375,8 +341,8 @@ static int nbh_setup(nbh_state_t *s, int dim, size_t bytes, int bpp, uint64_t *l
     dst_ranks[e] = s->sedge[e].rank;
     s->scount[e] = (int)bytes;
     s->sdispl[e] = (int)((size_t)e * bytes);
-    fill(s->sbuf + (size_t)e * bytes, bytes, s->sedge[e].src_gid, s->sedge[e].src_link, -1, 0,
-         (bytes + 7) / 8);
+    bench_pattern_fill(s->sbuf + (size_t)e * bytes, bytes,
+                       key_of(s->sedge[e].src_gid, s->sedge[e].src_link), -1, 0, (bytes + 7) / 8);
     if (s->sedge[e].rank != env->rank && (e == 0 || s->sedge[e - 1].rank != s->sedge[e].rank))
       msgs++;
   }
