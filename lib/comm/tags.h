@@ -14,8 +14,11 @@
  *    payload, sent straight from the sender's memory (no copy). The receiver
  *    probes the header (MPI_Improbe/MPI_Mrecv), then at once posts an
  *    MPI_Irecv for the payload from the same source and tag into a pool
- *    buffer of the exact size; MPI's non-overtaking rule guarantees that this
- *    receive matches the payload and that a probe never does.
+ *    buffer; MPI's non-overtaking rule guarantees that this receive matches
+ *    the payload and that a probe never does. The payload is placed at the
+ *    same offset within a page as the sender's data (the header carries it):
+ *    Open MPI's single-copy transfer (CMA) runs about 20% slower for 16 MiB
+ *    when source and destination page offsets differ.
  */
 #ifndef BPC_LIB_COMM_TAGS_H
 #define BPC_LIB_COMM_TAGS_H
@@ -33,7 +36,7 @@ typedef struct bpc__hdr {
   int32_t src_gid;
   int32_t dst_gid;
   int32_t seq;
-  uint32_t pad;
+  uint32_t page_off; /* large payloads: the sender's address mod 4096 */
   uint64_t bytes; /* payload bytes */
 } bpc__hdr_t;
 

@@ -8,6 +8,7 @@
 #include "comm/transport.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,7 @@ static int mpi_post_send(bpc__exch_t *ex, int dst_rank, bpc__sendrec_t *s, const
     return BPC_OK;
   }
   s->hdr.flags = 0;
+  s->hdr.page_off = (uint32_t)((uintptr_t)data & 4095u);
   mrc = MPI_Isend(&s->hdr, (int)sizeof s->hdr, MPI_BYTE, dst_rank, ex->tag, ctx->comm, &s->req[0]);
   if (mrc != MPI_SUCCESS)
     return bpc__err_mpi(ctx, mrc, "MPI_Isend (header)");
@@ -180,21 +182,23 @@ static int take_header(bpc__exch_t *ex, MPI_Message *mm, MPI_Status *st)
     m = NULL;
     goto cleanup;
   }
-  /* large: post the payload receive before anything else is probed */
-  m->buf = bpc__pool_get(ctx, m->bytes, &m->cap);
+  /* large: post the payload receive before anything else is probed, at the
+   * sender's page offset (tags.h); the pages past the payload are never
+   * touched, so the rounding up of the buffer costs no memory */
+  m->buf = bpc__pool_get(ctx, m->bytes + 4095u, &m->cap);
   if (m->buf == NULL) {
     rc = bpc__err(ctx, BPC_ENOMEM, "receive of %zu bytes: out of memory", m->bytes);
     goto cleanup;
   }
-  m->data = m->buf;
+  m->data = (char *)m->buf + ((h.page_off - (uintptr_t)m->buf) & 4095u);
   MPI_Request req;
   if (m->bytes <= (size_t)INT_MAX) {
-    mrc = MPI_Irecv(m->buf, (int)m->bytes, MPI_BYTE, st->MPI_SOURCE, ex->tag, ctx->comm, &req);
+    mrc = MPI_Irecv(m->data, (int)m->bytes, MPI_BYTE, st->MPI_SOURCE, ex->tag, ctx->comm, &req);
   } else {
     MPI_Datatype t;
     mrc = big_bytes_type(m->bytes, &t);
     if (mrc == MPI_SUCCESS) {
-      mrc = MPI_Irecv(m->buf, 1, t, st->MPI_SOURCE, ex->tag, ctx->comm, &req);
+      mrc = MPI_Irecv(m->data, 1, t, st->MPI_SOURCE, ex->tag, ctx->comm, &req);
       MPI_Type_free(&t); /* freeing a type in use by a request is allowed */
     }
   }
