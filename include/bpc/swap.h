@@ -86,6 +86,26 @@ typedef struct bpc_swap_algo_info {
 /* The algorithm table (static storage; not "auto"). */
 int bpc_swap_algorithms(const bpc_swap_algo_info_t **table, int *n);
 
+/*
+ * Optional piece codec (used by the compositing plug-in for active pixels).
+ * When params.codec is set, every piece a schedule sends is first offered to
+ * encode(): it writes an encoding of the `count` elements at src into dst
+ * (capacity `cap` = the dense size in bytes) and returns its size, which is
+ * sent instead of the dense piece if it is > 0 and < cap; 0 (or >= cap)
+ * sends the piece dense, as without a codec. A receiver tells the two apart
+ * by size (dense = count * elem_size bytes) and expands an encoded piece
+ * with decode() into `count` dense elements at dst before the operator sees
+ * it, so the result is exactly that of the dense path as long as
+ * decode(encode(x)) == x. decode returns 0, or nonzero for a malformed
+ * encoding (BPC_ETRUNC). Both are called by one thread at a time (the
+ * thread that called bpc_swap). The codec must be the same on every rank.
+ */
+typedef struct bpc_swap_codec {
+  size_t (*encode)(void *dst, size_t cap, const void *src, size_t count, void *user);
+  int (*decode)(void *dst, size_t count, const void *src, size_t bytes, void *user);
+  void *user;
+} bpc_swap_codec_t;
+
 typedef struct bpc_swap_params {
   /* "radixk", "shift", "ring" or "auto" (NULL = "auto"). "auto" uses
    * BPC_SWAP_ALGORITHM from the environment if set (a name, or "auto"),
@@ -116,6 +136,8 @@ typedef struct bpc_swap_params {
    * only matters for operators that are not exactly associative, e.g.
    * floating-point rounding). shift and ring always reduce in a fixed order. */
   int deterministic;
+  /* Optional piece codec (see bpc_swap_codec_t); NULL = dense pieces. */
+  const bpc_swap_codec_t *codec;
 } bpc_swap_params_t;
 
 /* Parameters with every field at its default (auto, automatic k, full,
@@ -171,7 +193,7 @@ typedef struct bpc_swap_info {
  *  with shift or ring; arguments that differ between ranks, e.g. count, the
  *  order or the chosen schedule), BPC_ECALLBACK (the operator failed on some
  *  block; the schedule is still completed), BPC_ETRUNC (a piece of the wrong
- *  size arrived), BPC_ENOMEM, BPC_EMPI.
+ *  size arrived, or params.codec could not decode one), BPC_ENOMEM, BPC_EMPI.
  */
 int bpc_swap(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
              void *const *bufs, size_t count, const bpc_swap_op_t *op,

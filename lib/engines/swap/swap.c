@@ -113,6 +113,88 @@ int bpc__swap_bad_size(bpc__swap_call_t *c, const bpc__msg_t *m, size_t expected
   return rc;
 }
 
+int bpc__swap_send(bpc__swap_call_t *c, int b, int dst_gid, int seq, const void *data, size_t len)
+{
+  const size_t bytes = len * c->es;
+  if (c->codec != NULL && c->codec->encode != NULL && bytes > 0) {
+    if (c->nscratch == c->scratch_max) {
+      int nm = c->scratch_max > 0 ? 2 * c->scratch_max : 16;
+      void **ns = realloc(c->scratch, sizeof(void *) * (size_t)nm);
+      if (ns == NULL)
+        return bpc__err(c->ctx, BPC_ENOMEM, "swap: out of memory for the codec's buffers");
+      c->scratch = ns;
+      size_t *nc = realloc(c->scratch_cap, sizeof(size_t) * (size_t)nm);
+      if (nc == NULL)
+        return bpc__err(c->ctx, BPC_ENOMEM, "swap: out of memory for the codec's buffers");
+      c->scratch_cap = nc;
+      c->scratch_max = nm;
+    }
+    size_t cap = 0;
+    void *buf = bpc__pool_get(c->ctx, bytes, &cap);
+    if (buf == NULL)
+      return bpc__err(c->ctx, BPC_ENOMEM, "swap: out of memory for an encoded piece of %zu bytes",
+                      bytes);
+    const size_t eb = c->codec->encode(buf, bytes, data, len, c->codec->user);
+    if (eb > 0 && eb < bytes) {
+      c->scratch[c->nscratch] = buf;
+      c->scratch_cap[c->nscratch] = cap;
+      c->nscratch++;
+      return bpc__exch_send(c->ex, c->gids[b], dst_gid, seq, buf, eb, 0);
+    }
+    bpc__pool_put(c->ctx, buf, cap);
+  }
+  return bpc__exch_send(c->ex, c->gids[b], dst_gid, seq, data, bytes, BPC__SEND_BORROW);
+}
+
+int bpc__swap_accept(bpc__swap_call_t *c, bpc__msg_t *m, size_t len)
+{
+  const size_t bytes = len * c->es;
+  if (m->bytes == bytes)
+    return BPC_OK;
+  if (c->codec != NULL && c->codec->decode != NULL && m->bytes < bytes) {
+    size_t cap = 0;
+    void *buf = bpc__pool_get(c->ctx, bytes, &cap);
+    if (buf == NULL) {
+      int rc = bpc__err(c->ctx, BPC_ENOMEM, "swap: out of memory decoding a piece of %zu bytes",
+                        bytes);
+      if (c->err == BPC_OK)
+        c->err = rc;
+      return rc;
+    }
+    int urc = c->codec->decode(buf, len, m->data, m->bytes, c->codec->user);
+    if (urc == 0) {
+      if (m->buf != NULL)
+        bpc__pool_put(c->ctx, m->buf, m->cap);
+      m->buf = buf;
+      m->cap = cap;
+      m->data = buf;
+      m->bytes = bytes;
+      m->borrowed = 0;
+      return BPC_OK;
+    }
+    bpc__pool_put(c->ctx, buf, cap);
+    int rc = bpc__err(c->ctx, BPC_ETRUNC,
+                      "swap: block %d could not decode the %zu-byte piece from block %d in "
+                      "round/stage %d (codec returned %d; expected %zu elements)", m->dst_gid,
+                      m->bytes, m->src_gid, c->cur_round, urc, len);
+    if (c->err == BPC_OK)
+      c->err = rc;
+    return rc;
+  }
+  return bpc__swap_bad_size(c, m, bytes);
+}
+
+void bpc__swap_scratch_free(bpc__swap_call_t *c)
+{
+  for (int i = 0; i < c->nscratch; i++)
+    bpc__pool_put(c->ctx, c->scratch[i], c->scratch_cap[i]);
+  free(c->scratch);
+  free(c->scratch_cap);
+  c->scratch = NULL;
+  c->scratch_cap = NULL;
+  c->nscratch = c->scratch_max = 0;
+}
+
 void bpc__swap_flat_piece(size_t count, int n, int p, size_t *off, size_t *len)
 {
   int64_t o = 0, l = 0;
@@ -430,6 +512,10 @@ agree:
   }
   c.pieces = pieces;
   c.err = BPC_OK;
+  c.codec = P.codec;
+  c.scratch = NULL;
+  c.scratch_cap = NULL;
+  c.nscratch = c.scratch_max = 0;
 
   rc = bpc__exch_open(ctx, "swap", bpc__assign_rank_cb, assign, &c.ex);
   if (rc == BPC_OK) {
@@ -444,6 +530,7 @@ agree:
     int rc2 = bpc__exch_close(&c.ex);
     if (rc == BPC_OK)
       rc = rc2;
+    bpc__swap_scratch_free(&c);
   }
   rc = bpc__agree(ctx, rc);
 

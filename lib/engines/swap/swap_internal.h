@@ -37,7 +37,24 @@ typedef struct bpc__swap_call {
   bpc_swap_piece_t *pieces; /* out, per local block */
   int err;           /* first recorded (non-messaging) failure; BPC_OK */
   int cur_round;     /* for messages */
+  const bpc_swap_codec_t *codec; /* optional piece codec, or NULL */
+  void **scratch;    /* pool buffers of encoded pieces in flight */
+  size_t *scratch_cap;
+  int nscratch, scratch_max;
 } bpc__swap_call_t;
+
+/* Send `len` elements at `data` of local block b to dst_gid (seq): dense
+ * (borrowed from the block's buffer) or, with a codec, encoded into a
+ * scratch buffer kept until bpc__swap_scratch_free. len > 0. */
+int bpc__swap_send(bpc__swap_call_t *c, int b, int dst_gid, int seq, const void *data, size_t len);
+
+/* Check that message m carries a piece of `len` elements: dense, or an
+ * encoding that is expanded in place of m's payload (m->data then holds
+ * len dense elements). Records BPC_ETRUNC and returns it otherwise. */
+int bpc__swap_accept(bpc__swap_call_t *c, bpc__msg_t *m, size_t len);
+
+/* Return the scratch buffers to the pool (after the exchange is closed). */
+void bpc__swap_scratch_free(bpc__swap_call_t *c);
 
 /* Apply the operator once (skipped when count is 0 or after a failure;
  * a failure is recorded as BPC_ECALLBACK). Returns c->err. */

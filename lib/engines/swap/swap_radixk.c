@@ -160,10 +160,10 @@ static void rk_arrival(rk_state_t *s, int b, bpc__msg_t *m)
   s->rend[base + i] = i;
   s->rmsg[base + i] = m;
   s->rdata[base + i] = m->data;
-  if (m->bytes != B->plen * c->es) {
-    bpc__swap_bad_size(c, m, B->plen * c->es);
+  if (bpc__swap_accept(c, m, B->plen) != BPC_OK)
     s->rdata[base + i] = NULL;
-  }
+  else
+    s->rdata[base + i] = m->data;
 }
 
 int bpc__swap_radixk(bpc__swap_call_t *c, const bpc__rounds_t *R, int nrounds)
@@ -240,9 +240,8 @@ int bpc__swap_radixk(bpc__swap_call_t *c, const bpc__rounds_t *R, int nrounds)
         int64_t o = 0, l = 0;
         bpc__piece_range((int64_t)B->len, k, i, &o, &l);
         if (l > 0)
-          rc = bpc__exch_send(c->ex, c->gids[b], c->order[mem_b[i]], r,
-                              c->buf[b] + (B->lo + (size_t)o) * es, (size_t)l * es,
-                              BPC__SEND_BORROW);
+          rc = bpc__swap_send(c, b, c->order[mem_b[i]], r, c->buf[b] + (B->lo + (size_t)o) * es,
+                              (size_t)l);
       }
       int64_t oj = 0, lj = 0;
       bpc__piece_range((int64_t)B->len, k, B->j, &oj, &lj);

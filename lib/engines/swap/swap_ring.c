@@ -48,9 +48,7 @@ static int ring_recv_reduce(bpc__swap_call_t *c, int b, int from, int seq, int j
   int rc = bpc__exch_wait(c->ex, c->gids[b], from, seq, &m);
   if (rc != BPC_OK)
     return rc;
-  if (m->bytes != len * c->es)
-    bpc__swap_bad_size(c, m, len * c->es);
-  else
+  if (bpc__swap_accept(c, m, len) == BPC_OK)
     bpc__swap_op(c, c->buf[b] + off * c->es, m->data, len, in_first, c->gids[b]);
   bpc__msg_release(c->ex, m);
   return BPC_OK;
@@ -62,8 +60,7 @@ static int ring_send(bpc__swap_call_t *c, int b, int to_pos, int seq, int j)
   bpc__swap_flat_piece(c->count, c->n, j, &off, &len);
   if (len == 0)
     return BPC_OK;
-  return bpc__exch_send(c->ex, c->gids[b], c->order[to_pos], seq, c->buf[b] + off * c->es,
-                        len * c->es, BPC__SEND_BORROW);
+  return bpc__swap_send(c, b, c->order[to_pos], seq, c->buf[b] + off * c->es, len);
 }
 
 /* The classic one-way ring (commutative operators). */

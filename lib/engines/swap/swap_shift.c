@@ -87,8 +87,7 @@ int bpc__swap_shift(bpc__swap_call_t *c)
       size_t off, len;
       bpc__swap_flat_piece(c->count, n, q, &off, &len);
       if (len > 0)
-        rc = bpc__exch_send(c->ex, c->gids[b], c->order[q], s, c->buf[b] + off * es, len * es,
-                            BPC__SEND_BORROW);
+        rc = bpc__swap_send(c, b, c->order[q], s, c->buf[b] + off * es, len);
     }
     /* reduce stage s-1 while stage s travels (no progress call in between:
      * an oversubscribed MPI yields the processor in one that finds nothing) */
@@ -103,8 +102,7 @@ int bpc__swap_shift(bpc__swap_call_t *c)
       rc = bpc__exch_wait(c->ex, c->gids[b], from, s, &m);
       if (rc != BPC_OK)
         break;
-      if (m->bytes != S[b].len * es) {
-        bpc__swap_bad_size(c, m, S[b].len * es);
+      if (bpc__swap_accept(c, m, S[b].len) != BPC_OK) {
         bpc__msg_release(c->ex, m);
         continue;
       }
