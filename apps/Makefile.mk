@@ -11,7 +11,8 @@ apps_bpc_bench_SOURCES = \
 	apps/bench/bench_comm.c \
 	apps/bench/bench_merge.c \
 	apps/bench/bench_swap.c \
-	apps/bench/bench_neighbor.c
+	apps/bench/bench_neighbor.c \
+	apps/bench/bench_composite.c
 apps_bpc_bench_LDADD = $(APP_LDADD)
 
 # bpc-entropy: histograms and entropy of a 3-D field, full and partial merge-reduce.
@@ -30,3 +31,10 @@ apps_bpc_trace_SOURCES = apps/bpc-trace.c apps/trace/trace.h apps/trace/trace_fi
 	apps/trace/trace_run.c apps/trace/trace_out.c
 apps_bpc_trace_CFLAGS = $(AM_CFLAGS) $(PNG_CFLAGS) -I$(top_srcdir)/apps
 apps_bpc_trace_LDADD = $(APP_LDADD) -lm
+
+# bpc-render: sort-last volume rendering with the compositing plug-in (the demo).
+bin_PROGRAMS += apps/bpc-render
+apps_bpc_render_SOURCES = apps/bpc-render.c apps/render/render.h apps/render/render.c \
+	apps/render/render_par.c
+apps_bpc_render_CFLAGS = $(AM_CFLAGS) $(PNG_CFLAGS) -I$(top_srcdir)/apps
+apps_bpc_render_LDADD = $(APP_LDADD) -lm

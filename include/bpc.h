@@ -11,5 +11,6 @@
 #include "bpc/merge.h"
 #include "bpc/swap.h"
 #include "bpc/neighbor.h"
+#include "bpc/composite.h"
 
 #endif /* BPC_H */

@@ -115,3 +115,24 @@ tests_mpi_test_trace_SOURCES = tests/mpi/test_trace.c apps/trace/trace_field.c \
 	apps/trace/trace_run.c
 tests_mpi_test_trace_CFLAGS = $(TEST_CFLAGS) -I$(top_srcdir)/apps
 tests_mpi_test_trace_LDADD = $(TEST_LDADD) -lm
+
+# image-compositing plug-in (lib/composite): serial suite, MPI suite, doc example.
+noinst_HEADERS += tests/common/composite_run.h
+check_PROGRAMS += tests/unit/test_composite_serial tests/mpi/test_composite doc/examples/composite
+TESTS += tests/unit/test_composite_serial tests/mpi/test_composite
+tests_unit_test_composite_serial_SOURCES = tests/unit/test_composite_serial.c
+tests_unit_test_composite_serial_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_composite_serial_LDADD = $(TEST_LDADD) -lm
+tests_mpi_test_composite_SOURCES = tests/mpi/test_composite.c
+tests_mpi_test_composite_CFLAGS = $(TEST_CFLAGS)
+tests_mpi_test_composite_LDADD = $(TEST_LDADD) -lm
+doc_examples_composite_SOURCES = doc/examples/composite.c
+doc_examples_composite_LDADD = lib/libbpc.la -lm
+
+# bpc-render's pipeline (apps/render) against a single-block serial render.
+check_PROGRAMS += tests/mpi/test_render
+TESTS += tests/mpi/test_render
+tests_mpi_test_render_SOURCES = tests/mpi/test_render.c apps/render/render.c \
+	apps/render/render_par.c
+tests_mpi_test_render_CFLAGS = $(TEST_CFLAGS) -I$(top_srcdir)/apps
+tests_mpi_test_render_LDADD = $(TEST_LDADD) -lm

@@ -1,0 +1,184 @@
+/*
+ * bpc/composite.h - the image-compositing plug-in (sort-last parallel
+ * rendering) on the swap engine's schedules. See doc/composite.md.
+ *
+ * Every block holds a full-size image (width x height RGBA float,
+ * premultiplied alpha, 16 bytes per pixel, optional float depth); the
+ * images are combined pixel by pixel with an operator ("over" in a
+ * visibility order, z-buffer, or a user operator) and every block ends up
+ * owning one contiguous piece of the final image (a range of pixels, or of
+ * whole rows), in place in its own image. Optionally the whole image is
+ * gathered to one rank. Strategies (one file each in
+ * lib/composite/strategies/): radix-k, binary swap, direct send,
+ * shift-based, parallel pipeline. Active pixels: pieces that are mostly
+ * transparent travel as a bounding range plus run-length-encoded
+ * transparent runs; the result is bit-identical to the dense path.
+ */
+#ifndef BPC_COMPOSITE_H
+#define BPC_COMPOSITE_H
+
+#include "bpc/core.h"
+#include "bpc/decomp.h"
+#include "bpc/swap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An image: pixel (x, y) is at index y * width + x (row 0 first). */
+typedef struct bpc_image {
+  int width, height; /* >= 0 (0 x 0 is an empty frame) */
+  float *rgba;       /* width * height * 4 floats, premultiplied alpha */
+  float *depth;      /* width * height floats, or NULL (no depth) */
+} bpc_image_t;
+
+/* Operators. */
+typedef enum bpc_composite_op {
+  /* front + (1 - front.a) * back per channel (premultiplied), in the
+   * visibility order (position 0 in front); not commutative. Transparent
+   * pixel: all zero. Depth, when present, becomes the front's depth unless
+   * the front pixel is fully transparent (a = 0), then the back's. */
+  BPC_COMPOSITE_OVER = 0,
+  /* the pixel with the smaller depth wins (ties: the larger rgba bit pattern
+   * wins, so the operator commutes exactly); needs depth. Empty pixel:
+   * rgba 0 and depth +infinity. */
+  BPC_COMPOSITE_ZBUFFER = 1,
+  /* params.user_fn */
+  BPC_COMPOSITE_USER = 2
+} bpc_composite_op_t;
+
+/*
+ * A user operator on `npix` pixels of `stride` floats each (4 = rgba, or 5
+ * = rgba then depth when the images have depth): in_first != 0: inout = in
+ * o inout; else inout = inout o in. Must be associative and pixel-wise, and
+ * thread-safe for disjoint ranges (see bpc_swap_op_fn). A fully empty pixel
+ * (rgba 0, depth +infinity) must be its identity when active pixels are on.
+ * Return 0, or nonzero to fail the call (BPC_ECALLBACK on every rank).
+ */
+typedef int (*bpc_composite_user_fn)(float *inout, const float *in, size_t npix, int stride,
+                                     int in_first, void *user);
+
+/* How the final image is cut into the blocks' pieces. */
+typedef enum bpc_composite_split {
+  BPC_COMPOSITE_PIXELS = 0, /* ranges of pixels (row-major) */
+  BPC_COMPOSITE_ROWS = 1    /* ranges of whole rows */
+} bpc_composite_split_t;
+
+/* Strategies (the ids of the strategy table). */
+typedef enum bpc_composite_strategy {
+  BPC_COMPOSITE_AUTO = 0,
+  BPC_COMPOSITE_RADIXK = 1,      /* "radixk": k-vector rounds (given or automatic) */
+  BPC_COMPOSITE_BINARY_SWAP = 2, /* "binary-swap": rounds of 2 (odd factors: see doc) */
+  BPC_COMPOSITE_DIRECT_SEND = 3, /* "direct-send": one round of n */
+  BPC_COMPOSITE_SHIFT = 4,       /* "shift": shift permutation stages */
+  BPC_COMPOSITE_PIPELINE = 5     /* "pipeline": parallel pipeline (ring) */
+} bpc_composite_strategy_t;
+
+typedef struct bpc_composite_strategy_info {
+  int id;
+  const char *name;
+  const char *desc;
+} bpc_composite_strategy_info_t;
+
+/* The strategy table (static storage; not "auto"). */
+int bpc_composite_strategies(const bpc_composite_strategy_info_t **table, int *n);
+
+typedef struct bpc_composite_params {
+  /* "radixk", "binary-swap", "direct-send", "shift", "pipeline" or "auto"
+   * (NULL = "auto"). "auto" takes BPC_COMPOSITE_STRATEGY from the
+   * environment if set, else radixk with an automatic k-vector. */
+  const char *strategy;
+  int op;                        /* bpc_composite_op_t */
+  bpc_composite_user_fn user_fn; /* BPC_COMPOSITE_USER only */
+  void *user;
+  int user_commutative;          /* the user operator commutes */
+  /* radixk: k-vector (product = number of blocks), or NULL / 0 = automatic */
+  const int *k;
+  int nk;
+  /* visibility order, front to back: order[pos] = gid (a permutation; the
+   * same on every rank); NULL = gid order. See bpc_composite_order_view. */
+  const int *order;
+  int split;         /* bpc_composite_split_t */
+  int active_pixels; /* nonzero (default): encode sparse pieces; 0: dense */
+  /* Gather the final image to this rank (-1 = no gather, the default):
+   * gather_rgba (width*height*4 floats) and, when the images have depth,
+   * gather_depth (width*height, may be NULL to skip it) on that rank. */
+  int gather_rank;
+  float *gather_rgba;
+  float *gather_depth;
+  int nthreads; /* OpenMP threads for the reductions: 0 default, 1 none */
+} bpc_composite_params_t;
+
+/* Defaults: auto, over, automatic k, identity order, pixel ranges, active
+ * pixels on, no gather, default threads. */
+bpc_composite_params_t bpc_composite_params_default(void);
+
+/* The piece of the final image a block owns. */
+typedef struct bpc_composite_piece {
+  size_t offset; /* first pixel (row-major index) */
+  size_t count;  /* pixels (a multiple of width with BPC_COMPOSITE_ROWS) */
+} bpc_composite_piece_t;
+
+/* What a call did (this rank). */
+typedef struct bpc_composite_info {
+  int strategy;              /* bpc_composite_strategy_t (never AUTO) */
+  char name[16];
+  bpc_swap_info_t swap;      /* the swap schedule that ran */
+  unsigned long long bytes_dense;   /* bytes this rank's pieces would take dense */
+  unsigned long long bytes_sent;    /* bytes actually sent by this rank's pieces */
+  unsigned long long bytes_saved;   /* bytes_dense - bytes_sent (active pixels) */
+  int source; /* 0 argument, 1 BPC_COMPOSITE_STRATEGY */
+} bpc_composite_info_t;
+
+/*
+ * bpc_composite: composite the local blocks' images. Collective over the
+ * context (every rank calls it, also ranks without blocks) with the same
+ * assignment and params (except gather buffers).
+ *  images: one per local block (local order); all images of all blocks must
+ *    have the same width, height and depth presence. rgba is read and
+ *    overwritten: on return the block's piece of the final image is at
+ *    pixel `pieces[i].offset` of images[i].rgba (and .depth); the rest of
+ *    rgba (and, for the z-buffer, depth) is scratch. May be NULL when this
+ *    rank has no blocks.
+ *  pieces: out, one per local block (may be NULL).
+ *  info:   out (may be NULL).
+ * Errors (the same on every rank; nothing is sent before they are found):
+ *  BPC_ENULL (ctx, assign, images or an image's rgba NULL where needed,
+ *  user_fn NULL for BPC_COMPOSITE_USER, gather_rgba NULL on the gather
+ *  rank), BPC_EINVAL (images of different sizes or depth presence on any
+ *  block, negative sizes, z-buffer without depth, unknown op or split,
+ *  gather_rank out of range), BPC_EALGO (unknown strategy, also in
+ *  BPC_COMPOSITE_STRATEGY), and bpc_swap's errors (BPC_EKVEC, BPC_EPERM,
+ *  BPC_ECALLBACK, ...).
+ */
+int bpc_composite(bpc_ctx_t *ctx, const bpc_assign_t *assign, bpc_image_t *images,
+                  const bpc_composite_params_t *params, bpc_composite_piece_t *pieces,
+                  bpc_composite_info_t *info);
+
+/*
+ * The piece owned by the block at position `pos` of the order after a call
+ * described by `info`, for images of width x height with the given split.
+ * Errors: BPC_ENULL, BPC_ERANGE, BPC_EINVAL.
+ */
+int bpc_composite_piece_of(const bpc_composite_info_t *info, int width, int height, int split,
+                           int pos, bpc_composite_piece_t *piece);
+
+/*
+ * Visibility order of a regular block grid (gid = c0 + divs[0] * (c1 +
+ * divs[1] * c2 ...), bpc_decomp's numbering): order[pos] = gid, front to
+ * back (position 0 nearest the viewer) if back_to_front is 0, else the
+ * reverse. Orthographic: `dir` (dim entries) is the viewing direction (from
+ * the eye into the scene) and eye is NULL. Perspective: `eye` is the eye
+ * position in grid cell units (block c spans [c, c+1) per axis; dir is
+ * ignored). Blocks are sorted by the sum over axes of their distance (in
+ * blocks) from the eye's slab, ties by gid: the key grows strictly along
+ * every ray, so the order is valid for any view. order: nblocks entries.
+ * Errors: BPC_ENULL, BPC_EINVAL (dim outside 1..BPC_MAX_DIM, divs < 1).
+ */
+int bpc_composite_order_view(int dim, const int *divs, const double *dir, const double *eye,
+                             int back_to_front, int *order);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BPC_COMPOSITE_H */

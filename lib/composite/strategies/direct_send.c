@@ -1,0 +1,26 @@
+/*
+ * lib/composite/strategies/direct_send.c - direct send (Hsu; Neumann), as
+ * one radix-k round of k = n on the swap engine.
+ *
+ * Schedule: the image is cut into n flat pieces; block p owns piece p
+ * (position p of the visibility order); every block sends piece q of its
+ * image straight to the block owning it and composites the n-1 pieces it
+ * receives in visibility order as they become adjacent.
+ *
+ * Cost for an image of N bytes: alpha * (n-1) + beta * N (n-1)/n + gamma *
+ * N (n-1)/n: the fewest bytes and one round, but n-1 messages per block
+ * (contention at scale). Any n works.
+ */
+#include "composite/composite_internal.h"
+
+int bpc__cp_direct_send(bpc_ctx_t *ctx, int n, const bpc_composite_params_t *P,
+                        bpc_swap_params_t *sp, int *kbuf)
+{
+  (void)ctx;
+  (void)P;
+  sp->algorithm = "radixk";
+  kbuf[0] = n;
+  sp->k = kbuf;
+  sp->nk = n > 1 ? 1 : 0;
+  return BPC_OK;
+}

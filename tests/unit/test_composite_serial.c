@@ -1,0 +1,228 @@
+/*
+ * tests/unit/test_composite_serial.c - the compositing plug-in without MPI
+ * (a serial context, every block local): visibility orders from a view
+ * checked against rays marched through the block grid (orthographic and
+ * perspective, eye inside and outside the grid, 2-D and 3-D); every
+ * strategy with 1..9 blocks against the serial reference; active pixels
+ * bit-identical to the dense path; the strategy table and
+ * BPC_COMPOSITE_STRATEGY.
+ */
+#include "unit_check.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/composite_run.h"
+
+/* March a ray; the positions of the cells it visits must increase. */
+static int ray_ok(int dim, const int *divs, const int *pos_of, const double *o, const double *d)
+{
+  int last = -1, lastcell = -1;
+  for (double t = 0.0; t < 60.0; t += 0.01) {
+    int c[3], inside = 1, g = 0;
+    for (int a = 0; a < dim; a++) {
+      double x = o[a] + t * d[a];
+      c[a] = (int)floor(x);
+      if (x < 0 || c[a] >= divs[a])
+        inside = 0;
+    }
+    if (!inside)
+      continue;
+    for (int a = dim - 1; a >= 0; a--)
+      g = g * divs[a] + c[a];
+    if (g != lastcell) {
+      if (pos_of[g] <= last)
+        return 0;
+      last = pos_of[g];
+      lastcell = g;
+    }
+  }
+  return 1;
+}
+
+START_TEST(test_order_view)
+{
+  const int grids[][3] = {{4, 3, 2}, {5, 1, 1}, {3, 3, 3}, {2, 4, 1}};
+  for (int gi = 0; gi < 4; gi++) {
+    const int dim = gi == 3 ? 2 : 3;
+    const int *divs = grids[gi];
+    int n = 1;
+    for (int a = 0; a < dim; a++)
+      n *= divs[a];
+    int order[64], pos_of[64];
+    for (int trial = 0; trial < 40; trial++) {
+      double dir[3], eye[3];
+      for (int a = 0; a < 3; a++) {
+        dir[a] = 2.0 * cr_unit((uint32_t)trial, (uint32_t)a, 11) - 1.0;
+        if (trial % 7 == a)
+          dir[a] = 0.0;
+        eye[a] = (cr_unit((uint32_t)trial, (uint32_t)a, 12) * 3.0 - 1.0) * divs[a];
+      }
+      const int persp = trial % 2;
+      ck_assert_int_eq(bpc_composite_order_view(dim, divs, dir, persp ? eye : NULL, 0, order),
+                       BPC_OK);
+      for (int p = 0; p < n; p++)
+        pos_of[order[p]] = p;
+      for (int r = 0; r < 30; r++) {
+        double o[3], d[3];
+        for (int a = 0; a < 3; a++) {
+          const double tgt = cr_unit((uint32_t)trial, (uint32_t)(r * 3 + a), 13) * divs[a];
+          if (persp) {
+            o[a] = eye[a];
+            d[a] = tgt - eye[a];
+          } else {
+            d[a] = dir[a];
+            o[a] = tgt - 20.0 * dir[a];
+          }
+        }
+        ck_assert_msg(ray_ok(dim, divs, pos_of, o, d), "grid %d trial %d ray %d: order not valid",
+                      gi, trial, r);
+      }
+      /* back to front is the reverse */
+      int rev[64];
+      bpc_composite_order_view(dim, divs, dir, persp ? eye : NULL, 1, rev);
+      for (int p = 0; p < n; p++)
+        ck_assert_int_eq(rev[p], order[n - 1 - p]);
+    }
+  }
+  int divs[2] = {2, 0}, order[4];
+  double dir[2] = {1, 0};
+  ck_assert_int_eq(bpc_composite_order_view(2, divs, dir, NULL, 0, order), BPC_EINVAL);
+  ck_assert_int_eq(bpc_composite_order_view(2, NULL, dir, NULL, 0, order), BPC_ENULL);
+}
+END_TEST
+
+START_TEST(test_serial_strategies)
+{
+  bpc_ctx_t *ctx = NULL;
+  ck_assert_int_eq(bpc_init_serial(NULL, &ctx), BPC_OK);
+  const char *strats[] = {"radixk", "binary-swap", "direct-send", "shift", "pipeline", "auto"};
+  int order[16];
+  for (int n = 1; n <= 9; n++) {
+    bpc_assign_t *a = NULL;
+    ck_assert_int_eq(bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a), BPC_OK);
+    for (int s = 0; s < 6; s++)
+      for (int kind = 0; kind < 3; kind++)
+        for (int op = 0; op < 2; op++) {
+          cr_case_t c;
+          memset(&c, 0, sizeof c);
+          c.W = 13 + n;
+          c.H = 7;
+          c.kind = kind;
+          c.seed = n * 100 + s * 10 + kind;
+          c.op = op ? BPC_COMPOSITE_ZBUFFER : BPC_COMPOSITE_OVER;
+          c.split = (s + kind) % 2;
+          c.gather = 1;
+          c.P = bpc_composite_params_default();
+          c.P.strategy = strats[s];
+          cr_order((s + kind + op) % 4, n, (uint32_t)(n + s), order);
+          c.P.order = order;
+          cr_out_t o;
+          memset(&o, 0, sizeof o);
+          int f = cr_run(ctx, a, &c, "serial", &o);
+          ck_assert_msg(f == 0, "n=%d %s %s op %d: %d failures", n, strats[s],
+                        cr_kind_names[kind], op, f);
+          if (kind == CR_SPARSE && n > 1)
+            ck_assert_msg(o.info.bytes_saved > 0, "sparse n=%d %s: nothing saved", n, strats[s]);
+        }
+    bpc_assign_destroy(&a);
+  }
+  bpc_finalize(&ctx);
+}
+END_TEST
+
+/* the encoded path reproduces the dense path bit for bit */
+START_TEST(test_active_identical)
+{
+  bpc_ctx_t *ctx = NULL;
+  ck_assert_int_eq(bpc_init_serial(NULL, &ctx), BPC_OK);
+  const int n = 6, W = 37, H = 29;
+  bpc_assign_t *a = NULL;
+  ck_assert_int_eq(bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a), BPC_OK);
+  for (int op = 0; op < 2; op++)
+    for (int split = 0; split < 2; split++) {
+      float *res[2];
+      unsigned long long sent[2];
+      for (int ap = 0; ap < 2; ap++) {
+        bpc_image_t im[6];
+        for (int i = 0; i < n; i++) {
+          im[i].width = W;
+          im[i].height = H;
+          im[i].rgba = malloc(sizeof(float) * 4 * W * H);
+          im[i].depth = malloc(sizeof(float) * W * H);
+          cr_image(i, W, H, CR_SPARSE, 3, im[i].rgba, im[i].depth);
+        }
+        bpc_composite_params_t P = bpc_composite_params_default();
+        P.op = op ? BPC_COMPOSITE_ZBUFFER : BPC_COMPOSITE_OVER;
+        P.split = split;
+        P.active_pixels = ap;
+        P.strategy = "binary-swap";
+        P.gather_rank = 0;
+        res[ap] = malloc(sizeof(float) * 4 * W * H);
+        P.gather_rgba = res[ap];
+        bpc_composite_info_t info;
+        ck_assert_int_eq(bpc_composite(ctx, a, im, &P, NULL, &info), BPC_OK);
+        sent[ap] = info.bytes_sent;
+        ck_assert(info.bytes_dense - info.bytes_sent == info.bytes_saved);
+        for (int i = 0; i < n; i++) {
+          free(im[i].rgba);
+          free(im[i].depth);
+        }
+      }
+      ck_assert_msg(memcmp(res[0], res[1], sizeof(float) * 4 * W * H) == 0,
+                    "op %d split %d: active pixels changed the result", op, split);
+      ck_assert_msg(sent[1] < sent[0], "op %d split %d: %llu bytes encoded vs %llu dense", op,
+                    split, sent[1], sent[0]);
+      free(res[0]);
+      free(res[1]);
+    }
+  bpc_assign_destroy(&a);
+  bpc_finalize(&ctx);
+}
+END_TEST
+
+START_TEST(test_table_env)
+{
+  const bpc_composite_strategy_info_t *t = NULL;
+  int n = 0;
+  ck_assert_int_eq(bpc_composite_strategies(&t, &n), BPC_OK);
+  ck_assert_int_eq(n, 5);
+  bpc_ctx_t *ctx = NULL;
+  ck_assert_int_eq(bpc_init_serial(NULL, &ctx), BPC_OK);
+  bpc_assign_t *a = NULL;
+  ck_assert_int_eq(bpc_assign_create(ctx, 3, BPC_ASSIGN_CONTIGUOUS, NULL, &a), BPC_OK);
+  float px[3][8];
+  memset(px, 0, sizeof px);
+  bpc_image_t im[3] = {{2, 1, px[0], NULL}, {2, 1, px[1], NULL}, {2, 1, px[2], NULL}};
+  bpc_composite_info_t info;
+  for (int i = 0; i < n; i++) {
+    setenv("BPC_COMPOSITE_STRATEGY", t[i].name, 1);
+    ck_assert_int_eq(bpc_composite(ctx, a, im, NULL, NULL, &info), BPC_OK);
+    ck_assert_int_eq(info.strategy, t[i].id);
+    ck_assert_int_eq(info.source, 1);
+  }
+  setenv("BPC_COMPOSITE_STRATEGY", "nope", 1);
+  ck_assert_int_eq(bpc_composite(ctx, a, im, NULL, NULL, &info), BPC_EALGO);
+  unsetenv("BPC_COMPOSITE_STRATEGY");
+  ck_assert_int_eq(bpc_composite(ctx, a, im, NULL, NULL, &info), BPC_OK);
+  ck_assert_str_eq(info.name, "radixk");
+  bpc_assign_destroy(&a);
+  bpc_finalize(&ctx);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+  Suite *s = suite_create("composite_serial");
+  TCase *tc = tcase_create("composite_serial");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_order_view);
+  tcase_add_test(tc, test_serial_strategies);
+  tcase_add_test(tc, test_active_identical);
+  tcase_add_test(tc, test_table_env);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+BPC_T_UNIT_MAIN(suite)
