@@ -28,13 +28,13 @@ apps_bpc_tune_LDADD = $(APP_LDADD)
 # bpc-trace: particle tracing with the neighbour exchange (VTK + PNG output).
 bin_PROGRAMS += apps/bpc-trace
 apps_bpc_trace_SOURCES = apps/bpc-trace.c apps/trace/trace.h apps/trace/trace_field.c \
-	apps/trace/trace_run.c apps/trace/trace_out.c
+	apps/trace/trace_run.c apps/trace/trace_out.c apps/common/png_out.h apps/common/png_out.c
 apps_bpc_trace_CFLAGS = $(AM_CFLAGS) $(PNG_CFLAGS) -I$(top_srcdir)/apps
 apps_bpc_trace_LDADD = $(APP_LDADD) -lm
 
 # bpc-render: sort-last volume rendering with the compositing plug-in (the demo).
 bin_PROGRAMS += apps/bpc-render
 apps_bpc_render_SOURCES = apps/bpc-render.c apps/render/render.h apps/render/render.c \
-	apps/render/render_par.c
+	apps/render/render_par.c apps/common/png_out.h apps/common/png_out.c
 apps_bpc_render_CFLAGS = $(AM_CFLAGS) $(PNG_CFLAGS) -I$(top_srcdir)/apps
 apps_bpc_render_LDADD = $(APP_LDADD) -lm

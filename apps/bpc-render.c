@@ -13,12 +13,12 @@
  * See doc/apps/render.md, or run bpc-render --help.
  */
 #include <math.h>
-#include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bpc.h"
+#include "common/png_out.h"
 #include "render/render.h"
 
 static void usage(FILE *f)
@@ -215,15 +215,10 @@ static int parse(int argc, char **argv, opts_t *o, char *msg, size_t len)
 /* Premultiplied RGBA over a dark background, 8-bit RGB, row 0 at the top. */
 static int write_png(const char *path, const float *rgba, int W, int H, char *msg, size_t len)
 {
-  FILE *volatile f = NULL;
-  png_structp png = NULL;
-  png_infop info = NULL;
   unsigned char *px = malloc((size_t)W * (size_t)H * 3);
-  png_bytep *rows = malloc(sizeof(png_bytep) * (size_t)H);
-  volatile int rc = -1;
-  if (px == NULL || rows == NULL) {
+  if (px == NULL) {
     snprintf(msg, len, "out of memory for the PNG");
-    goto done;
+    return -1;
   }
   const float bg[3] = {0.01f, 0.01f, 0.015f};
   for (size_t p = 0; p < (size_t)W * (size_t)H; p++)
@@ -232,39 +227,8 @@ static int write_png(const char *path, const float *rgba, int W, int H, char *ms
       v = v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v;
       px[3 * p + c] = (unsigned char)lrintf(255.0f * sqrtf(v)); /* ~gamma 2 */
     }
-  for (int j = 0; j < H; j++)
-    rows[j] = px + (size_t)j * (size_t)W * 3;
-  f = fopen(path, "wb");
-  if (f == NULL) {
-    snprintf(msg, len, "cannot write %s", path);
-    goto done;
-  }
-  png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
-  info = png ? png_create_info_struct(png) : NULL;
-  if (info == NULL) {
-    snprintf(msg, len, "libpng could not start");
-    goto done;
-  }
-  if (setjmp(png_jmpbuf(png))) {
-    snprintf(msg, len, "libpng failed writing %s", path);
-    goto done;
-  }
-  png_init_io(png, f);
-  png_set_IHDR(png, info, (png_uint_32)W, (png_uint_32)H, 8, PNG_COLOR_TYPE_RGB,
-               PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-  png_write_info(png, info);
-  png_write_image(png, rows);
-  png_write_end(png, NULL);
-  rc = 0;
-done:
-  if (png != NULL)
-    png_destroy_write_struct(&png, info ? &info : NULL);
-  if (f != NULL && fclose(f) != 0 && rc == 0) {
-    snprintf(msg, len, "cannot write %s", path);
-    rc = -1;
-  }
+  int rc = app_png_write_rgb8(path, px, W, H, msg, len);
   free(px);
-  free(rows);
   return rc;
 }
 

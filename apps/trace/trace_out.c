@@ -8,10 +8,10 @@
  */
 #include "trace.h"
 
+#include "common/png_out.h"
+
 #include <errno.h>
 #include <math.h>
-#include <png.h>
-#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,12 +146,8 @@ int trace_write_png(const char *path, const trace_point_t *pts, int64_t n,
   }
   canvas_t cv = {width, height, calloc((size_t)width * (size_t)height * 3, sizeof(float))};
   unsigned char *img = malloc((size_t)width * (size_t)height * 3);
-  png_bytep *rows = malloc(sizeof(png_bytep) * (size_t)height);
-  FILE *f = NULL;
-  png_structp png = NULL;
-  png_infop info = NULL;
   int rc = -1;
-  if (cv.acc == NULL || img == NULL || rows == NULL) {
+  if (cv.acc == NULL || img == NULL) {
     snprintf(err, errlen, "out of memory for a %dx%d picture", width, height);
     goto cleanup;
   }
@@ -198,40 +194,9 @@ int trace_write_png(const char *path, const trace_point_t *pts, int64_t n,
       img[3 * i + m] = (unsigned char)lrint(255.0 * v);
     }
   }
-  for (int y = 0; y < height; y++)
-    rows[y] = img + (size_t)y * (size_t)width * 3;
-  f = fopen(path, "wb");
-  if (f == NULL) {
-    snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-    goto cleanup;
-  }
-  png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
-  info = png ? png_create_info_struct(png) : NULL;
-  if (png == NULL || info == NULL) {
-    snprintf(err, errlen, "libpng: cannot create the writer");
-    goto cleanup;
-  }
-  if (setjmp(png_jmpbuf(png))) {
-    snprintf(err, errlen, "libpng failed writing %s", path);
-    goto cleanup;
-  }
-  png_init_io(png, f);
-  png_set_IHDR(png, info, (png_uint_32)width, (png_uint_32)height, 8, PNG_COLOR_TYPE_RGB,
-               PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-  png_set_compression_level(png, 9);
-  png_write_info(png, info);
-  png_write_image(png, rows);
-  png_write_end(png, NULL);
-  rc = 0;
+  rc = app_png_write_rgb8(path, img, width, height, err, errlen);
 cleanup:
-  if (png != NULL)
-    png_destroy_write_struct(&png, info ? &info : NULL);
-  if (f != NULL && fclose(f) != 0 && rc == 0) {
-    snprintf(err, errlen, "writing %s failed", path);
-    rc = -1;
-  }
   free(cv.acc);
   free(img);
-  free(rows);
   return rc;
 }
