@@ -147,7 +147,9 @@ static int nb_new(bpc_ctx_t *ctx, const bpc_assign_t *a, const bpc_type_t *type,
   nb->nlocal = a->nlocal;
   if (nb->nlocal > 0) {
     nb->blocks = bpc__calloc((size_t)nb->nlocal, sizeof *nb->blocks);
-    if (nb->blocks == NULL)
+    nb->cb_rc = bpc__calloc((size_t)nb->nlocal, sizeof *nb->cb_rc);
+    nb->cb_more = bpc__calloc((size_t)nb->nlocal, sizeof *nb->cb_more);
+    if (nb->blocks == NULL || nb->cb_rc == NULL || nb->cb_more == NULL)
       return bpc__err(ctx, BPC_ENOMEM, "neighbour exchange: out of memory for %d blocks",
                       nb->nlocal);
   }
@@ -172,6 +174,8 @@ static void nb_free(bpc_neighbor_t *nb)
     free(b->src_next);
   }
   free(nb->blocks);
+  free(nb->cb_rc);
+  free(nb->cb_more);
   for (int i = 0; i < nb->nout && nb->chans; i++)
     bpc__nb_chan_free(nb->ctx, &nb->chans[i]);
   free(nb->chans);

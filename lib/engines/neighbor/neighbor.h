@@ -119,6 +119,8 @@ struct bpc_neighbor {
 
   int nlocal;
   bpc__nb_block_t *blocks; /* local blocks, gid order (bpc_assign_local) */
+  int *cb_rc;   /* per local block: the last callback's return value */
+  int *cb_more; /* per local block: the last callback's "more work" flag */
 
   /* processes this one sends to (ascending, not itself) and receives from */
   int nout;
@@ -180,13 +182,13 @@ typedef struct bpc__nb_wave bpc__nb_wave_t;
  * deliver. `wave` (may be NULL) is tested while waiting; the wait ends early
  * when it reports the end. */
 int bpc__nb_round_comm(bpc_neighbor_t *nb, bpc__nb_wave_t *wave);
-/* Run fn over local blocks (rcs[i] = result, more[i] = work flag). */
-void bpc__nb_callbacks(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn, void *user,
-                       int *rcs, int *more);
-/* First failing callback -> BPC_ECALLBACK with a message; BPC_OK if none. */
-int bpc__nb_callback_error(bpc_neighbor_t *nb, const int *rcs);
-/* Check that `blocks` (may be NULL) holds nb's local blocks. */
-int bpc__nb_check_blocks(bpc_neighbor_t *nb, bpc_blocks_t *blocks);
+/* Arguments of a round or iterate call (`who` names it in messages): fn not
+ * NULL, and `blocks` (may be NULL) holding nb's local blocks. */
+int bpc__nb_check_call(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn,
+                       const char *who);
+/* Run fn over local blocks into nb->cb_rc / nb->cb_more; the first failing
+ * callback -> BPC_ECALLBACK with a message, BPC_OK if none. */
+int bpc__nb_callbacks(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn, void *user);
 /* Drain: tell out-neighbours how many rounds were sent, receive every
  * bundle in-neighbours sent, reset round counters. *undelivered counts
  * items found in bundles that no round delivered. */

@@ -136,7 +136,6 @@ int bpc_neighbor_iterate(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_
   if (nb == NULL)
     return BPC_ENULL;
   bpc_ctx_t *ctx = nb->ctx;
-  int rc = BPC_OK, *rcs = NULL, *more = NULL;
   long long r = 0;
   bpc__nb_wave_t w;
   memset(&w, 0, sizeof w);
@@ -146,17 +145,7 @@ int bpc_neighbor_iterate(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_
     *rounds = 0;
 
   /* arguments: agreed before any message */
-  if (fn == NULL)
-    rc = bpc__err(ctx, BPC_ENULL, "bpc_neighbor_iterate: the callback is NULL");
-  if (rc == BPC_OK)
-    rc = bpc__nb_check_blocks(nb, blocks);
-  if (rc == BPC_OK && nb->nlocal > 0) {
-    rcs = bpc__calloc((size_t)nb->nlocal, sizeof *rcs);
-    more = bpc__calloc((size_t)nb->nlocal, sizeof *more);
-    if (rcs == NULL || more == NULL)
-      rc = bpc__err(ctx, BPC_ENOMEM, "bpc_neighbor_iterate: out of memory");
-  }
-  rc = bpc__agree(ctx, rc);
+  int rc = bpc__agree(ctx, bpc__nb_check_call(nb, blocks, fn, "bpc_neighbor_iterate"));
   if (rc != BPC_OK)
     goto cleanup;
   bpc__stats_begin_call(ctx, "neighbor");
@@ -167,10 +156,9 @@ int bpc_neighbor_iterate(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_
 #pragma omp atomic read
     s0 = nb->items_sent;
     if (err == BPC_OK && nb->nlocal > 0) {
-      bpc__nb_callbacks(nb, blocks, fn, user, rcs, more);
-      err = bpc__nb_callback_error(nb, rcs);
+      err = bpc__nb_callbacks(nb, blocks, fn, user);
       for (int i = 0; i < nb->nlocal && err == BPC_OK; i++)
-        busy += more[i] != 0;
+        busy += nb->cb_more[i] != 0;
     }
     w.busy = err == BPC_OK ? busy : 0;
     w.err = err != BPC_OK;
@@ -227,7 +215,5 @@ int bpc_neighbor_iterate(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_
 cleanup:
   if (rounds != NULL)
     *rounds = r;
-  free(rcs);
-  free(more);
   return rc;
 }

@@ -300,8 +300,11 @@ int bpc_neighbor_exchange(bpc_neighbor_t *nb)
   return bpc__nb_round_comm(nb, NULL);
 }
 
-int bpc__nb_check_blocks(bpc_neighbor_t *nb, bpc_blocks_t *blocks)
+int bpc__nb_check_call(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn,
+                       const char *who)
 {
+  if (fn == NULL)
+    return bpc__err(nb->ctx, BPC_ENULL, "%s: the callback is NULL", who);
   if (blocks == NULL)
     return BPC_OK;
   const bpc_assign_t *a = blocks->assign;
@@ -316,10 +319,12 @@ int bpc__nb_check_blocks(bpc_neighbor_t *nb, bpc_blocks_t *blocks)
   return BPC_OK;
 }
 
-void bpc__nb_callbacks(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn, void *user,
-                       int *rcs, int *more)
+static int callback_error(bpc_neighbor_t *nb, const int *rcs);
+
+int bpc__nb_callbacks(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn, void *user)
 {
   const int n = nb->nlocal;
+  int *rcs = nb->cb_rc, *more = nb->cb_more;
   void **data = blocks != NULL ? blocks->data : NULL;
 #ifdef _OPENMP
   if (nb->nthreads != 1 && n > 1) {
@@ -329,16 +334,18 @@ void bpc__nb_callbacks(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn
       more[i] = 0;
       rcs[i] = fn(data ? data[i] : NULL, nb->blocks[i].gid, nb, user, &more[i]);
     }
-    return;
+    return callback_error(nb, rcs);
   }
 #endif
   for (int i = 0; i < n; i++) {
     more[i] = 0;
     rcs[i] = fn(data ? data[i] : NULL, nb->blocks[i].gid, nb, user, &more[i]);
   }
+  return callback_error(nb, rcs);
 }
 
-int bpc__nb_callback_error(bpc_neighbor_t *nb, const int *rcs)
+/* First failing callback -> BPC_ECALLBACK with a message; BPC_OK if none. */
+static int callback_error(bpc_neighbor_t *nb, const int *rcs)
 {
   for (int i = 0; i < nb->nlocal; i++) {
     if (rcs[i] != 0) {
@@ -359,29 +366,15 @@ int bpc_neighbor_round(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn
   if (nb == NULL)
     return BPC_ENULL;
   bpc_ctx_t *ctx = nb->ctx;
-  int rc = BPC_OK, *rcs = NULL, *more = NULL;
   bpc__stats_begin_call(ctx, "neighbor");
   bpc__stats_set_round(ctx, 0);
-  if (fn == NULL)
-    rc = bpc__err(ctx, BPC_ENULL, "bpc_neighbor_round: the callback is NULL");
+  int rc = bpc__nb_check_call(nb, blocks, fn, "bpc_neighbor_round");
   if (rc == BPC_OK)
-    rc = bpc__nb_check_blocks(nb, blocks);
-  if (rc == BPC_OK && nb->nlocal > 0) {
-    rcs = bpc__calloc((size_t)nb->nlocal, sizeof *rcs);
-    more = bpc__calloc((size_t)nb->nlocal, sizeof *more);
-    if (rcs == NULL || more == NULL)
-      rc = bpc__err(ctx, BPC_ENOMEM, "bpc_neighbor_round: out of memory");
-  }
-  if (rc == BPC_OK && nb->nlocal > 0) {
-    bpc__nb_callbacks(nb, blocks, fn, user, rcs, more);
-    rc = bpc__nb_callback_error(nb, rcs);
-  }
+    rc = bpc__nb_callbacks(nb, blocks, fn, user);
   /* the round runs even after a failure, so no peer waits in vain */
   int crc = bpc__nb_round_comm(nb, NULL);
   if (rc == BPC_OK)
     rc = crc;
-  free(rcs);
-  free(more);
   return bpc__agree(ctx, rc);
 }
 
