@@ -81,6 +81,10 @@ typedef struct mstate {
   int *ready;
   munit_t *units;
   int capunits;
+  /* per-thread scratch of run_unit, kmax entries per thread, made once */
+  void **scr_items;
+  bpc_buf_t *scr_views;
+  int *scr_owned;
   void **sendbuf; /* custom: pooled packed items, one per block */
   size_t *sendcap;
   void *zeros;    /* element-wise items of a rank with bad items: what it sends */
@@ -378,22 +382,16 @@ static int run_tasks(mstate_t *S, int nready)
   }
   bpc__stats_set_round(P->ctx, S->blk[S->ready[0]].r);
   const size_t kmax = (size_t)S->kmax;
-  /* a unit whose thread has no scratch fails with BPC_ENOMEM */
 #pragma omp parallel num_threads(nt) if (nt > 1 && nunits > 1)
   {
-    void **items = malloc(sizeof(void *) * kmax);
-    bpc_buf_t *views = malloc(sizeof(bpc_buf_t) * kmax);
-    int *owned = malloc(sizeof(int) * kmax);
+    size_t t = 0;
+#ifdef _OPENMP
+    t = (size_t)omp_get_thread_num();
+#endif
 #pragma omp for schedule(dynamic, 1)
-    for (int i = 0; i < nunits; i++) {
-      if (items != NULL && views != NULL && owned != NULL)
-        run_unit(S, &S->units[i], items, views, owned);
-      else
-        S->units[i].rc = BPC_ENOMEM;
-    }
-    free(items);
-    free(views);
-    free(owned);
+    for (int i = 0; i < nunits; i++)
+      run_unit(S, &S->units[i], S->scr_items + t * kmax, S->scr_views + t * kmax,
+               S->scr_owned + t * kmax);
   }
   /* the first failure, in unit order */
   for (int i = 0; i < nunits && rc == BPC_OK; i++) {
@@ -474,6 +472,12 @@ static int state_init(mstate_t *S)
     if (P->R.k[r] > S->kmax)
       S->kmax = P->R.k[r];
   }
+  size_t nscr = (size_t)P->nthreads * (size_t)S->kmax;
+  S->scr_items = calloc(nscr, sizeof *S->scr_items);
+  S->scr_views = calloc(nscr, sizeof *S->scr_views);
+  S->scr_owned = calloc(nscr, sizeof *S->scr_owned);
+  if (S->scr_items == NULL || S->scr_views == NULL || S->scr_owned == NULL)
+    return BPC_ENOMEM;
   size_t nb = S->nl > 0 ? (size_t)S->nl : 1;
   S->blk = calloc(nb, sizeof *S->blk);
   S->ready = calloc(nb, sizeof *S->ready);
@@ -513,6 +517,9 @@ static void state_free(mstate_t *S)
   free(S->members);
   free(S->got);
   free(S->units);
+  free(S->scr_items);
+  free(S->scr_views);
+  free(S->scr_owned);
   free(S->sendbuf);
   free(S->sendcap);
   free(S->zeros);
