@@ -295,9 +295,14 @@ cleanup:
 }
 
 /* The collective tail of both creators: agree on the local result, build
- * the in-processes, open the exchange. */
+ * the in-processes, open the exchange (out NULL: only agree, and free). */
 static int nb_finish_create(bpc_ctx_t *ctx, bpc_neighbor_t *nb, int rc, bpc_neighbor_t **out)
 {
+  if (out == NULL) {
+    bpc__agree(ctx, rc);
+    nb_free(nb);
+    return rc;
+  }
   rc = bpc__agree(ctx, rc);
   if (rc == BPC_OK) {
     rc = build_in(nb);
@@ -317,6 +322,20 @@ static int nb_finish_create(bpc_ctx_t *ctx, bpc_neighbor_t *nb, int rc, bpc_neig
   return BPC_OK;
 }
 
+/* The first checks of both creators: NULL arguments, and the blocks'
+ * context (`base_ctx`, from `base`, named `base_name`) being ctx. */
+static int create_args(bpc_ctx_t *ctx, const char *fn, bpc_neighbor_t **out, const void *base,
+                       const char *base_name, bpc_ctx_t *base_ctx, const bpc_type_t *type)
+{
+  if (out == NULL || base == NULL || type == NULL)
+    return bpc__err(ctx, BPC_ENULL, "%s: %s is NULL", fn,
+                    out == NULL ? "out" : (base == NULL ? base_name : "the item type"));
+  *out = NULL;
+  if (base_ctx != ctx)
+    return bpc__err(ctx, BPC_EINVAL, "%s: %s was made on another context", fn, base_name);
+  return BPC_OK;
+}
+
 int bpc_neighbor_create_decomp(bpc_ctx_t *ctx, const bpc_decomp_t *d, const bpc_type_t *type,
                                const bpc_neighbor_options_t *opts, bpc_neighbor_t **out)
 {
@@ -324,17 +343,10 @@ int bpc_neighbor_create_decomp(bpc_ctx_t *ctx, const bpc_decomp_t *d, const bpc_
   int rc = BPC_OK;
   if (ctx == NULL)
     return BPC_ENULL;
-  if (out == NULL || d == NULL || type == NULL) {
-    rc = bpc__err(ctx, BPC_ENULL, "bpc_neighbor_create_decomp: %s is NULL",
-                  out == NULL ? "out" : (d == NULL ? "the decomposition" : "the item type"));
+  rc = create_args(ctx, "bpc_neighbor_create_decomp", out, d, "the decomposition",
+                   d ? d->ctx : NULL, type);
+  if (rc != BPC_OK)
     goto agree;
-  }
-  *out = NULL;
-  if (d->ctx != ctx) {
-    rc = bpc__err(ctx, BPC_EINVAL,
-                  "bpc_neighbor_create_decomp: the decomposition was made on another context");
-    goto agree;
-  }
   rc = nb_new(ctx, d->assign, type, opts, &nb);
   if (rc != BPC_OK)
     goto agree;
@@ -355,11 +367,6 @@ int bpc_neighbor_create_decomp(bpc_ctx_t *ctx, const bpc_decomp_t *d, const bpc_
   if (rc == BPC_OK)
     rc = build_out(nb);
 agree:
-  if (out == NULL) {
-    bpc__agree(ctx, rc);
-    nb_free(nb);
-    return rc;
-  }
   return nb_finish_create(ctx, nb, rc, out);
 }
 
@@ -371,17 +378,10 @@ int bpc_neighbor_create_graph(bpc_ctx_t *ctx, const bpc_assign_t *a, const int *
   int rc = BPC_OK;
   if (ctx == NULL)
     return BPC_ENULL;
-  if (out == NULL || a == NULL || type == NULL) {
-    rc = bpc__err(ctx, BPC_ENULL, "bpc_neighbor_create_graph: %s is NULL",
-                  out == NULL ? "out" : (a == NULL ? "the assignment" : "the item type"));
+  rc = create_args(ctx, "bpc_neighbor_create_graph", out, a, "the assignment",
+                   a ? a->ctx : NULL, type);
+  if (rc != BPC_OK)
     goto agree;
-  }
-  *out = NULL;
-  if (a->ctx != ctx) {
-    rc = bpc__err(ctx, BPC_EINVAL,
-                  "bpc_neighbor_create_graph: the assignment was made on another context");
-    goto agree;
-  }
   if (offsets == NULL) {
     rc = bpc__err(ctx, BPC_ENULL, "bpc_neighbor_create_graph: offsets is NULL (rank %d has %d "
                                   "blocks; it needs %d entries)", ctx->rank, a->nlocal,
@@ -434,11 +434,6 @@ int bpc_neighbor_create_graph(bpc_ctx_t *ctx, const bpc_assign_t *a, const int *
   if (rc == BPC_OK)
     rc = build_out(nb);
 agree:
-  if (out == NULL) {
-    bpc__agree(ctx, rc);
-    nb_free(nb);
-    return rc;
-  }
   return nb_finish_create(ctx, nb, rc, out);
 }
 
