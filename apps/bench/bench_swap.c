@@ -255,19 +255,26 @@ static int sw_check(void *st, int *correct)
   return 0;
 }
 
+/* Free n buffers of each of the three sets (input, bpc's and the
+ * baseline's working copies) and the sets themselves (NULL allowed). */
+static void free_copies(float **orig, float **wb, float **wm, int n)
+{
+  for (int i = 0; i < n; i++) {
+    if (orig)
+      free(orig[i]);
+    if (wb)
+      free(wb[i]);
+    if (wm)
+      free(wm[i]);
+  }
+  free(orig);
+  free(wb);
+  free(wm);
+}
+
 static void sw_free(sw_state_t *s)
 {
-  for (int i = 0; i < s->nl; i++) {
-    if (s->orig)
-      free(s->orig[i]);
-    if (s->wb)
-      free(s->wb[i]);
-    if (s->wm)
-      free(s->wm[i]);
-  }
-  free(s->orig);
-  free(s->wb);
-  free(s->wm);
+  free_copies(s->orig, s->wb, s->wm, s->nl);
   free(s->rbuf);
   free(s->fold);
   free(s->tmp);
@@ -641,17 +648,7 @@ static int tr_check(void *st, int *correct)
 
 static void tr_free(tr_state_t *s)
 {
-  for (int i = 0; i < s->m; i++) {
-    if (s->orig)
-      free(s->orig[i]);
-    if (s->wb)
-      free(s->wb[i]);
-    if (s->wm)
-      free(s->wm[i]);
-  }
-  free(s->orig);
-  free(s->wb);
-  free(s->wm);
+  free_copies(s->orig, s->wb, s->wm, s->m);
   s->orig = s->wb = s->wm = NULL;
 }
 
