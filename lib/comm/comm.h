@@ -16,11 +16,11 @@
  * Transfers between blocks of the same process skip MPI: the payload is
  * copied once into a pool buffer, or not at all with BPC__SEND_BORROW.
  *
- * Underneath sits a transport table (transport.h): "mpi" (one MPI message per
- * bpc message: a 32-byte header and the payload, sent from the user's memory
- * through an hindexed MPI datatype; received with MPI_Improbe/MPI_Imrecv) and
- * "self" (the in-process transport of bpc_init_serial contexts, where every
- * block is local).
+ * Underneath sits a transport table (transport.h): "mpi" (a 32-byte header
+ * and the payload: one MPI message for small payloads, else a header message
+ * and a payload message sent straight from the sender's memory; headers are
+ * matched with MPI_Improbe/MPI_Mrecv, see tags.h) and "self" (the in-process
+ * transport of bpc_init_serial contexts, where every block is local).
  *
  * Threading: exchange calls are made by one thread at a time (the master
  * thread in OpenMP regions: MPI_THREAD_FUNNELED suffices).
@@ -69,6 +69,24 @@ int bpc__exch_open(bpc_ctx_t *ctx, const char *engine, int (*rank_of)(const void
  */
 int bpc__exch_send(bpc__exch_t *ex, int src_gid, int dst_gid, int seq, const void *data,
                    size_t bytes, int flags);
+
+/*
+ * A message followed by parts: the same as bpc__exch_send of (data, bytes)
+ * with `seq` and then of every part with its own seq, in order (each part
+ * is a message of its own to the receiver, taken with its seq), but sent as
+ * one group. Over MPI the group has one header, which lists the parts'
+ * sizes, so the receiver posts the receives of all parts the moment the
+ * header arrives: no header message and no probe per part. Every buffer
+ * (head and parts) must stay valid until the sends complete, as for
+ * bpc__exch_send.
+ */
+typedef struct bpc__msgpart {
+  const void *data;
+  size_t bytes;
+  int seq;
+} bpc__msgpart_t;
+int bpc__exch_send_parts(bpc__exch_t *ex, int src_gid, int dst_gid, int seq, const void *data,
+                         size_t bytes, const bpc__msgpart_t *parts, int nparts);
 
 /* Is a remote send to dst_gid with this seq still incomplete (its buffer
  * still in use)? Answers from the last progress/flush; seq -1 matches any.

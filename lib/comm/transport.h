@@ -22,20 +22,24 @@
 /* One posted remote send: its header must live until the send completes. */
 typedef struct bpc__sendrec {
   bpc__hdr_t hdr;
-  MPI_Request req[2];
+  MPI_Request req2[2]; /* the requests of a message without parts */
+  MPI_Request *req;    /* req2, or an array for a message with parts */
   int nreq;
-  MPI_Datatype dtype; /* payload type for > INT_MAX bytes, else MPI_DATATYPE_NULL */
-  void *buf;          /* pool buffer of an inline send, else NULL */
+  void *buf; /* pool buffer of the header message when it is not hdr alone */
   size_t cap;
 } bpc__sendrec_t;
 
 typedef struct bpc__transport {
   const char *name;
-  /* Post the remote send described by s->hdr (payload at data). */
-  int (*post_send)(bpc__exch_t *ex, int dst_rank, bpc__sendrec_t *s, const void *data);
-  /* Complete what has finished; *done = 1 when s is complete (its
-   * resources released). */
-  int (*test_send)(bpc__exch_t *ex, bpc__sendrec_t *s, int *done);
+  /* Post the remote send described by s->hdr (payload at data), followed
+   * by nparts parts (bpc__exch_send_parts; 0 and NULL for a plain send). */
+  int (*post_send)(bpc__exch_t *ex, int dst_rank, bpc__sendrec_t *s, const void *data,
+                   const bpc__msgpart_t *parts, int nparts);
+  /* Complete what has finished of the n sends s[]; done[i] = 1 when s[i]
+   * is complete (its resources released). One progress step of the
+   * transport for all of them: under an oversubscribed MPI every call
+   * that finds nothing to do may give the core away. */
+  int (*test_sends)(bpc__exch_t *ex, bpc__sendrec_t **s, int n, int *done);
   /* Pull arrived messages into the mailbox (bpc__exch_deliver). With
    * block != 0, do not return before at least one message was delivered or
    * one pending receive completed. *events counts what happened. */
@@ -61,6 +65,7 @@ struct bpc__exch {
   /* posted remote sends not yet complete */
   bpc__sendrec_t **sends;
   int nsends, capsends;
+  int *sdone; /* scratch for test_sends, capsends long */
 
   /* mailbox: arrived, untaken messages, FIFO per bucket (dst_gid hash) */
   bpc__msg_t *head[BPC__MAILBOX_BUCKETS];
@@ -72,6 +77,10 @@ struct bpc__exch {
   MPI_Request *rreq;
   bpc__msg_t **rmsg;
   int nrecv, caprecv;
+  /* MPI transport: scratch for testing all sends at once */
+  MPI_Request *sreq;
+  int *sidx;
+  int capsreq;
 
   int err; /* first error seen inside the exchange */
 };

@@ -34,104 +34,229 @@ static int big_bytes_type(size_t bytes, MPI_Datatype *type)
   return rc;
 }
 
-static int mpi_post_send(bpc__exch_t *ex, int dst_rank, bpc__sendrec_t *s, const void *data)
+/* MPI_Isend / MPI_Irecv of `bytes` contiguous bytes; above INT_MAX through
+ * a derived type, freed at once (MPI keeps it alive for the request). */
+static int isend_bytes(bpc__exch_t *ex, const void *data, size_t bytes, int rank,
+                       MPI_Request *req)
+{
+  if (bytes <= (size_t)INT_MAX)
+    return MPI_Isend(data, (int)bytes, MPI_BYTE, rank, ex->tag, ex->ctx->comm, req);
+  MPI_Datatype t;
+  int mrc = big_bytes_type(bytes, &t);
+  if (mrc == MPI_SUCCESS) {
+    mrc = MPI_Isend(data, 1, t, rank, ex->tag, ex->ctx->comm, req);
+    MPI_Type_free(&t);
+  }
+  return mrc;
+}
+
+static int irecv_bytes(bpc__exch_t *ex, void *data, size_t bytes, int rank, MPI_Request *req)
+{
+  if (bytes <= (size_t)INT_MAX)
+    return MPI_Irecv(data, (int)bytes, MPI_BYTE, rank, ex->tag, ex->ctx->comm, req);
+  MPI_Datatype t;
+  int mrc = big_bytes_type(bytes, &t);
+  if (mrc == MPI_SUCCESS) {
+    mrc = MPI_Irecv(data, 1, t, rank, ex->tag, ex->ctx->comm, req);
+    MPI_Type_free(&t);
+  }
+  return mrc;
+}
+
+static void send_release(bpc__exch_t *ex, bpc__sendrec_t *s)
+{
+  if (s->buf != NULL)
+    bpc__pool_put(ex->ctx, s->buf, s->cap);
+  s->buf = NULL;
+  if (s->req != s->req2)
+    free(s->req);
+  s->req = s->req2;
+  s->nreq = 0;
+}
+
+/* The header message (tags.h), then the large head payload and the parts'
+ * payloads, each from the sender's memory. */
+static int mpi_post_send(bpc__exch_t *ex, int dst_rank, bpc__sendrec_t *s, const void *data,
+                         const bpc__msgpart_t *parts, int nparts)
 {
   bpc_ctx_t *ctx = ex->ctx;
-  size_t bytes = (size_t)s->hdr.bytes;
-  int mrc;
-  s->dtype = MPI_DATATYPE_NULL;
-  if (bytes <= BPC__INLINE_MAX) {
-    s->hdr.flags = BPC__HDR_INLINE;
-    s->buf = bpc__pool_get(ctx, sizeof s->hdr + bytes, &s->cap);
-    if (s->buf == NULL)
+  const size_t bytes = (size_t)s->hdr.bytes;
+  const int is_inline = bytes <= BPC__INLINE_MAX;
+  s->req = s->req2;
+  s->nreq = 0;
+  s->buf = NULL;
+  if (nparts > BPC__MAX_PARTS)
+    return bpc__err(ctx, BPC_ERANGE, "send: %d parts, more than the %d one message can have",
+                    nparts, BPC__MAX_PARTS);
+  int nreq = 1 + !is_inline;
+  for (int i = 0; i < nparts; i++)
+    nreq += parts[i].bytes > 0;
+  if (nreq > 2 && (s->req = bpc__malloc(sizeof *s->req * (size_t)nreq)) == NULL) {
+    s->req = s->req2;
+    return bpc__err(ctx, BPC_ENOMEM, "send: out of memory");
+  }
+  s->hdr.flags = is_inline ? BPC__HDR_INLINE : 0;
+  if (nparts > 0)
+    s->hdr.flags |= BPC__HDR_PARTS | ((uint32_t)nparts << BPC__HDR_NPARTS_SHIFT);
+  s->hdr.page_off = is_inline ? 0 : (uint32_t)((uintptr_t)data & 4095u);
+  const size_t hlen =
+      sizeof s->hdr + (is_inline ? bytes : 0) + (size_t)nparts * sizeof(bpc__part_desc_t);
+  const void *hmsg = &s->hdr;
+  if (hlen > sizeof s->hdr) {
+    s->buf = bpc__pool_get(ctx, hlen, &s->cap);
+    if (s->buf == NULL) {
+      send_release(ex, s);
       return bpc__err(ctx, BPC_ENOMEM, "send: out of memory");
-    memcpy(s->buf, &s->hdr, sizeof s->hdr);
-    if (bytes)
-      memcpy((char *)s->buf + sizeof s->hdr, data, bytes);
-    mrc = MPI_Isend(s->buf, (int)(sizeof s->hdr + bytes), MPI_BYTE, dst_rank, ex->tag, ctx->comm,
-                    &s->req[0]);
-    if (mrc != MPI_SUCCESS) {
-      bpc__pool_put(ctx, s->buf, s->cap);
-      s->buf = NULL;
-      return bpc__err_mpi(ctx, mrc, "MPI_Isend");
     }
-    s->nreq = 1;
-    return BPC_OK;
+    char *p = s->buf;
+    memcpy(p, &s->hdr, sizeof s->hdr);
+    p += sizeof s->hdr;
+    if (is_inline && bytes > 0) {
+      memcpy(p, data, bytes);
+      p += bytes;
+    }
+    for (int i = 0; i < nparts; i++) {
+      bpc__part_desc_t d = {parts[i].bytes, parts[i].seq,
+                            (uint32_t)((uintptr_t)parts[i].data & 4095u)};
+      memcpy(p, &d, sizeof d);
+      p += sizeof d;
+    }
+    hmsg = s->buf;
   }
-  s->hdr.flags = 0;
-  s->hdr.page_off = (uint32_t)((uintptr_t)data & 4095u);
-  mrc = MPI_Isend(&s->hdr, (int)sizeof s->hdr, MPI_BYTE, dst_rank, ex->tag, ctx->comm, &s->req[0]);
-  if (mrc != MPI_SUCCESS)
+  int mrc = MPI_Isend(hmsg, (int)hlen, MPI_BYTE, dst_rank, ex->tag, ctx->comm, &s->req[0]);
+  if (mrc != MPI_SUCCESS) {
+    send_release(ex, s);
     return bpc__err_mpi(ctx, mrc, "MPI_Isend (header)");
-  s->nreq = 1;
-  if (bytes <= (size_t)INT_MAX) {
-    mrc = MPI_Isend(data, (int)bytes, MPI_BYTE, dst_rank, ex->tag, ctx->comm, &s->req[1]);
-  } else {
-    mrc = big_bytes_type(bytes, &s->dtype);
-    if (mrc == MPI_SUCCESS)
-      mrc = MPI_Isend(data, 1, s->dtype, dst_rank, ex->tag, ctx->comm, &s->req[1]);
   }
+  s->nreq = 1;
+  if (!is_inline)
+    mrc = isend_bytes(ex, data, bytes, dst_rank, &s->req[s->nreq++]);
+  for (int i = 0; i < nparts && mrc == MPI_SUCCESS; i++)
+    if (parts[i].bytes > 0)
+      mrc = isend_bytes(ex, parts[i].data, parts[i].bytes, dst_rank, &s->req[s->nreq++]);
   if (mrc != MPI_SUCCESS) {
     /* the header is out; nothing sensible can follow it */
-    MPI_Wait(&s->req[0], MPI_STATUS_IGNORE);
-    s->nreq = 0;
-    if (s->dtype != MPI_DATATYPE_NULL)
-      MPI_Type_free(&s->dtype);
+    s->nreq--;
+    MPI_Waitall(s->nreq, s->req, MPI_STATUSES_IGNORE);
+    send_release(ex, s);
     return bpc__err_mpi(ctx, mrc, "MPI_Isend (payload)");
   }
-  s->nreq = 2;
   return BPC_OK;
 }
 
-static int mpi_test_send(bpc__exch_t *ex, bpc__sendrec_t *s, int *done)
+static int mpi_test_sends(bpc__exch_t *ex, bpc__sendrec_t **s, int n, int *done)
 {
-  int flag = 0;
-  *done = 0;
-  int mrc = s->nreq ? MPI_Testall(s->nreq, s->req, &flag, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
-  if (s->nreq == 0)
-    flag = 1;
+  int total = 0;
+  for (int i = 0; i < n; i++)
+    total += s[i]->nreq;
+  if (total > ex->capsreq) {
+    int ncap = ex->capsreq ? ex->capsreq : 16;
+    while (ncap < total)
+      ncap *= 2;
+    MPI_Request *r = realloc(ex->sreq, sizeof *r * (size_t)ncap);
+    if (r == NULL)
+      return bpc__err(ex->ctx, BPC_ENOMEM, "send test: out of memory");
+    ex->sreq = r;
+    int *x = realloc(ex->sidx, sizeof *x * (size_t)ncap);
+    if (x == NULL)
+      return bpc__err(ex->ctx, BPC_ENOMEM, "send test: out of memory");
+    ex->sidx = x;
+    ex->capsreq = ncap;
+  }
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < s[i]->nreq; j++)
+      ex->sreq[k++] = s[i]->req[j];
+  int outcount = 0, mrc = MPI_SUCCESS;
+  if (total > 0)
+    mrc = MPI_Testsome(total, ex->sreq, &outcount, ex->sidx, MPI_STATUSES_IGNORE);
   if (mrc != MPI_SUCCESS)
-    return bpc__err_mpi(ex->ctx, mrc, "MPI_Testall (sends)");
-  if (flag) {
-    if (s->dtype != MPI_DATATYPE_NULL)
-      MPI_Type_free(&s->dtype);
-    if (s->buf)
-      bpc__pool_put(ex->ctx, s->buf, s->cap);
-    s->buf = NULL;
-    *done = 1;
+    return bpc__err_mpi(ex->ctx, mrc, "MPI_Testsome (sends)");
+  /* completed requests came back as MPI_REQUEST_NULL */
+  k = 0;
+  for (int i = 0; i < n; i++) {
+    int all = 1;
+    for (int j = 0; j < s[i]->nreq; j++) {
+      s[i]->req[j] = ex->sreq[k++];
+      all = all && s[i]->req[j] == MPI_REQUEST_NULL;
+    }
+    done[i] = all;
+    if (all)
+      send_release(ex, s[i]);
   }
   return BPC_OK;
 }
 
-static int add_recv(bpc__exch_t *ex, bpc__msg_t *m, MPI_Request req)
+/* Room for k more receives in flight. */
+static int reserve_recv(bpc__exch_t *ex, int k)
 {
-  if (ex->nrecv == ex->caprecv) {
-    int ncap = ex->caprecv ? 2 * ex->caprecv : 16;
-    MPI_Request *nr = realloc(ex->rreq, sizeof *nr * (size_t)ncap);
-    if (nr == NULL)
-      return BPC_ENOMEM;
-    ex->rreq = nr;
-    bpc__msg_t **nm = realloc(ex->rmsg, sizeof *nm * (size_t)ncap);
-    if (nm == NULL)
-      return BPC_ENOMEM;
-    ex->rmsg = nm;
-    ex->caprecv = ncap;
-  }
-  ex->rreq[ex->nrecv] = req;
-  ex->rmsg[ex->nrecv] = m;
-  ex->nrecv++;
+  if (ex->nrecv + k <= ex->caprecv)
+    return BPC_OK;
+  int ncap = ex->caprecv ? 2 * ex->caprecv : 16;
+  while (ncap < ex->nrecv + k)
+    ncap *= 2;
+  MPI_Request *nr = realloc(ex->rreq, sizeof *nr * (size_t)ncap);
+  if (nr == NULL)
+    return BPC_ENOMEM;
+  ex->rreq = nr;
+  bpc__msg_t **nm = realloc(ex->rmsg, sizeof *nm * (size_t)ncap);
+  if (nm == NULL)
+    return BPC_ENOMEM;
+  ex->rmsg = nm;
+  ex->caprecv = ncap;
   return BPC_OK;
 }
 
-/* Receive a matched header message; deliver it (inline) or post the receive
- * of its payload. */
+/* A message record with the header's envelope, or NULL. */
+static bpc__msg_t *msg_of(const bpc__hdr_t *h, int seq, size_t bytes)
+{
+  bpc__msg_t *m = bpc__msg_new();
+  if (m != NULL) {
+    m->src_gid = h->src_gid;
+    m->dst_gid = h->dst_gid;
+    m->seq = seq;
+    m->bytes = bytes;
+  }
+  return m;
+}
+
+/* Post the receive of m's payload (m->bytes > 0) from `source` into a pool
+ * buffer, at the sender's page offset (tags.h; the pages past the payload
+ * are never touched, so rounding the buffer up costs no memory), and put m
+ * in the mailbox as pending: it holds its place, so a later message with
+ * the same envelope cannot overtake it. Room for the request is reserved. */
+static int post_payload(bpc__exch_t *ex, bpc__msg_t *m, uint32_t page_off, int source)
+{
+  bpc_ctx_t *ctx = ex->ctx;
+  m->buf = bpc__pool_get(ctx, m->bytes + 4095u, &m->cap);
+  if (m->buf == NULL) {
+    size_t bytes = m->bytes;
+    free(m);
+    return bpc__err(ctx, BPC_ENOMEM, "receive of %zu bytes: out of memory", bytes);
+  }
+  m->data = (char *)m->buf + ((page_off - (uintptr_t)m->buf) & 4095u);
+  int mrc = irecv_bytes(ex, m->data, m->bytes, source, &ex->rreq[ex->nrecv]);
+  if (mrc != MPI_SUCCESS) {
+    bpc__pool_put(ctx, m->buf, m->cap);
+    free(m);
+    return bpc__err_mpi(ctx, mrc, "MPI_Irecv (payload)");
+  }
+  ex->rmsg[ex->nrecv++] = m;
+  m->pending = 1;
+  bpc__exch_deliver(ex, m);
+  return BPC_OK;
+}
+
+/* Receive a matched header message; deliver its message (inline) or post
+ * the receive of its payload, then likewise for its parts, in the order the
+ * sender posted them, before anything else is probed. */
 static int take_header(bpc__exch_t *ex, MPI_Message *mm, MPI_Status *st)
 {
   bpc_ctx_t *ctx = ex->ctx;
   int rc = BPC_OK, n = 0, mrc;
   size_t cap = 0;
-  bpc__msg_t *m = NULL;
   void *buf = NULL;
+  const int source = st->MPI_SOURCE;
   MPI_Get_count(st, MPI_BYTE, &n);
   buf = bpc__pool_get(ctx, n > 0 ? (size_t)n : 1, &cap);
   if (buf == NULL) {
@@ -142,142 +267,139 @@ static int take_header(bpc__exch_t *ex, MPI_Message *mm, MPI_Status *st)
   }
   mrc = MPI_Mrecv(buf, n, MPI_BYTE, mm, MPI_STATUS_IGNORE);
   if (mrc != MPI_SUCCESS) {
-    rc = bpc__err_mpi(ctx, mrc, "MPI_Mrecv");
-    goto cleanup;
+    bpc__pool_put(ctx, buf, cap);
+    return bpc__err_mpi(ctx, mrc, "MPI_Mrecv");
   }
   bpc__hdr_t h;
   if ((size_t)n < sizeof h) {
-    rc = bpc__err(ctx, BPC_ETRUNC, "a %d-byte message from rank %d is shorter than a header", n,
-                  st->MPI_SOURCE);
-    goto cleanup;
+    bpc__pool_put(ctx, buf, cap);
+    return bpc__err(ctx, BPC_ETRUNC, "a %d-byte message from rank %d is shorter than a header",
+                    n, source);
   }
   memcpy(&h, buf, sizeof h);
   if (h.magic != BPC__MSG_MAGIC) {
-    rc = bpc__err(ctx, BPC_ETRUNC, "message from rank %d (tag %d) is not a bpc message",
-                  st->MPI_SOURCE, ex->tag);
-    goto cleanup;
+    bpc__pool_put(ctx, buf, cap);
+    return bpc__err(ctx, BPC_ETRUNC, "message from rank %d (tag %d) is not a bpc message",
+                    source, ex->tag);
   }
-  int is_inline = (h.flags & BPC__HDR_INLINE) != 0;
-  if ((is_inline && (size_t)n != sizeof h + h.bytes) || (!is_inline && (size_t)n != sizeof h)) {
-    rc = bpc__err(ctx, BPC_ETRUNC, "message from rank %d: header says %llu payload bytes, "
-                                   "%d bytes arrived", st->MPI_SOURCE,
-                  (unsigned long long)h.bytes, n);
-    goto cleanup;
+  const int is_inline = (h.flags & BPC__HDR_INLINE) != 0;
+  const int nparts = (h.flags & BPC__HDR_PARTS) ? (int)(h.flags >> BPC__HDR_NPARTS_SHIFT) : 0;
+  const size_t want =
+      sizeof h + (is_inline ? h.bytes : 0) + (size_t)nparts * sizeof(bpc__part_desc_t);
+  if ((size_t)n != want || (is_inline && h.bytes > BPC__INLINE_MAX)) {
+    bpc__pool_put(ctx, buf, cap);
+    return bpc__err(ctx, BPC_ETRUNC,
+                    "message from rank %d: header says %llu payload bytes%s and %d parts, "
+                    "%d bytes arrived",
+                    source, (unsigned long long)h.bytes, is_inline ? " inline" : "", nparts, n);
   }
-  m = bpc__msg_new();
-  if (m == NULL) {
-    rc = bpc__err(ctx, BPC_ENOMEM, "receive: out of memory");
-    goto cleanup;
+  /* the part table stays readable in buf until this function returns */
+  const char *descs = (const char *)buf + sizeof h + (is_inline ? h.bytes : 0);
+  int nposts = !is_inline && h.bytes > 0;
+  for (int i = 0; i < nparts; i++) {
+    bpc__part_desc_t d;
+    memcpy(&d, descs + (size_t)i * sizeof d, sizeof d);
+    nposts += d.bytes > 0;
   }
-  m->src_gid = h.src_gid;
-  m->dst_gid = h.dst_gid;
-  m->seq = h.seq;
-  m->bytes = (size_t)h.bytes;
+  bpc__msg_t *m = msg_of(&h, h.seq, (size_t)h.bytes);
+  if (m == NULL || reserve_recv(ex, nposts) != BPC_OK) {
+    free(m);
+    bpc__pool_put(ctx, buf, cap);
+    return bpc__err(ctx, BPC_ENOMEM, "receive: out of memory");
+  }
+  void *keep = NULL; /* buf, once the head message owns it */
   if (is_inline) {
     m->buf = buf;
     m->cap = cap;
     m->data = h.bytes ? (char *)buf + sizeof h : NULL;
-    buf = NULL;
+    keep = buf;
     bpc__exch_deliver(ex, m);
-    m = NULL;
-    goto cleanup;
-  }
-  /* large: post the payload receive before anything else is probed, at the
-   * sender's page offset (tags.h); the pages past the payload are never
-   * touched, so the rounding up of the buffer costs no memory */
-  m->buf = bpc__pool_get(ctx, m->bytes + 4095u, &m->cap);
-  if (m->buf == NULL) {
-    rc = bpc__err(ctx, BPC_ENOMEM, "receive of %zu bytes: out of memory", m->bytes);
-    goto cleanup;
-  }
-  m->data = (char *)m->buf + ((h.page_off - (uintptr_t)m->buf) & 4095u);
-  MPI_Request req;
-  if (m->bytes <= (size_t)INT_MAX) {
-    mrc = MPI_Irecv(m->data, (int)m->bytes, MPI_BYTE, st->MPI_SOURCE, ex->tag, ctx->comm, &req);
   } else {
-    MPI_Datatype t;
-    mrc = big_bytes_type(m->bytes, &t);
-    if (mrc == MPI_SUCCESS) {
-      mrc = MPI_Irecv(m->data, 1, t, st->MPI_SOURCE, ex->tag, ctx->comm, &req);
-      MPI_Type_free(&t); /* freeing a type in use by a request is allowed */
-    }
+    rc = post_payload(ex, m, h.page_off, source);
   }
-  if (mrc != MPI_SUCCESS) {
-    rc = bpc__err_mpi(ctx, mrc, "MPI_Irecv (payload)");
-    goto cleanup;
+  for (int i = 0; i < nparts && rc == BPC_OK; i++) {
+    bpc__part_desc_t d;
+    memcpy(&d, descs + (size_t)i * sizeof d, sizeof d);
+    bpc__msg_t *p = msg_of(&h, d.seq, (size_t)d.bytes);
+    if (p == NULL)
+      rc = bpc__err(ctx, BPC_ENOMEM, "receive: out of memory");
+    else if (d.bytes == 0)
+      bpc__exch_deliver(ex, p);
+    else
+      rc = post_payload(ex, p, d.page_off, source);
   }
-  rc = add_recv(ex, m, req);
-  if (rc != BPC_OK) {
-    MPI_Wait(&req, MPI_STATUS_IGNORE);
-    rc = bpc__err(ctx, BPC_ENOMEM, "receive: out of memory");
-    goto cleanup;
-  }
-  /* hold its place in the mailbox: a later inline message with the same
-   * envelope must not overtake it */
-  m->pending = 1;
-  bpc__exch_deliver(ex, m);
-  m = NULL;
-cleanup:
-  if (buf)
+  if (keep == NULL)
     bpc__pool_put(ctx, buf, cap);
-  if (m) {
-    if (m->buf)
-      bpc__pool_put(ctx, m->buf, m->cap);
-    free(m);
-  }
   return rc;
 }
 
-static int mpi_poll(bpc__exch_t *ex, int block, int *events)
+/* Complete finished payload receives (one MPI_Testsome for all). */
+static int test_recvs(bpc__exch_t *ex, int *events)
 {
-  bpc_ctx_t *ctx = ex->ctx;
-  int start = *events, mrc, rc;
-  int idx_small[64];
-  /* headers that have arrived */
+  int idx_small[64], outcount = 0;
+  int *idx = ex->nrecv <= 64 ? idx_small : bpc__malloc(sizeof(int) * (size_t)ex->nrecv);
+  if (idx == NULL)
+    return bpc__err(ex->ctx, BPC_ENOMEM, "poll: out of memory");
+  int mrc = MPI_Testsome(ex->nrecv, ex->rreq, &outcount, idx, MPI_STATUSES_IGNORE);
+  if (mrc == MPI_SUCCESS && outcount != MPI_UNDEFINED && outcount > 0) {
+    for (int i = 0; i < outcount; i++) {
+      bpc__exch_complete(ex, ex->rmsg[idx[i]]);
+      ex->rmsg[idx[i]] = NULL;
+    }
+    int j = 0;
+    for (int i = 0; i < ex->nrecv; i++) {
+      if (ex->rmsg[i] != NULL) {
+        ex->rreq[j] = ex->rreq[i];
+        ex->rmsg[j] = ex->rmsg[i];
+        j++;
+      }
+    }
+    ex->nrecv = j;
+    *events += outcount;
+  }
+  if (idx != idx_small)
+    free(idx);
+  if (mrc != MPI_SUCCESS)
+    return bpc__err_mpi(ex->ctx, mrc, "MPI_Testsome");
+  return BPC_OK;
+}
+
+/* Take the headers that have arrived (each posts its payload receives). */
+static int take_headers(bpc__exch_t *ex, int *events)
+{
   for (;;) {
     int flag = 0;
     MPI_Message mm;
     MPI_Status st;
-    mrc = MPI_Improbe(MPI_ANY_SOURCE, ex->tag, ctx->comm, &flag, &mm, &st);
+    int mrc = MPI_Improbe(MPI_ANY_SOURCE, ex->tag, ex->ctx->comm, &flag, &mm, &st);
     if (mrc != MPI_SUCCESS)
-      return bpc__err_mpi(ctx, mrc, "MPI_Improbe");
+      return bpc__err_mpi(ex->ctx, mrc, "MPI_Improbe");
     if (!flag)
-      break;
-    rc = take_header(ex, &mm, &st);
+      return BPC_OK;
+    int rc = take_header(ex, &mm, &st);
     if (rc != BPC_OK)
       return rc;
     (*events)++;
   }
-  /* payloads that have finished */
-  if (ex->nrecv > 0) {
-    int outcount = 0;
-    int *idx = ex->nrecv <= 64 ? idx_small : bpc__malloc(sizeof(int) * (size_t)ex->nrecv);
-    if (idx == NULL)
-      return bpc__err(ctx, BPC_ENOMEM, "poll: out of memory");
-    mrc = MPI_Testsome(ex->nrecv, ex->rreq, &outcount, idx, MPI_STATUSES_IGNORE);
-    if (mrc == MPI_SUCCESS && outcount != MPI_UNDEFINED && outcount > 0) {
-      for (int i = 0; i < outcount; i++) {
-        bpc__exch_complete(ex, ex->rmsg[idx[i]]);
-        ex->rmsg[idx[i]] = NULL;
-      }
-      int j = 0;
-      for (int i = 0; i < ex->nrecv; i++) {
-        if (ex->rmsg[i] != NULL) {
-          ex->rreq[j] = ex->rreq[i];
-          ex->rmsg[j] = ex->rmsg[i];
-          j++;
-        }
-      }
-      ex->nrecv = j;
-      *events += outcount;
-    }
-    if (idx != idx_small)
-      free(idx);
-    if (mrc != MPI_SUCCESS)
-      return bpc__err_mpi(ctx, mrc, "MPI_Testsome");
-  }
-  if (!block || *events > start)
-    return BPC_OK;
+}
+
+/*
+ * One poll: take the headers that have arrived (posting their payload
+ * receives), then test the receives in flight; with `block`, if that found
+ * nothing, sleep in one blocking MPI call. (Going to the blocking call
+ * first, without the non-blocking checks, measured 10-15 % slower with 8
+ * processes on 2 cores: Open MPI's blocking calls give the core away less
+ * promptly than a failed test does.)
+ */
+static int mpi_poll(bpc__exch_t *ex, int block, int *events)
+{
+  bpc_ctx_t *ctx = ex->ctx;
+  int start = *events, mrc;
+  int rc = take_headers(ex, events);
+  if (rc == BPC_OK && ex->nrecv > 0)
+    rc = test_recvs(ex, events);
+  if (rc != BPC_OK || !block || *events > start)
+    return rc;
   if (ex->nrecv == 0) {
     /* nothing in flight here: sleep in MPI until a header comes */
     MPI_Message mm;
@@ -291,7 +413,8 @@ static int mpi_poll(bpc__exch_t *ex, int block, int *events)
     (*events)++;
     return BPC_OK;
   }
-  /* receives in flight: sleep in MPI until one of them lands */
+  /* receives in flight: sleep in MPI until one of them lands (each has
+   * its send posted already, so this returns) */
   int which = MPI_UNDEFINED;
   mrc = MPI_Waitany(ex->nrecv, ex->rreq, &which, MPI_STATUS_IGNORE);
   if (mrc != MPI_SUCCESS)
@@ -317,15 +440,20 @@ static void mpi_close(bpc__exch_t *ex)
   }
   free(ex->rreq);
   free(ex->rmsg);
+  free(ex->sreq);
+  free(ex->sidx);
   ex->rreq = NULL;
   ex->rmsg = NULL;
+  ex->sreq = NULL;
+  ex->sidx = NULL;
+  ex->capsreq = 0;
   ex->nrecv = ex->caprecv = 0;
 }
 
 const bpc__transport_t bpc__transport_mpi = {
     .name = "mpi",
     .post_send = mpi_post_send,
-    .test_send = mpi_test_send,
+    .test_sends = mpi_test_sends,
     .poll = mpi_poll,
     .pending = mpi_pending,
     .close = mpi_close,

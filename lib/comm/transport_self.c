@@ -9,18 +9,22 @@
  */
 #include "comm/transport.h"
 
-static int self_post_send(bpc__exch_t *ex, int dst_rank, bpc__sendrec_t *s, const void *data)
+static int self_post_send(bpc__exch_t *ex, int dst_rank, bpc__sendrec_t *s, const void *data,
+                          const bpc__msgpart_t *parts, int nparts)
 {
   (void)s;
   (void)data;
+  (void)parts;
+  (void)nparts;
   return bpc__err(ex->ctx, BPC_ESTATE, "serial context: rank %d does not exist", dst_rank);
 }
 
-static int self_test_send(bpc__exch_t *ex, bpc__sendrec_t *s, int *done)
+static int self_test_sends(bpc__exch_t *ex, bpc__sendrec_t **s, int n, int *done)
 {
   (void)ex;
   (void)s;
-  *done = 1;
+  for (int i = 0; i < n; i++)
+    done[i] = 1;
   return BPC_OK;
 }
 
@@ -44,7 +48,7 @@ static void self_close(bpc__exch_t *ex) { (void)ex; }
 const bpc__transport_t bpc__transport_self = {
     .name = "self",
     .post_send = self_post_send,
-    .test_send = self_test_send,
+    .test_sends = self_test_sends,
     .poll = self_poll,
     .pending = self_pending,
     .close = self_close,

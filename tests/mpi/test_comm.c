@@ -3,8 +3,8 @@
  * variable-size message to gid+1 and gid+7 (mod n) and receives from the
  * matching sources, with 1..4 blocks per process, fewer blocks than
  * processes, contiguous and round-robin assignments; receive orders that
- * differ from send orders; interleaved and back-to-back exchanges; statistics
- * against a reference count.
+ * differ from send orders; interleaved and back-to-back exchanges; messages
+ * with parts; statistics against a reference count.
  */
 #include "mpi_check.h"
 
@@ -297,6 +297,112 @@ START_TEST(test_same_envelope_fifo)
 }
 END_TEST
 
+/* Fill / check a buffer whose bytes depend on (message id, position). */
+static void parts_fill(unsigned char *b, size_t n, int id)
+{
+  for (size_t i = 0; i < n; i++)
+    b[i] = (unsigned char)(id * 31 + (int)(i % 251));
+}
+
+static int parts_ok(const bpc__msg_t *m, size_t n, int id)
+{
+  if (m->bytes != n || (n > 0 && m->data == NULL))
+    return 0;
+  const unsigned char *b = m->data;
+  for (size_t i = 0; i < n; i++)
+    if (b[i] != (unsigned char)(id * 31 + (int)(i % 251)))
+      return 0;
+  return 1;
+}
+
+START_TEST(test_send_parts)
+{
+  /* messages with parts, to the next rank and to this rank (local): an
+   * inline head and a large head, parts empty, small and large, part seqs
+   * shared with plain messages sent before and after (taken in send order),
+   * and a group without parts; every message checked byte for byte and the
+   * statistics against the count of messages and bytes */
+  int n = t_size;
+  bpc_assign_t *a = NULL;
+  ck_assert_int_eq(bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a), BPC_OK);
+  bpc__exch_t *ex = NULL;
+  T_CHECK(bpc__exch_open(ctx, "test", bpc__assign_rank_cb, a, &ex) == BPC_OK, "open");
+  enum { NMSG = 12 };
+  /* id: seq, size; groups: [0] plain; [1 | 2 3 4 5] inline head + 4 parts;
+   * [6] plain; [7 | 8 9] large head + 2 parts; [10 |] no parts; [11] plain */
+  static const int seqs[NMSG] = {5, 1, 5, 6, 5, 7, 5, 2, 6, 8, 3, 6};
+  static const size_t sizes[NMSG] = {40000, 100, 300000, 0, 7, 70000, 3,
+                                     20000, 0, 9000, 0, 50000};
+  unsigned char *bufs[NMSG];
+  for (int i = 0; i < NMSG; i++) {
+    bufs[i] = malloc(sizes[i] + 1);
+    parts_fill(bufs[i], sizes[i], i);
+  }
+  int me = t_rank, dsts[2] = {(me + 1) % n, me};
+  uint64_t want_bytes = 0, want_msgs = 0;
+  for (int d = 0; d < (n > 1 ? 2 : 1); d++) {
+    int dst = dsts[d];
+    bpc__msgpart_t p1[4], p2[2];
+    for (int i = 0; i < 4; i++)
+      p1[i] = (bpc__msgpart_t){bufs[2 + i], sizes[2 + i], seqs[2 + i]};
+    for (int i = 0; i < 2; i++)
+      p2[i] = (bpc__msgpart_t){bufs[8 + i], sizes[8 + i], seqs[8 + i]};
+    T_CHECK(bpc__exch_send(ex, me, dst, seqs[0], bufs[0], sizes[0], 0) == BPC_OK, "send 0");
+    T_CHECK(bpc__exch_send_parts(ex, me, dst, seqs[1], bufs[1], sizes[1], p1, 4) == BPC_OK,
+            "send 1: %s", bpc_last_error(ctx));
+    T_CHECK(bpc__exch_send(ex, me, dst, seqs[6], bufs[6], sizes[6], 0) == BPC_OK, "send 6");
+    T_CHECK(bpc__exch_send_parts(ex, me, dst, seqs[7], bufs[7], sizes[7], p2, 2) == BPC_OK,
+            "send 7: %s", bpc_last_error(ctx));
+    T_CHECK(bpc__exch_send_parts(ex, me, dst, seqs[10], bufs[10], sizes[10], NULL, 0) == BPC_OK,
+            "send 10");
+    T_CHECK(bpc__exch_send(ex, me, dst, seqs[11], bufs[11], sizes[11], 0) == BPC_OK, "send 11");
+    if (dst != me)
+      for (int i = 0; i < NMSG; i++) {
+        want_bytes += sizes[i];
+        want_msgs++;
+      }
+  }
+  /* bad input: a non-empty part without a buffer */
+  bpc__msgpart_t bad = {NULL, 10, 4};
+  T_CHECK(bpc__exch_send_parts(ex, me, dsts[0], 4, bufs[0], 1, &bad, 1) == BPC_ENULL,
+          "a NULL part buffer is refused");
+  for (int d = 0; d < (n > 1 ? 2 : 1); d++) {
+    int src = d == 0 ? (me + n - 1) % n : me;
+    /* take later groups first (every message is in the mailbox or on its
+     * way once its group's header has arrived); messages of one seq in
+     * send order */
+    static const int order[NMSG] = {10, 9, 7, 3, 5, 8, 1, 0, 11, 2, 4, 6};
+    for (int k = 0; k < NMSG; k++) {
+      int i = order[k];
+      bpc__msg_t *m = NULL;
+      T_CHECK(bpc__exch_wait(ex, me, src, seqs[i], &m) == BPC_OK && m, "wait %d from %d", i,
+              src);
+      if (m) {
+        T_CHECK(parts_ok(m, sizes[i], i), "message %d from %d: %zu bytes, expected %zu %s", i,
+                src, m->bytes, sizes[i], "with its pattern");
+        bpc__msg_release(ex, m);
+      }
+    }
+  }
+  int rc = bpc__exch_close(&ex);
+  T_CHECK(rc == BPC_ENULL, "close returned %d, not the refused send's BPC_ENULL", rc);
+  bpc_call_stats_t cs;
+  bpc_stats_last_call(ctx, &cs);
+  T_CHECK(cs.total.bytes_sent == want_bytes && cs.total.msgs_sent == want_msgs,
+          "sent %llu bytes in %llu messages, expected %llu in %llu",
+          (unsigned long long)cs.total.bytes_sent, (unsigned long long)cs.total.msgs_sent,
+          (unsigned long long)want_bytes, (unsigned long long)want_msgs);
+  T_CHECK(cs.total.bytes_recv == want_bytes && cs.total.msgs_recv == want_msgs,
+          "received %llu bytes in %llu messages, expected %llu in %llu",
+          (unsigned long long)cs.total.bytes_recv, (unsigned long long)cs.total.msgs_recv,
+          (unsigned long long)want_bytes, (unsigned long long)want_msgs);
+  for (int i = 0; i < NMSG; i++)
+    free(bufs[i]);
+  bpc_assign_destroy(&a);
+  T_SYNC();
+}
+END_TEST
+
 static Suite *comm_suite(void)
 {
   Suite *s = suite_create("comm_mpi");
@@ -310,6 +416,7 @@ static Suite *comm_suite(void)
   tcase_add_test(tc, test_take_any_order);
   tcase_add_test(tc, test_untaken_message_is_reported);
   tcase_add_test(tc, test_same_envelope_fifo);
+  tcase_add_test(tc, test_send_parts);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -39,8 +39,9 @@
 #define BPC__NB_MARK_SEQ INT_MAX
 /* Rounds are comm seqs below BPC__NB_EXT_BASE. */
 #define BPC__NB_MAX_ROUND ((1 << 30) - 1)
-/* Items enqueued by reference travel as their own comm messages after their
- * bundle, with seqs BPC__NB_EXT_BASE + (a per-pair count mod 2^29); their
+/* Items enqueued by reference travel as parts of their bundle's comm message
+ * (bpc__exch_send_parts: one MPI message each, straight from the caller's
+ * memory, received as their own comm messages), with seqs BPC__NB_EXT_BASE + (a per-pair count mod 2^29); their
  * bundle lists them as empty parts whose key has BPC__NB_KEY_EXT set. */
 #define BPC__NB_EXT_BASE (1 << 30)
 #define BPC__NB_EXT_MOD (1u << 29)
@@ -63,9 +64,8 @@ typedef struct bpc__nb_chan {
   int64_t *keys;
   int last_n;      /* items in the previous bundle: sizes the next reservation */
   size_t last_pos; /* payload bytes of the previous bundle: likewise */
-  /* items by reference (enqueue_ref), sent after the bundle */
-  const void **ext_data;
-  size_t *ext_bytes;
+  /* items by reference (enqueue_ref), sent as parts of the bundle */
+  bpc__msgpart_t *ext;
   int next, capext;
   unsigned ext_count; /* references sent to this process so far */
 #ifdef _OPENMP

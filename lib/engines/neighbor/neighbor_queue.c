@@ -81,8 +81,7 @@ void bpc__nb_chan_free(bpc_ctx_t *ctx, bpc__nb_chan_t *c)
     bpc__pool_put(ctx, c->buf, c->cap);
   free(c->sizes);
   free(c->keys);
-  free(c->ext_data);
-  free(c->ext_bytes);
+  free(c->ext);
 #ifdef _OPENMP
   omp_destroy_lock(&c->lock);
 #endif
@@ -157,14 +156,10 @@ static int chan_ext_grow(bpc_ctx_t *ctx, bpc__nb_chan_t *c)
   if (c->next < c->capext)
     return BPC_OK;
   int ncap = c->capext ? 2 * c->capext : 16;
-  const void **d = realloc(c->ext_data, sizeof *d * (size_t)ncap);
-  if (d == NULL)
+  bpc__msgpart_t *e = realloc(c->ext, sizeof *e * (size_t)ncap);
+  if (e == NULL)
     return bpc__err(ctx, BPC_ENOMEM, "neighbour exchange: out of memory for references");
-  c->ext_data = d;
-  size_t *b = realloc(c->ext_bytes, sizeof *b * (size_t)ncap);
-  if (b == NULL)
-    return bpc__err(ctx, BPC_ENOMEM, "neighbour exchange: out of memory for references");
-  c->ext_bytes = b;
+  c->ext = e;
   c->capext = ncap;
   return BPC_OK;
 }
@@ -221,8 +216,8 @@ static int enqueue(bpc_neighbor_t *nb, int gid, int dst_gid, const void *item, i
       uint64_t key = ((uint64_t)(uint32_t)gid << 32) | (uint64_t)(uint32_t)dst_gid;
       if (ext) {
         key |= BPC__NB_KEY_EXT;
-        c->ext_data[c->next] = ((const bpc_buf_t *)item)->data;
-        c->ext_bytes[c->next] = bytes;
+        c->ext[c->next].data = ((const bpc_buf_t *)item)->data;
+        c->ext[c->next].bytes = bytes;
         c->next++;
       }
       c->sizes[c->n] = (uint64_t)room;

@@ -225,18 +225,17 @@ int bpc__nb_round_comm(bpc_neighbor_t *nb, bpc__nb_wave_t *wave)
     if (frc != BPC_OK && rc == BPC_OK)
       rc = frc;
     bpc__nb_chan_t *c = &nb->chans[i];
-    int src = bpc__exch_send(nb->ex, ctx->rank, c->rank, r, bundle, bytes, 0);
+    /* items by reference go as parts of the bundle's message, straight from
+     * the caller's memory */
+    const int nparts = frc == BPC_OK ? c->next : 0;
+    for (int e = 0; e < nparts; e++)
+      c->ext[e].seq = bpc__nb_ext_seq(c->ext_count++);
+    int src = bpc__exch_send_parts(nb->ex, ctx->rank, c->rank, r, bundle, bytes, c->ext, nparts);
     if (src != BPC_OK && rc == BPC_OK)
       rc = src;
     nb->bundles_sent++;
-    /* items by reference: straight from the caller's memory, after the bundle */
-    for (int e = 0; e < c->next && frc == BPC_OK; e++) {
-      src = bpc__exch_send(nb->ex, ctx->rank, c->rank, bpc__nb_ext_seq(c->ext_count++),
-                           c->ext_data[e], c->ext_bytes[e], 0);
-      if (src != BPC_OK && rc == BPC_OK)
-        rc = src;
+    if (nparts > 0)
       nb->sent_refs = 1;
-    }
     c->next = 0;
     if (buf != NULL) {
       int rrc = retire(nb, buf, cap, nb->chans[i].rank, r);
