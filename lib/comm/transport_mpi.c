@@ -286,7 +286,8 @@ static int take_header(bpc__exch_t *ex, MPI_Message *mm, MPI_Status *st)
   const int nparts = (h.flags & BPC__HDR_PARTS) ? (int)(h.flags >> BPC__HDR_NPARTS_SHIFT) : 0;
   const size_t want =
       sizeof h + (is_inline ? h.bytes : 0) + (size_t)nparts * sizeof(bpc__part_desc_t);
-  if ((size_t)n != want || (is_inline && h.bytes > BPC__INLINE_MAX)) {
+  /* the sender inlines exactly the payloads up to BPC__INLINE_MAX */
+  if ((size_t)n != want || is_inline != (h.bytes <= BPC__INLINE_MAX)) {
     bpc__pool_put(ctx, buf, cap);
     return bpc__err(ctx, BPC_ETRUNC,
                     "message from rank %d: header says %llu payload bytes%s and %d parts, "
