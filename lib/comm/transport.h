@@ -19,11 +19,15 @@
 
 #define BPC__MAILBOX_BUCKETS 256
 
+#define BPC__SEND_REQS 8
+
 /* One posted remote send: its header must live until the send completes. */
 typedef struct bpc__sendrec {
   bpc__hdr_t hdr;
-  MPI_Request req2[2]; /* the requests of a message without parts */
-  MPI_Request *req;    /* req2, or an array for a message with parts */
+  /* requests: in place for up to BPC__SEND_REQS (header, head payload and
+   * a few parts), else an array allocated for this send */
+  MPI_Request req_in[BPC__SEND_REQS];
+  MPI_Request *req;
   int nreq;
   void *buf; /* pool buffer of the header message when it is not hdr alone */
   size_t cap;

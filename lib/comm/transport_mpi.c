@@ -68,9 +68,9 @@ static void send_release(bpc__exch_t *ex, bpc__sendrec_t *s)
   if (s->buf != NULL)
     bpc__pool_put(ex->ctx, s->buf, s->cap);
   s->buf = NULL;
-  if (s->req != s->req2)
+  if (s->req != s->req_in)
     free(s->req);
-  s->req = s->req2;
+  s->req = s->req_in;
   s->nreq = 0;
 }
 
@@ -82,7 +82,7 @@ static int mpi_post_send(bpc__exch_t *ex, int dst_rank, bpc__sendrec_t *s, const
   bpc_ctx_t *ctx = ex->ctx;
   const size_t bytes = (size_t)s->hdr.bytes;
   const int is_inline = bytes <= BPC__INLINE_MAX;
-  s->req = s->req2;
+  s->req = s->req_in;
   s->nreq = 0;
   s->buf = NULL;
   if (nparts > BPC__MAX_PARTS)
@@ -91,8 +91,8 @@ static int mpi_post_send(bpc__exch_t *ex, int dst_rank, bpc__sendrec_t *s, const
   int nreq = 1 + !is_inline;
   for (int i = 0; i < nparts; i++)
     nreq += parts[i].bytes > 0;
-  if (nreq > 2 && (s->req = bpc__malloc(sizeof *s->req * (size_t)nreq)) == NULL) {
-    s->req = s->req2;
+  if (nreq > BPC__SEND_REQS && (s->req = bpc__malloc(sizeof *s->req * (size_t)nreq)) == NULL) {
+    s->req = s->req_in;
     return bpc__err(ctx, BPC_ENOMEM, "send: out of memory");
   }
   s->hdr.flags = is_inline ? BPC__HDR_INLINE : 0;

@@ -384,8 +384,34 @@ START_TEST(test_send_parts)
       }
     }
   }
+  /* more parts than a send keeps requests for in place: 12 of 20000 bytes
+   * (ids 100..111), seq 9 */
+  enum { NBIG = 12 };
+  unsigned char *big[NBIG];
+  bpc__msgpart_t bp[NBIG];
+  for (int i = 0; i < NBIG; i++) {
+    big[i] = malloc(20000);
+    parts_fill(big[i], 20000, 100 + i);
+    bp[i] = (bpc__msgpart_t){big[i], 20000, 9};
+  }
+  T_CHECK(bpc__exch_send_parts(ex, me, dsts[0], 9, NULL, 0, bp, NBIG) == BPC_OK, "send 12 parts");
+  for (int i = -1; i < NBIG; i++) {
+    bpc__msg_t *m = NULL;
+    T_CHECK(bpc__exch_wait(ex, me, (me + n - 1) % n, 9, &m) == BPC_OK && m, "wait part %d", i);
+    if (m) {
+      T_CHECK(i < 0 ? m->bytes == 0 : parts_ok(m, 20000, 100 + i), "part %d of 12: %zu bytes", i,
+              m->bytes);
+      bpc__msg_release(ex, m);
+    }
+  }
+  if (dsts[0] != me) {
+    want_bytes += NBIG * 20000;
+    want_msgs += NBIG + 1;
+  }
   int rc = bpc__exch_close(&ex);
   T_CHECK(rc == BPC_ENULL, "close returned %d, not the refused send's BPC_ENULL", rc);
+  for (int i = 0; i < NBIG; i++)
+    free(big[i]);
   bpc_call_stats_t cs;
   bpc_stats_last_call(ctx, &cs);
   T_CHECK(cs.total.bytes_sent == want_bytes && cs.total.msgs_sent == want_msgs,
