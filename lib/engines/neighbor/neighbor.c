@@ -186,6 +186,8 @@ static void nb_free(bpc_neighbor_t *nb)
   free(nb->in_ranks);
   free(nb->next_seq);
   free(nb->ext_next);
+  free(nb->ref_left);
+  free(nb->ref_slot);
   free(nb->msgs);
   free(nb->ents);
   free(nb);
@@ -285,7 +287,10 @@ static int build_in(bpc_neighbor_t *nb)
   if (nb->nin > 0) {
     nb->next_seq = bpc__calloc((size_t)nb->nin, sizeof(int));
     nb->ext_next = bpc__calloc((size_t)nb->nin, sizeof(unsigned));
-    if (nb->next_seq == NULL || nb->ext_next == NULL)
+    nb->ref_left = bpc__calloc((size_t)nb->nin, sizeof(int));
+    nb->ref_slot = bpc__calloc((size_t)nb->nin, sizeof(int));
+    if (nb->next_seq == NULL || nb->ext_next == NULL || nb->ref_left == NULL ||
+        nb->ref_slot == NULL)
       rc = bpc__err(ctx, BPC_ENOMEM, "neighbour exchange: out of memory");
   }
 cleanup:

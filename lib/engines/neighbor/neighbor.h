@@ -130,6 +130,11 @@ struct bpc_neighbor {
   int *in_ranks;
   int *next_seq; /* per in-process: the next round whose bundle is expected */
   unsigned *ext_next; /* per in-process: references taken so far */
+  /* per in-process: parts by reference of its last taken bundle still to
+   * take, and the slot in msgs the next one goes to (a bundle is followed in
+   * msgs by one slot per part, filled as the parts arrive) */
+  int *ref_left, *ref_slot;
+  long long refs_missing; /* sum of ref_left */
   int sent_refs;      /* this round sent items by reference: flush before returning */
 
   bpc__exch_t *ex;

@@ -468,11 +468,15 @@ int bpc__nb_deliver(bpc_neighbor_t *nb)
   /* each bundle is followed in msgs by the messages of its references */
   for (int i = 0; i < nb->nmsgs && rc == BPC_OK;) {
     bpc__msg_t *m = nb->msgs[i++];
-    int nrefs = 0;
-    while (i + nrefs < nb->nmsgs && nb->msgs[i + nrefs]->seq >= BPC__NB_EXT_BASE &&
-           nb->msgs[i + nrefs]->seq != BPC__NB_MARK_SEQ)
-      nrefs++;
-    rc = add_entries(nb, m->data, m->bytes, m->seq, m->src_gid, nb->msgs + i, nrefs);
+    int nrefs = m != NULL ? bpc__nb_count_refs(m->data, m->bytes) : 0;
+    int whole = m != NULL && nrefs <= nb->nmsgs - i;
+    for (int k = 0; k < nrefs && whole; k++)
+      whole = nb->msgs[i + k] != NULL;
+    if (!whole) /* only after a failed wait, which has reported its error */
+      rc = bpc__err(ctx, BPC_ESTATE, "neighbour exchange: a message from rank %d is incomplete",
+                    m != NULL ? m->src_gid : -1);
+    else
+      rc = add_entries(nb, m->data, m->bytes, m->seq, m->src_gid, nb->msgs + i, nrefs);
     i += nrefs;
   }
   if (rc != BPC_OK) {
