@@ -34,32 +34,23 @@ static int big_bytes_type(size_t bytes, MPI_Datatype *type)
   return rc;
 }
 
-/* MPI_Isend / MPI_Irecv of `bytes` contiguous bytes; above INT_MAX through
- * a derived type, freed at once (MPI keeps it alive for the request). */
-static int isend_bytes(bpc__exch_t *ex, const void *data, size_t bytes, int rank,
-                       MPI_Request *req)
+/* Post the send (`send`) or receive of `bytes` contiguous bytes at data to
+ * or from `rank` with the exchange's tag; above INT_MAX through a derived
+ * type, freed at once (MPI keeps it alive for the request). */
+static int post_bytes(bpc__exch_t *ex, int send, void *data, size_t bytes, int rank,
+                      MPI_Request *req)
 {
-  if (bytes <= (size_t)INT_MAX)
-    return MPI_Isend(data, (int)bytes, MPI_BYTE, rank, ex->tag, ex->ctx->comm, req);
-  MPI_Datatype t;
-  int mrc = big_bytes_type(bytes, &t);
-  if (mrc == MPI_SUCCESS) {
-    mrc = MPI_Isend(data, 1, t, rank, ex->tag, ex->ctx->comm, req);
-    MPI_Type_free(&t);
+  MPI_Datatype t = MPI_BYTE;
+  int count = (int)bytes, mrc = MPI_SUCCESS;
+  if (bytes > (size_t)INT_MAX) {
+    count = 1;
+    mrc = big_bytes_type(bytes, &t);
   }
-  return mrc;
-}
-
-static int irecv_bytes(bpc__exch_t *ex, void *data, size_t bytes, int rank, MPI_Request *req)
-{
-  if (bytes <= (size_t)INT_MAX)
-    return MPI_Irecv(data, (int)bytes, MPI_BYTE, rank, ex->tag, ex->ctx->comm, req);
-  MPI_Datatype t;
-  int mrc = big_bytes_type(bytes, &t);
-  if (mrc == MPI_SUCCESS) {
-    mrc = MPI_Irecv(data, 1, t, rank, ex->tag, ex->ctx->comm, req);
+  if (mrc == MPI_SUCCESS)
+    mrc = send ? MPI_Isend(data, count, t, rank, ex->tag, ex->ctx->comm, req)
+               : MPI_Irecv(data, count, t, rank, ex->tag, ex->ctx->comm, req);
+  if (t != MPI_BYTE)
     MPI_Type_free(&t);
-  }
   return mrc;
 }
 
@@ -130,10 +121,11 @@ static int mpi_post_send(bpc__exch_t *ex, int dst_rank, bpc__sendrec_t *s, const
   }
   s->nreq = 1;
   if (!is_inline)
-    mrc = isend_bytes(ex, data, bytes, dst_rank, &s->req[s->nreq++]);
+    mrc = post_bytes(ex, 1, (void *)data, bytes, dst_rank, &s->req[s->nreq++]);
   for (int i = 0; i < nparts && mrc == MPI_SUCCESS; i++)
     if (parts[i].bytes > 0)
-      mrc = isend_bytes(ex, parts[i].data, parts[i].bytes, dst_rank, &s->req[s->nreq++]);
+      mrc = post_bytes(ex, 1, (void *)parts[i].data, parts[i].bytes, dst_rank,
+                       &s->req[s->nreq++]);
   if (mrc != MPI_SUCCESS) {
     /* the header is out; nothing sensible can follow it */
     s->nreq--;
@@ -235,7 +227,7 @@ static int post_payload(bpc__exch_t *ex, bpc__msg_t *m, uint32_t page_off, int s
     return bpc__err(ctx, BPC_ENOMEM, "receive of %zu bytes: out of memory", bytes);
   }
   m->data = (char *)m->buf + ((page_off - (uintptr_t)m->buf) & 4095u);
-  int mrc = irecv_bytes(ex, m->data, m->bytes, source, &ex->rreq[ex->nrecv]);
+  int mrc = post_bytes(ex, 0, m->data, m->bytes, source, &ex->rreq[ex->nrecv]);
   if (mrc != MPI_SUCCESS) {
     bpc__pool_put(ctx, m->buf, m->cap);
     free(m);

@@ -297,20 +297,21 @@ START_TEST(test_same_envelope_fifo)
 }
 END_TEST
 
-/* Fill / check a buffer whose bytes depend on (message id, position). */
-static void parts_fill(unsigned char *b, size_t n, int id)
+/* Messages of test_send_parts: the pattern's bytes (comm_pattern.h) for
+ * (sending rank, message id), of any size. */
+static void parts_fill(unsigned char *b, size_t n, int sender, int id)
 {
   for (size_t i = 0; i < n; i++)
-    b[i] = (unsigned char)(id * 31 + (int)(i % 251));
+    b[i] = cp_byte(sender, id, 5, i);
 }
 
-static int parts_ok(const bpc__msg_t *m, size_t n, int id)
+static int parts_ok(const bpc__msg_t *m, size_t n, int sender, int id)
 {
   if (m->bytes != n || (n > 0 && m->data == NULL))
     return 0;
   const unsigned char *b = m->data;
   for (size_t i = 0; i < n; i++)
-    if (b[i] != (unsigned char)(id * 31 + (int)(i % 251)))
+    if (b[i] != cp_byte(sender, id, 5, i))
       return 0;
   return 1;
 }
@@ -336,7 +337,7 @@ START_TEST(test_send_parts)
   unsigned char *bufs[NMSG];
   for (int i = 0; i < NMSG; i++) {
     bufs[i] = malloc(sizes[i] + 1);
-    parts_fill(bufs[i], sizes[i], i);
+    parts_fill(bufs[i], sizes[i], t_rank, i);
   }
   int me = t_rank, dsts[2] = {(me + 1) % n, me};
   uint64_t want_bytes = 0, want_msgs = 0;
@@ -378,8 +379,9 @@ START_TEST(test_send_parts)
       T_CHECK(bpc__exch_wait(ex, me, src, seqs[i], &m) == BPC_OK && m, "wait %d from %d", i,
               src);
       if (m) {
-        T_CHECK(parts_ok(m, sizes[i], i), "message %d from %d: %zu bytes, expected %zu %s", i,
-                src, m->bytes, sizes[i], "with its pattern");
+        T_CHECK(parts_ok(m, sizes[i], src, i),
+                "message %d from %d: %zu bytes, expected %zu with its pattern", i, src, m->bytes,
+                sizes[i]);
         bpc__msg_release(ex, m);
       }
     }
@@ -391,7 +393,7 @@ START_TEST(test_send_parts)
   bpc__msgpart_t bp[NBIG];
   for (int i = 0; i < NBIG; i++) {
     big[i] = malloc(20000);
-    parts_fill(big[i], 20000, 100 + i);
+    parts_fill(big[i], 20000, t_rank, 100 + i);
     bp[i] = (bpc__msgpart_t){big[i], 20000, 9};
   }
   T_CHECK(bpc__exch_send_parts(ex, me, dsts[0], 9, NULL, 0, bp, NBIG) == BPC_OK, "send 12 parts");
@@ -399,8 +401,8 @@ START_TEST(test_send_parts)
     bpc__msg_t *m = NULL;
     T_CHECK(bpc__exch_wait(ex, me, (me + n - 1) % n, 9, &m) == BPC_OK && m, "wait part %d", i);
     if (m) {
-      T_CHECK(i < 0 ? m->bytes == 0 : parts_ok(m, 20000, 100 + i), "part %d of 12: %zu bytes", i,
-              m->bytes);
+      int okp = i < 0 ? m->bytes == 0 : parts_ok(m, 20000, (me + n - 1) % n, 100 + i);
+      T_CHECK(okp, "part %d of 12: %zu bytes", i, m->bytes);
       bpc__msg_release(ex, m);
     }
   }

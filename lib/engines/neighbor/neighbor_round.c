@@ -9,7 +9,9 @@
  *      payloads packed by enqueue) and post it: one bpc message (src = this
  *      rank, dst = that rank, seq = r), also when empty (8 bytes), so every
  *      receiver knows that round r owes it exactly one message per
- *      in-process; the local bundle is handed over in memory;
+ *      in-process; items enqueued by reference follow as parts of the
+ *      bundle's message (bpc__exch_send_parts); the local bundle is handed
+ *      over in memory;
  *   2. wait, by the synchrony fraction f: let need = ceil(f I) (at least 1)
  *      and allow = I - need. Messages from each in-process are taken in
  *      round order (seq), and only those of rounds <= r. The wait ends when
@@ -23,11 +25,14 @@
  *      wait), so its wait ends; by induction every process advances.
  *      The lag is bounded: a process can be at most `allow` rounds ahead of
  *      an in-neighbour, so buffered late messages are bounded too.
+ *      A taken bundle's parts are taken as they arrive, into slots kept
+ *      after it; the round also waits for all of them. The wait polls the
+ *      comm layer (no blocking MPI call per message, see nb_wait).
  *   3. deliver: split the local bundle and the taken messages (views, no
  *      copy) into per-block entries sorted by (source gid, round, position).
  * Cost per round and process (alpha-beta): O alpha + (bytes to other
  * processes) beta for sending, the same for receiving, one memcpy of every
- * item at enqueue; no collective. With f = 1 a round also costs the latency
+ * item at enqueue (none for items by reference); no collective. With f = 1 a round also costs the latency
  * of the slowest in-neighbour; with f < 1 only that of the need-th fastest.
  * Any process count works: processes without blocks (or links) have no
  * messages and their rounds return at once.
@@ -390,6 +395,19 @@ int bpc_neighbor_round(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn
   return bpc__agree(ctx, rc);
 }
 
+/* Wait for the next k parts by reference from in-process q and drop them. */
+static int drop_parts(bpc_neighbor_t *nb, int q, int k)
+{
+  int rc = BPC_OK;
+  for (int i = 0; i < k && rc == BPC_OK; i++) {
+    bpc__msg_t *x = NULL;
+    rc = bpc__exch_wait(nb->ex, nb->ctx->rank, nb->in_ranks[q],
+                        bpc__nb_ext_seq(nb->ext_next[q]++), &x);
+    bpc__msg_release(nb->ex, x);
+  }
+  return rc;
+}
+
 int bpc__nb_drain(bpc_neighbor_t *nb, long long *undelivered)
 {
   *undelivered = 0;
@@ -424,14 +442,9 @@ int bpc__nb_drain(bpc_neighbor_t *nb, long long *undelivered)
         rc = wrc;
       continue;
     }
-    /* parts still owed by the last bundle taken (only after a failed round) */
-    for (; nb->ref_left[q] > 0 && wrc == BPC_OK; nb->ref_left[q]--) {
-      bpc__msg_t *x = NULL;
-      wrc = bpc__exch_wait(nb->ex, me, nb->in_ranks[q], bpc__nb_ext_seq(nb->ext_next[q]++), &x);
-      bpc__msg_release(nb->ex, x);
-    }
-    if (wrc != BPC_OK && rc == BPC_OK)
-      rc = wrc;
+    /* parts still owed by the last bundle taken (only after a failed round),
+     * then the bundles never taken and their parts */
+    wrc = drop_parts(nb, q, nb->ref_left[q]);
     for (int64_t s = nb->next_seq[q]; s < count && wrc == BPC_OK; s++) {
       bpc__msg_t *b = NULL;
       wrc = bpc__exch_wait(nb->ex, me, nb->in_ranks[q], (int)s, &b);
@@ -442,18 +455,11 @@ int bpc__nb_drain(bpc_neighbor_t *nb, long long *undelivered)
       }
       int k = wrc == BPC_OK ? bpc__nb_count_refs(b->data, b->bytes) : 0;
       bpc__msg_release(nb->ex, b);
-      for (int i = 0; i < k && wrc == BPC_OK; i++) {
-        bpc__msg_t *x = NULL;
-        wrc = bpc__exch_wait(nb->ex, me, nb->in_ranks[q], bpc__nb_ext_seq(nb->ext_next[q]++),
-                             &x);
-        bpc__msg_release(nb->ex, x);
-      }
-      if (wrc != BPC_OK) {
-        if (rc == BPC_OK)
-          rc = wrc;
-        break;
-      }
+      if (wrc == BPC_OK)
+        wrc = drop_parts(nb, q, k);
     }
+    if (wrc != BPC_OK && rc == BPC_OK)
+      rc = wrc;
     nb->next_seq[q] = 0;
     nb->ext_next[q] = 0;
     nb->ref_left[q] = 0;
