@@ -147,9 +147,11 @@ int bpc_neighbor_enqueue(bpc_neighbor_t *nb, int gid, int dst_gid, const void *i
  * the round's bundle. The data must stay valid and unchanged until the next
  * bpc_neighbor_exchange (or round) returns; that call then also waits until
  * these sends have completed (the receivers have taken them), so it is meant
- * for large items in synchronous rounds. Items for blocks of this process,
- * and items under 16 KiB, are copied as by bpc_neighbor_enqueue. Delivery
- * and order are the same.
+ * for large items in synchronous rounds. Items under 16 KiB are copied at
+ * once as by bpc_neighbor_enqueue; larger ones for blocks of this process
+ * are copied by the exchange, after it has posted the round's messages to
+ * other processes (so the data must stay unchanged until then, as above).
+ * Delivery and order are the same.
  * Errors: those of bpc_neighbor_enqueue, and BPC_ETYPE for a custom type.
  */
 int bpc_neighbor_enqueue_ref(bpc_neighbor_t *nb, int gid, int dst_gid, const bpc_buf_t *item);

@@ -134,12 +134,18 @@ static inline bpc_type_t ni_type(int custom)
 
 /* Buffers of items enqueued by reference, kept until the exchange is done. */
 static void **ni_kept;
+static size_t *ni_kept_bytes;
 static int ni_nkept, ni_capkept;
 
+/* The exchange has returned: the caller may change referenced data now.
+ * Overwrite it before freeing it, so that an engine still reading it (rather
+ * than its own copy) fails the checks even without a sanitizer. */
 static inline void ni_free_kept(void)
 {
-  for (int i = 0; i < ni_nkept; i++)
+  for (int i = 0; i < ni_nkept; i++) {
+    memset(ni_kept[i], 0xA5, ni_kept_bytes[i]);
     free(ni_kept[i]);
+  }
   ni_nkept = 0;
 }
 
@@ -157,7 +163,9 @@ static inline int ni_enqueue_ref(bpc_neighbor_t *nb, int src, int dst, int j, in
   if (ni_nkept == ni_capkept) {
     ni_capkept = ni_capkept ? 2 * ni_capkept : 64;
     ni_kept = realloc(ni_kept, sizeof *ni_kept * (size_t)ni_capkept);
+    ni_kept_bytes = realloc(ni_kept_bytes, sizeof *ni_kept_bytes * (size_t)ni_capkept);
   }
+  ni_kept_bytes[ni_nkept] = n * sizeof *v;
   ni_kept[ni_nkept++] = v;
   bpc_buf_t b = {v, n};
   return bpc_neighbor_enqueue_ref(nb, src, dst, &b);

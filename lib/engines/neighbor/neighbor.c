@@ -190,6 +190,7 @@ static void nb_free(bpc_neighbor_t *nb)
   free(nb->ref_slot);
   free(nb->msgs);
   free(nb->ents);
+  free(nb->lrefs);
   free(nb);
 }
 

@@ -47,7 +47,11 @@
 #define BPC__NB_EXT_MOD (1u << 29)
 #define BPC__NB_KEY_EXT ((uint64_t)1 << 31)
 /* Items by reference smaller than this are copied into the bundle anyway:
- * a message of their own would cost more than the copy. */
+ * a message of their own would cost more than the copy. Larger ones for
+ * blocks of this process are copied too (the caller may change the data
+ * once the round returns), but only in the exchange, after the round's
+ * messages to other processes are out, so that the copies overlap those
+ * transfers instead of delaying them. */
 #define BPC__NB_REF_MIN ((size_t)16384)
 
 enum { BPC__NB_ALGO_PACKED = 0 };
@@ -151,6 +155,12 @@ struct bpc_neighbor {
   size_t lcap;
   void *lbundle; /* the local bundle (inside lbuf), llen bytes */
   size_t llen;
+  /* the local bundle's items by reference, copied in the exchange: views
+   * into one pool buffer, in bundle order */
+  unsigned char *lrbuf;
+  size_t lrcap;
+  bpc__msgpart_t *lrefs;
+  int nlrefs, caplrefs;
   int64_t mark_val; /* the drain marker's payload (must outlive its send) */
   bpc__nb_entry_t *ents;
   int nents, capents;
@@ -175,6 +185,9 @@ int bpc__nb_count_refs(const void *bundle, size_t bytes);
  * (NULL when none), which the caller owns from here on; c starts afresh. */
 int bpc__nb_chan_finish(bpc_neighbor_t *nb, bpc__nb_chan_t *c, const void **bundle,
                         size_t *bytes, void **buf, size_t *cap);
+/* Copy the local bundle's items by reference (just finished) into one pool
+ * buffer: nb->lrefs, in bundle order. Resets the local channel's list. */
+int bpc__nb_copy_local_refs(bpc_neighbor_t *nb);
 /* Free what the previous round delivered (items not dequeued included). */
 void bpc__nb_release_incoming(bpc_neighbor_t *nb);
 /* Turn the local bundle and the taken messages into per-block entries. */

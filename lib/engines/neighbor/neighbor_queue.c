@@ -190,9 +190,9 @@ static int enqueue(bpc_neighbor_t *nb, int gid, int dst_gid, const void *item, i
   bpc__nb_chan_t *c = chan_of(nb, bpc__assign_rank(nb->assign, dst_gid));
   if (c == NULL) /* cannot happen: every linked block's rank has a channel */
     return bpc__err(ctx, BPC_ESTATE, "%s: no channel for gid %d", fn, dst_gid);
-  /* same-process items, and small ones, are copied even when given by
-   * reference */
-  const int ext = by_ref && c != &nb->local && bytes >= BPC__NB_REF_MIN;
+  /* small items are copied even when given by reference; large ones for
+   * this process are copied later, in the exchange (BPC__NB_REF_MIN) */
+  const int ext = by_ref && bytes >= BPC__NB_REF_MIN;
 #ifdef _OPENMP
   omp_set_lock(&c->lock);
 #endif
@@ -325,6 +325,47 @@ reset:
   return rc;
 }
 
+int bpc__nb_copy_local_refs(bpc_neighbor_t *nb)
+{
+  bpc_ctx_t *ctx = nb->ctx;
+  bpc__nb_chan_t *c = &nb->local;
+  const int k = c->next;
+  c->next = 0;
+  nb->nlrefs = 0;
+  if (k == 0)
+    return BPC_OK;
+  size_t total = 0;
+  for (int i = 0; i < k; i++) {
+    size_t b = ALIGN_UP(c->ext[i].bytes);
+    if (b < c->ext[i].bytes || total > SIZE_MAX - b)
+      return bpc__err(ctx, BPC_ERANGE, "neighbour exchange: local items by reference overflow");
+    total += b;
+  }
+  if (k > nb->caplrefs) {
+    bpc__msgpart_t *v = realloc(nb->lrefs, sizeof *v * (size_t)k);
+    if (v == NULL)
+      return bpc__err(ctx, BPC_ENOMEM, "neighbour exchange: out of memory for %d references", k);
+    nb->lrefs = v;
+    nb->caplrefs = k;
+  }
+  nb->lrbuf = bpc__pool_get(ctx, total, &nb->lrcap);
+  if (nb->lrbuf == NULL)
+    return bpc__err(ctx, BPC_ENOMEM,
+                    "neighbour exchange: out of memory for %zu bytes of local items", total);
+  unsigned char *p = nb->lrbuf;
+  for (int i = 0; i < k; i++) {
+    memcpy(p, c->ext[i].data, c->ext[i].bytes);
+    nb->lrefs[i].data = p;
+    nb->lrefs[i].bytes = c->ext[i].bytes;
+    nb->lrefs[i].seq = 0;
+    p += ALIGN_UP(c->ext[i].bytes);
+  }
+  nb->nlrefs = k;
+  bpc__stats_sent(ctx, total, 1);
+  bpc__stats_recv(ctx, total, 1);
+  return BPC_OK;
+}
+
 void bpc__nb_release_incoming(bpc_neighbor_t *nb)
 {
   for (int i = 0; i < nb->nmsgs; i++)
@@ -332,6 +373,11 @@ void bpc__nb_release_incoming(bpc_neighbor_t *nb)
   nb->nmsgs = 0;
   if (nb->lbuf != NULL)
     bpc__pool_put(nb->ctx, nb->lbuf, nb->lcap);
+  if (nb->lrbuf != NULL)
+    bpc__pool_put(nb->ctx, nb->lrbuf, nb->lrcap);
+  nb->lrbuf = NULL;
+  nb->lrcap = 0;
+  nb->nlrefs = 0;
   nb->lbuf = NULL;
   nb->lbundle = NULL;
   nb->lcap = nb->llen = 0;
@@ -342,10 +388,11 @@ void bpc__nb_release_incoming(bpc_neighbor_t *nb)
   }
 }
 
-/* Entries from one bundle; its parts by reference are the messages
- * refs[0 .. nrefs) in order. */
+/* Entries from one bundle; its parts by reference are, in order, the
+ * messages refs[0 .. nrefs) (a bundle from another process) or the copies
+ * lrefs[0 .. nrefs) (the local bundle). */
 static int add_entries(bpc_neighbor_t *nb, void *data, size_t bytes, int seq, int from_rank,
-                       bpc__msg_t **refs, int nrefs)
+                       bpc__msg_t **refs, const bpc__msgpart_t *lrefs, int nrefs)
 {
   bpc_ctx_t *ctx = nb->ctx;
   int n = 0, rc, used = 0;
@@ -395,8 +442,8 @@ static int add_entries(bpc_neighbor_t *nb, void *data, size_t bytes, int seq, in
                       from_rank, nrefs);
         goto cleanup;
       }
-      e->data = refs[used]->data;
-      e->bytes = refs[used]->bytes;
+      e->data = refs != NULL ? refs[used]->data : (void *)lrefs[used].data;
+      e->bytes = refs != NULL ? refs[used]->bytes : lrefs[used].bytes;
       used++;
     }
   }
@@ -464,7 +511,8 @@ int bpc__nb_deliver(bpc_neighbor_t *nb)
   int rc = BPC_OK;
   nb->nents = 0;
   if (nb->lbuf != NULL)
-    rc = add_entries(nb, nb->lbundle, nb->llen, nb->round - 1, ctx->rank, NULL, 0);
+    rc = add_entries(nb, nb->lbundle, nb->llen, nb->round - 1, ctx->rank, NULL, nb->lrefs,
+                     nb->nlrefs);
   /* each bundle is followed in msgs by the messages of its references */
   for (int i = 0; i < nb->nmsgs && rc == BPC_OK;) {
     bpc__msg_t *m = nb->msgs[i++];
@@ -476,7 +524,7 @@ int bpc__nb_deliver(bpc_neighbor_t *nb)
       rc = bpc__err(ctx, BPC_ESTATE, "neighbour exchange: a message from rank %d is incomplete",
                     m != NULL ? m->src_gid : -1);
     else
-      rc = add_entries(nb, m->data, m->bytes, m->seq, m->src_gid, nb->msgs + i, nrefs);
+      rc = add_entries(nb, m->data, m->bytes, m->seq, m->src_gid, nb->msgs + i, NULL, nrefs);
     i += nrefs;
   }
   if (rc != BPC_OK) {

@@ -11,7 +11,8 @@
  *      receiver knows that round r owes it exactly one message per
  *      in-process; items enqueued by reference follow as parts of the
  *      bundle's message (bpc__exch_send_parts); the local bundle is handed
- *      over in memory;
+ *      over in memory (its large items by reference are copied only now,
+ *      after the sends are posted, so the copies overlap the transfers);
  *   2. wait, by the synchrony fraction f: let need = ceil(f I) (at least 1)
  *      and allow = I - need. Messages from each in-process are taken in
  *      round order (seq), and only those of rounds <= r. The wait ends when
@@ -32,8 +33,10 @@
  *      copy) into per-block entries sorted by (source gid, round, position).
  * Cost per round and process (alpha-beta): O alpha + (bytes to other
  * processes) beta for sending, the same for receiving, one memcpy of every
- * item at enqueue (none for items by reference); no collective. With f = 1 a round also costs the latency
- * of the slowest in-neighbour; with f < 1 only that of the need-th fastest.
+ * item at enqueue (none for items by reference to other processes, and for
+ * large ones to this process in step 1 instead); no collective. With f = 1
+ * a round also costs the latency of the slowest in-neighbour; with f < 1
+ * only that of the need-th fastest.
  * Any process count works: processes without blocks (or links) have no
  * messages and their rounds return at once.
  */
@@ -261,14 +264,23 @@ int bpc__nb_round_comm(bpc_neighbor_t *nb, bpc__nb_wave_t *wave)
         rc = rrc;
     }
   }
-  /* the local bundle: no message at all */
+  /* the local bundle: no message at all; its items by reference are copied
+   * now, while the messages above are on their way */
   {
     const void *bundle = NULL;
     size_t bytes = 0, cap = 0;
     void *buf = NULL;
     int frc = bpc__nb_chan_finish(nb, &nb->local, &bundle, &bytes, &buf, &cap);
-    if (frc != BPC_OK && rc == BPC_OK)
-      rc = frc;
+    if (frc == BPC_OK)
+      frc = bpc__nb_copy_local_refs(nb);
+    nb->local.next = 0;
+    if (frc != BPC_OK) {
+      /* the local items are lost (reported) */
+      if (rc == BPC_OK)
+        rc = frc;
+      bpc__pool_put(ctx, buf, cap);
+      buf = NULL;
+    }
     if (buf != NULL) {
       nb->lbuf = buf;
       nb->lcap = cap;
