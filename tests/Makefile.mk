@@ -6,7 +6,10 @@ AM_TESTS_ENVIRONMENT = \
 	MPIRUN='$(MPIRUN)'; export MPIRUN; \
 	BPC_TESTLIST='$(top_srcdir)/tests/testlist'; export BPC_TESTLIST; \
 	BPC_LSAN_SUPP='$(abs_top_srcdir)/tests/lsan.supp'; export BPC_LSAN_SUPP;
-EXTRA_DIST += tests/run-test.sh tests/testlist tests/lsan.supp
+EXTRA_DIST += tests/run-test.sh tests/testlist tests/lsan.supp tests/check_man.sh
+
+# the man pages match the header comments (doc/man/mkman.sh)
+TESTS += tests/check_man.sh
 
 TEST_LDADD = lib/libbpc.la $(CHECK_LIBS)
 TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)

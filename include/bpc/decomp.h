@@ -50,6 +50,8 @@ int bpc_assign_create(bpc_ctx_t *ctx, int nblocks, bpc_assign_mode_t mode, const
                       bpc_assign_t **out);
 int bpc_assign_destroy(bpc_assign_t **a);
 
+/* Number of gids (blocks) the assignment spreads over the ranks.
+ * Errors: BPC_ENULL. */
 int bpc_assign_nblocks(const bpc_assign_t *a, int *nblocks);
 /* Rank owning `gid`. Errors: BPC_ERANGE for a gid outside [0, nblocks). */
 int bpc_assign_rank(const bpc_assign_t *a, int gid, int *rank);

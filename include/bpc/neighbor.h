@@ -248,6 +248,8 @@ typedef struct bpc_neighbor_stats {
   long long waves;         /* termination-detection reductions completed */
 } bpc_neighbor_stats_t;
 
+/* This process's counters of nb (bpc_neighbor_stats_t above).
+ * Errors: BPC_ENULL. */
 int bpc_neighbor_stats(const bpc_neighbor_t *nb, bpc_neighbor_stats_t *out);
 
 #ifdef __cplusplus
