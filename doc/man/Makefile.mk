@@ -1,5 +1,6 @@
 # doc/man/Makefile.mk - written by doc/man/mkman.sh; do not edit.
 man3_MANS = \
+	doc/man/man3/bpc_algorithms.3 \
 	doc/man/man3/bpc_alltoall.3 \
 	doc/man/man3/bpc_assign_create.3 \
 	doc/man/man3/bpc_assign_ctx.3 \

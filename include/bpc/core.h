@@ -39,7 +39,8 @@ extern "C" {
   XX(EALGO, -15, "unknown algorithm")                                           \
   XX(EPERM, -16, "not a permutation")                                           \
   XX(ESTATE, -17, "call out of order or in a bad state")                        \
-  XX(ETRUNC, -18, "message truncated or malformed")
+  XX(ETRUNC, -18, "message truncated or malformed")                            \
+  XX(EMISMATCH, -19, "arguments differ between ranks")
 
 enum bpc_errno {
 #define BPC__ERR_ENUM(name, value, text) BPC_##name = (value),
@@ -128,6 +129,7 @@ typedef struct bpc_counters {
   uint64_t local_bytes;
   uint64_t local_msgs;
   uint64_t op_calls; /* user-operator applications (merge, reduce, ...) */
+  uint64_t colls;    /* collective operations (agreements, reductions, ...) */
 } bpc_counters_t;
 
 /* Counters of the most recent engine call on this rank, total and per round.
@@ -145,6 +147,35 @@ int bpc_stats_total(const bpc_ctx_t *ctx, bpc_counters_t *out);
 int bpc_stats_last_call(const bpc_ctx_t *ctx, bpc_call_stats_t *out);
 /* Zero the totals and the last-call record. */
 int bpc_stats_reset(bpc_ctx_t *ctx);
+
+/* -------------------------------------------------------------- algorithms */
+
+/* Where a call's algorithm came from (the `source` of every engine's info). */
+typedef enum bpc_algo_source {
+  BPC_SOURCE_ARGUMENT = 0, /* named in the call's parameters */
+  BPC_SOURCE_ENV = 1,      /* BPC_<ENGINE>_ALGORITHM from the environment */
+  BPC_SOURCE_TUNING = 2,   /* the tuning file named by BPC_TUNING_FILE */
+  BPC_SOURCE_BUILTIN = 3   /* the engine's built-in choice ("auto") */
+} bpc_algo_source_t;
+
+/* One row of an engine's algorithm table. */
+typedef struct bpc_algo_info {
+  int id;           /* the engine's algorithm enum (never 0, which is "auto") */
+  const char *name; /* as accepted by params.algorithm (case-insensitive) */
+  const char *desc; /* one line */
+} bpc_algo_info_t;
+
+/*
+ * bpc_algorithms: the algorithm table of an engine: "merge", "swap",
+ * "alltoall", "neighbor" or "composite" (its strategies). Writes at most
+ * `cap` rows to `table` (may be NULL with cap 0: a size query) and the row
+ * count to *n. Names are matched case-insensitively everywhere, and "auto"
+ * is never a row. Pure function; no context needed.
+ * Errors: BPC_ENULL (engine or n NULL, table NULL with cap > 0),
+ * BPC_ENOTFOUND (no such engine), BPC_ERANGE (cap < *n other than the size
+ * query: *n is set and the first cap rows written).
+ */
+int bpc_algorithms(const char *engine, bpc_algo_info_t *table, int cap, int *n);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,8 @@
 # lib/comm: block-addressed messaging over a transport table (mpi, self).
 lib_libbpc_la_SOURCES += \
+	lib/comm/coll.c \
 	lib/comm/exchange.c \
 	lib/comm/pool.c \
 	lib/comm/transport_mpi.c \
 	lib/comm/transport_self.c
-noinst_HEADERS += lib/comm/comm.h lib/comm/transport.h lib/comm/tags.h
+noinst_HEADERS += lib/comm/coll.h lib/comm/comm.h lib/comm/transport.h lib/comm/tags.h

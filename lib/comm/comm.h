@@ -29,6 +29,7 @@
 #define BPC_LIB_COMM_H
 
 #include "core/core.h"
+#include "comm/coll.h"
 
 typedef struct bpc__exch bpc__exch_t;
 

@@ -7,6 +7,7 @@
 #define BPC_LIB_COMPOSITE_INTERNAL_H
 
 #include "bpc/composite.h"
+#include "comm/coll.h"
 #include "core/core.h"
 
 /* One compositing call's pixel format and codec counters. */

@@ -2,5 +2,6 @@
 lib_libbpc_la_SOURCES += \
 	lib/core/ctx.c \
 	lib/core/error.c \
+	lib/core/registry.c \
 	lib/core/stats.c
-noinst_HEADERS += lib/core/core.h
+noinst_HEADERS += lib/core/core.h lib/core/registry.h

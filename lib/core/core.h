@@ -59,14 +59,8 @@ int bpc__err_mpi(bpc_ctx_t *ctx, int mpi_rc, const char *what);
 /* Logging to stderr, prefixed with "[bpc r<rank> <level>]". */
 void bpc__log(const bpc_ctx_t *ctx, int level, const char *fmt, ...) BPC__PRINTF(3, 4);
 
-/* Collective agreement on an error code (for the MPI context an
- * MPI_Allreduce(MIN); identity for serial). Every rank passes its local code
- * and gets back: its own code if it failed; else, if another rank failed, the
- * lowest failing code, with that rank's own message ("on rank 3: merge
- * callback returned 7 ..."); BPC_OK if none did. Costs one MPI_Allreduce,
- * plus one MPI_Bcast of the message when a rank failed.
- * Use it to fail a collective call everywhere or nowhere. */
-int bpc__agree(bpc_ctx_t *ctx, int rc);
+/* Collective agreement (bpc__agree, bpc__agree_args) and the other
+ * collectives live in lib/comm/coll.h. */
 
 /* Reserve a tag epoch for one engine call; returns a tag in [1, tag_ub].
  * Every rank must call it the same number of times in the same order. */
@@ -82,6 +76,7 @@ void bpc__stats_set_round(bpc_ctx_t *ctx, int round);
 void bpc__stats_sent(bpc_ctx_t *ctx, uint64_t bytes, int local);
 void bpc__stats_recv(bpc_ctx_t *ctx, uint64_t bytes, int local);
 void bpc__stats_ops(bpc_ctx_t *ctx, uint64_t n);
+void bpc__stats_coll(bpc_ctx_t *ctx);
 
 /* Options from the environment: integer value of `name`, or `dflt`. */
 long long bpc__env_ll(const char *name, long long dflt);

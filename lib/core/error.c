@@ -63,36 +63,3 @@ int bpc__err_mpi(bpc_ctx_t *ctx, int mpi_rc, const char *what)
     snprintf(s, sizeof s, "MPI error %d", mpi_rc);
   return bpc__err(ctx, BPC_EMPI, "%s failed: %s", what, s);
 }
-
-int bpc__agree(bpc_ctx_t *ctx, int rc)
-{
-  if (ctx == NULL || ctx->serial || ctx->size == 1)
-    return rc;
-  /* MINLOC over (code, rank) finds the most negative code and its rank. */
-  struct {
-    int code;
-    int rank;
-  } in = {rc, ctx->rank}, out = {0, 0};
-  int mrc = MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, ctx->comm);
-  if (mrc != MPI_SUCCESS)
-    return bpc__err_mpi(ctx, mrc, "MPI_Allreduce (error agreement)");
-  if (out.code == BPC_OK)
-    return BPC_OK;
-  /* every rank learns the failing rank's own message */
-  char msg[BPC__ERRMSG_LEN];
-  if (ctx->rank == out.rank)
-    memcpy(msg, ctx->errmsg, sizeof msg);
-  mrc = MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, out.rank, ctx->comm);
-  if (rc != BPC_OK)
-    return rc;
-  if (mrc != MPI_SUCCESS)
-    return bpc__err(ctx, out.code, "rank %d failed (%s)", out.rank, bpc_strerror(out.code));
-  msg[sizeof msg - 1] = '\0';
-  /* drop the "BPC_EXXX: " prefix the failing rank's message starts with */
-  const char *name = bpc_err_name(out.code), *text = msg;
-  size_t nl = strlen(name);
-  if (strncmp(msg, name, nl) == 0 && msg[nl] == ':' && msg[nl + 1] == ' ')
-    text = msg + nl + 2;
-  return bpc__err(ctx, out.code, "on rank %d: %s", out.rank,
-                  *text ? text : bpc_strerror(out.code));
-}

@@ -87,3 +87,10 @@ void bpc__stats_ops(bpc_ctx_t *ctx, uint64_t n)
   for (int i = 0; i < 3; i++)
     BPC__ADD(c[i]->op_calls, n);
 }
+
+void bpc__stats_coll(bpc_ctx_t *ctx)
+{
+  bpc_counters_t *c[3] = {&ctx->total, &ctx->last.total, round_slot(ctx)};
+  for (int i = 0; i < 3; i++)
+    BPC__ADD(c[i]->colls, 1);
+}

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bpc.h"
+#include "comm/coll.h"
 #include "core/core.h"
 
 START_TEST(test_init_dup)
@@ -73,6 +74,53 @@ START_TEST(test_agree)
 }
 END_TEST
 
+START_TEST(test_agree_args)
+{
+  bpc_ctx_t *ctx = NULL;
+  ck_assert_int_eq(bpc_init(MPI_COMM_WORLD, NULL, &ctx), BPC_OK);
+  const int last = t_size - 1;
+  int kv[3] = {2, 3, 4};
+  for (int mode = 0; mode < 3; mode++) {
+    /* mode 0: all agree; 1: the last rank's count differs; 2: the last
+     * rank's k-vector (a hashed field) differs */
+    bpc__sig_t sig;
+    bpc__sig_init(&sig);
+    bpc__sig_int(&sig, "block count", 12);
+    bpc__sig_int(&sig, "count", (mode == 1 && t_rank == last) ? 13 : 10);
+    if (mode == 2 && t_rank == last)
+      kv[2] = 5;
+    bpc__sig_bytes(&sig, "k-vector", kv, sizeof kv);
+    kv[2] = 4;
+    int rc = bpc__agree_args(ctx, "test", BPC_OK, &sig);
+    int want = (mode == 0 || t_size == 1) ? BPC_OK : BPC_EMISMATCH;
+    T_CHECK(rc == want, "mode %d: rc %d, expected %d (%s)", mode, rc, want, bpc_last_error(ctx));
+    if (want == BPC_EMISMATCH) {
+      char exp[160];
+      if (mode == 1)
+        snprintf(exp, sizeof exp,
+                 "BPC_EMISMATCH: test: ranks disagree on count (10 on rank 0, 13 on rank %d)", last);
+      else
+        snprintf(exp, sizeof exp,
+                 "BPC_EMISMATCH: test: ranks disagree on k-vector (rank %d differs from rank 0)",
+                 last);
+      T_CHECK(strncmp(bpc_last_error(ctx), exp, strlen(exp)) == 0, "message '%s', expected '%s'",
+              bpc_last_error(ctx), exp);
+    }
+  }
+  /* an argument error on rank 0 only wins over a mismatch, on every rank */
+  bpc__sig_t sig;
+  bpc__sig_init(&sig);
+  bpc__sig_int(&sig, "rounds", t_rank);
+  int mine = t_rank == 0 ? bpc__err(ctx, BPC_EKVEC, "k-vector 4x3 multiplies to 12") : BPC_OK;
+  int rc = bpc__agree_args(ctx, "test", mine, &sig);
+  T_CHECK(rc == BPC_EKVEC, "rank %d: %d (%s)", t_rank, rc, bpc_last_error(ctx));
+  T_CHECK(strstr(bpc_last_error(ctx), "k-vector 4x3 multiplies to 12") != NULL, "message '%s'",
+          bpc_last_error(ctx));
+  bpc_finalize(&ctx);
+  T_SYNC();
+}
+END_TEST
+
 START_TEST(test_tags_in_step)
 {
   bpc_ctx_t *ctx = NULL;
@@ -112,6 +160,7 @@ static Suite *core_mpi_suite(void)
   TCase *tc = tcase_create("ctx");
   tcase_add_test(tc, test_init_dup);
   tcase_add_test(tc, test_agree);
+  tcase_add_test(tc, test_agree_args);
   tcase_add_test(tc, test_tags_in_step);
   tcase_add_test(tc, test_two_contexts);
   suite_add_tcase(s, tc);

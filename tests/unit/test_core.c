@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "bpc.h"
+#include "comm/coll.h"
 #include "core/core.h"
 
 START_TEST(test_err_names)

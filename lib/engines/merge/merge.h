@@ -15,6 +15,7 @@
 #define BPC_LIB_ENGINES_MERGE_H
 
 #include "bpc/merge.h"
+#include "comm/coll.h"
 #include "core/core.h"
 #include "datatype/datatype.h"
 #include "decomp/decomp.h"

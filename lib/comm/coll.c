@@ -1,0 +1,343 @@
+/*
+ * lib/comm/coll.c - the collectives of coll.h: the MPI implementation, the
+ * in-process one, the wrappers engines call (they pick the table from the
+ * context and count every collective), error agreement and argument
+ * agreement.
+ */
+#include "comm/coll.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ MPI */
+
+static MPI_Op mpi_op(bpc__redop_t op)
+{
+  return op == BPC__RED_MIN ? MPI_MIN : op == BPC__RED_MAX ? MPI_MAX : MPI_SUM;
+}
+
+static int mpi_allreduce(bpc_ctx_t *ctx, const long long *in, long long *out, int n,
+                         bpc__redop_t op)
+{
+  int mrc = MPI_Allreduce(in == out ? MPI_IN_PLACE : in, out, n, MPI_LONG_LONG, mpi_op(op),
+                          ctx->comm);
+  return mrc == MPI_SUCCESS ? BPC_OK : bpc__err_mpi(ctx, mrc, "MPI_Allreduce");
+}
+
+static int mpi_iallreduce(bpc_ctx_t *ctx, const long long *in, long long *out, int n,
+                          bpc__redop_t op, bpc__coll_req_t *req)
+{
+  int mrc = MPI_Iallreduce(in == out ? MPI_IN_PLACE : in, out, n, MPI_LONG_LONG, mpi_op(op),
+                           ctx->comm, &req->req);
+  if (mrc != MPI_SUCCESS)
+    return bpc__err_mpi(ctx, mrc, "MPI_Iallreduce");
+  req->active = 1;
+  return BPC_OK;
+}
+
+static int mpi_test(bpc_ctx_t *ctx, bpc__coll_req_t *req, int *done)
+{
+  int flag = 0;
+  int mrc = MPI_Test(&req->req, &flag, MPI_STATUS_IGNORE);
+  if (mrc != MPI_SUCCESS)
+    return bpc__err_mpi(ctx, mrc, "MPI_Test (a non-blocking reduction)");
+  *done = flag != 0;
+  if (flag)
+    req->active = 0;
+  return BPC_OK;
+}
+
+static int mpi_cancel(bpc_ctx_t *ctx, bpc__coll_req_t *req)
+{
+  int mrc = MPI_Wait(&req->req, MPI_STATUS_IGNORE);
+  req->active = 0;
+  return mrc == MPI_SUCCESS ? BPC_OK : bpc__err_mpi(ctx, mrc, "MPI_Wait (a non-blocking reduction)");
+}
+
+static int mpi_alltoall_int(bpc_ctx_t *ctx, const int *in, int *out)
+{
+  int mrc = MPI_Alltoall(in, 1, MPI_INT, out, 1, MPI_INT, ctx->comm);
+  return mrc == MPI_SUCCESS ? BPC_OK : bpc__err_mpi(ctx, mrc, "MPI_Alltoall");
+}
+
+static int mpi_bcast(bpc_ctx_t *ctx, void *buf, size_t bytes, int root)
+{
+  while (bytes > 0) { /* MPI counts are int */
+    int chunk = bytes > (size_t)INT_MAX ? INT_MAX : (int)bytes;
+    int mrc = MPI_Bcast(buf, chunk, MPI_BYTE, root, ctx->comm);
+    if (mrc != MPI_SUCCESS)
+      return bpc__err_mpi(ctx, mrc, "MPI_Bcast");
+    buf = (char *)buf + chunk;
+    bytes -= (size_t)chunk;
+  }
+  return BPC_OK;
+}
+
+static int mpi_minloc(bpc_ctx_t *ctx, int code, int *min_code, int *min_rank)
+{
+  struct {
+    int code;
+    int rank;
+  } in = {code, ctx->rank}, out = {0, 0};
+  int mrc = MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, ctx->comm);
+  if (mrc != MPI_SUCCESS)
+    return bpc__err_mpi(ctx, mrc, "MPI_Allreduce (error agreement)");
+  *min_code = out.code;
+  *min_rank = out.rank;
+  return BPC_OK;
+}
+
+const bpc__coll_ops_t bpc__coll_mpi = {"mpi",       mpi_allreduce,    mpi_iallreduce,
+                                       mpi_test,    mpi_cancel,       mpi_alltoall_int,
+                                       mpi_bcast,   mpi_minloc};
+
+/* ----------------------------------------------------------- in-process */
+
+static int self_allreduce(bpc_ctx_t *ctx, const long long *in, long long *out, int n,
+                          bpc__redop_t op)
+{
+  (void)ctx;
+  (void)op;
+  if (in != out)
+    memmove(out, in, sizeof(long long) * (size_t)n);
+  return BPC_OK;
+}
+
+static int self_iallreduce(bpc_ctx_t *ctx, const long long *in, long long *out, int n,
+                           bpc__redop_t op, bpc__coll_req_t *req)
+{
+  req->active = 1;
+  return self_allreduce(ctx, in, out, n, op);
+}
+
+static int self_test(bpc_ctx_t *ctx, bpc__coll_req_t *req, int *done)
+{
+  (void)ctx;
+  req->active = 0;
+  *done = 1;
+  return BPC_OK;
+}
+
+static int self_cancel(bpc_ctx_t *ctx, bpc__coll_req_t *req)
+{
+  (void)ctx;
+  req->active = 0;
+  return BPC_OK;
+}
+
+static int self_alltoall_int(bpc_ctx_t *ctx, const int *in, int *out)
+{
+  (void)ctx;
+  out[0] = in[0];
+  return BPC_OK;
+}
+
+static int self_bcast(bpc_ctx_t *ctx, void *buf, size_t bytes, int root)
+{
+  (void)ctx;
+  (void)buf;
+  (void)bytes;
+  (void)root;
+  return BPC_OK;
+}
+
+static int self_minloc(bpc_ctx_t *ctx, int code, int *min_code, int *min_rank)
+{
+  (void)ctx;
+  *min_code = code;
+  *min_rank = 0;
+  return BPC_OK;
+}
+
+const bpc__coll_ops_t bpc__coll_self = {"self",      self_allreduce,    self_iallreduce,
+                                        self_test,   self_cancel,       self_alltoall_int,
+                                        self_bcast,  self_minloc};
+
+/* ------------------------------------------------------------- wrappers */
+
+static const bpc__coll_ops_t *ops_of(const bpc_ctx_t *ctx)
+{
+  return (ctx->serial || ctx->size == 1) ? &bpc__coll_self : &bpc__coll_mpi;
+}
+
+int bpc__allreduce_ll(bpc_ctx_t *ctx, const long long *in, long long *out, int n,
+                      bpc__redop_t op)
+{
+  bpc__stats_coll(ctx);
+  return ops_of(ctx)->allreduce(ctx, in, out, n, op);
+}
+
+int bpc__iallreduce_ll(bpc_ctx_t *ctx, const long long *in, long long *out, int n,
+                       bpc__redop_t op, bpc__coll_req_t *req)
+{
+  if (req->active)
+    return bpc__err(ctx, BPC_ESTATE, "a non-blocking reduction is already in flight");
+  bpc__stats_coll(ctx);
+  return ops_of(ctx)->iallreduce(ctx, in, out, n, op, req);
+}
+
+int bpc__coll_test(bpc_ctx_t *ctx, bpc__coll_req_t *req, int *done)
+{
+  if (!req->active) {
+    *done = 1;
+    return BPC_OK;
+  }
+  return ops_of(ctx)->test(ctx, req, done);
+}
+
+int bpc__coll_cancel(bpc_ctx_t *ctx, bpc__coll_req_t *req)
+{
+  if (!req->active)
+    return BPC_OK;
+  return ops_of(ctx)->cancel(ctx, req);
+}
+
+int bpc__alltoall_int(bpc_ctx_t *ctx, const int *in, int *out)
+{
+  bpc__stats_coll(ctx);
+  return ops_of(ctx)->alltoall_int(ctx, in, out);
+}
+
+int bpc__bcast(bpc_ctx_t *ctx, void *buf, size_t bytes, int root)
+{
+  bpc__stats_coll(ctx);
+  return ops_of(ctx)->bcast(ctx, buf, bytes, root);
+}
+
+/* ------------------------------------------------------ error agreement */
+
+int bpc__agree(bpc_ctx_t *ctx, int rc)
+{
+  if (ctx == NULL)
+    return rc;
+  const bpc__coll_ops_t *ops = ops_of(ctx);
+  if (ops == &bpc__coll_self)
+    return rc;
+  int code = BPC_OK, at = 0;
+  bpc__stats_coll(ctx);
+  int mrc = ops->minloc(ctx, rc, &code, &at);
+  if (mrc != BPC_OK)
+    return mrc;
+  if (code == BPC_OK)
+    return BPC_OK;
+  /* every rank learns the failing rank's own message */
+  char msg[BPC__ERRMSG_LEN];
+  if (ctx->rank == at)
+    memcpy(msg, ctx->errmsg, sizeof msg);
+  bpc__stats_coll(ctx);
+  mrc = ops->bcast(ctx, msg, sizeof msg, at);
+  if (rc != BPC_OK)
+    return rc;
+  if (mrc != BPC_OK)
+    return bpc__err(ctx, code, "rank %d failed (%s)", at, bpc_strerror(code));
+  msg[sizeof msg - 1] = '\0';
+  /* drop the "BPC_EXXX: " prefix the failing rank's message starts with */
+  const char *name = bpc_err_name(code), *text = msg;
+  size_t nl = strlen(name);
+  if (strncmp(msg, name, nl) == 0 && msg[nl] == ':' && msg[nl + 1] == ' ')
+    text = msg + nl + 2;
+  return bpc__err(ctx, code, "on rank %d: %s", at, *text ? text : bpc_strerror(code));
+}
+
+/* --------------------------------------------------- argument agreement */
+
+#define SIG_SMALL (1LL << 61)
+
+static long long fnv63(const void *data, size_t len, uint64_t h)
+{
+  const unsigned char *b = data;
+  for (size_t i = 0; i < len; i++) {
+    h ^= b[i];
+    h *= 0x100000001b3ull;
+  }
+  return (long long)(h >> 1); /* 63 bits: its negation never overflows */
+}
+
+void bpc__sig_init(bpc__sig_t *s) { memset(s, 0, sizeof *s); }
+
+static void sig_put(bpc__sig_t *s, const char *name, long long v, int hashed)
+{
+  if (s->n >= BPC__SIG_MAX) {
+    s->overflow = 1;
+    /* fold the extra field into the last one so it is still compared */
+    int i = BPC__SIG_MAX - 1;
+    long long pair[2] = {s->val[i], v};
+    s->val[i] = fnv63(pair, sizeof pair, 0xcbf29ce484222325ull);
+    s->hashed[i] = 1;
+    return;
+  }
+  s->name[s->n] = name;
+  s->val[s->n] = v;
+  s->hashed[s->n] = hashed;
+  s->n++;
+}
+
+void bpc__sig_int(bpc__sig_t *s, const char *name, long long v)
+{
+  if (v > -SIG_SMALL && v < SIG_SMALL)
+    sig_put(s, name, v, 0);
+  else
+    sig_put(s, name, fnv63(&v, sizeof v, 0xcbf29ce484222325ull), 1);
+}
+
+void bpc__sig_bytes(bpc__sig_t *s, const char *name, const void *data, size_t len)
+{
+  if (data == NULL)
+    sig_put(s, name, -1, 1);
+  else
+    sig_put(s, name, fnv63(data, len, 0xcbf29ce484222325ull ^ (uint64_t)len), 1);
+}
+
+void bpc__sig_str(bpc__sig_t *s, const char *name, const char *str)
+{
+  bpc__sig_bytes(s, name, str, str ? strlen(str) : 0);
+}
+
+int bpc__agree_args(bpc_ctx_t *ctx, const char *engine, int rc, const bpc__sig_t *sig)
+{
+  if (ctx == NULL)
+    return rc;
+  if (ops_of(ctx) == &bpc__coll_self)
+    return rc;
+  const int nf = sig != NULL ? sig->n : 0;
+  long long buf[1 + 2 * BPC__SIG_MAX];
+  /* the lowest code (0 = BPC_OK is the largest), then min and -max of each
+   * field, all in one MIN reduction */
+  buf[0] = rc;
+  for (int i = 0; i < nf; i++) {
+    buf[1 + 2 * i] = sig->val[i];
+    buf[2 + 2 * i] = -sig->val[i];
+  }
+  int mrc = bpc__allreduce_ll(ctx, buf, buf, 1 + 2 * nf, BPC__RED_MIN);
+  if (mrc != BPC_OK)
+    return mrc;
+  if (buf[0] != BPC_OK) /* every rank sees it: agree again to learn who and why */
+    return bpc__agree(ctx, rc);
+  int f = -1;
+  for (int i = 0; i < nf && f < 0; i++)
+    if (buf[1 + 2 * i] != -buf[2 + 2 * i])
+      f = i;
+  if (f < 0)
+    return BPC_OK;
+  /* which rank differs from rank 0 in field f (the lowest such rank) */
+  long long v0 = sig->val[f];
+  mrc = bpc__bcast(ctx, &v0, sizeof v0, 0);
+  long long who = sig->val[f] != v0 ? ctx->rank : LLONG_MAX;
+  if (mrc == BPC_OK)
+    mrc = bpc__allreduce_ll(ctx, &who, &who, 1, BPC__RED_MIN);
+  if (mrc != BPC_OK)
+    return mrc;
+  long long vw = sig->val[f];
+  mrc = bpc__bcast(ctx, &vw, sizeof vw, who == LLONG_MAX ? 0 : (int)who);
+  if (mrc != BPC_OK)
+    return mrc;
+  const char *e = engine != NULL ? engine : "bpc";
+  if (sig->hashed[f])
+    return bpc__err(ctx, BPC_EMISMATCH,
+                    "%s: ranks disagree on %s (rank %lld differs from rank 0); pass the same "
+                    "value on every rank", e, sig->name[f], who);
+  return bpc__err(ctx, BPC_EMISMATCH,
+                  "%s: ranks disagree on %s (%lld on rank 0, %lld on rank %lld); pass the same "
+                  "value on every rank", e, sig->name[f], v0, vw, who);
+}

@@ -1,0 +1,123 @@
+/*
+ * lib/comm/coll.h - the collectives engines need, as transport operations
+ * (internal): error agreement, argument agreement, reductions of long long
+ * vectors (blocking and non-blocking), an all-to-all of one int per process
+ * and a broadcast of bytes. Two implementations behind one table: MPI on the
+ * context's communicator, and the in-process one of serial contexts (one
+ * process: every collective is a copy), so an engine never branches on
+ * serial/MPI and never calls MPI itself. Every collective is counted in the
+ * statistics (bpc_counters_t.colls) of the current call and round.
+ *
+ * All of them are collective over the context: every rank calls them in the
+ * same order (outside OpenMP parallel regions, from the thread that calls
+ * the engine).
+ */
+#ifndef BPC_LIB_COMM_COLL_H
+#define BPC_LIB_COMM_COLL_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "core/core.h"
+
+typedef enum bpc__redop { BPC__RED_SUM = 0, BPC__RED_MIN = 1, BPC__RED_MAX = 2 } bpc__redop_t;
+
+/* A non-blocking reduction in flight (bpc__iallreduce_ll / bpc__coll_test). */
+typedef struct bpc__coll_req {
+  MPI_Request req; /* MPI_REQUEST_NULL when none is in flight */
+  int active;
+} bpc__coll_req_t;
+
+#define BPC__COLL_REQ_INIT {MPI_REQUEST_NULL, 0}
+
+typedef struct bpc__coll_ops {
+  const char *name;
+  int (*allreduce)(bpc_ctx_t *ctx, const long long *in, long long *out, int n, bpc__redop_t op);
+  int (*iallreduce)(bpc_ctx_t *ctx, const long long *in, long long *out, int n, bpc__redop_t op,
+                    bpc__coll_req_t *req);
+  int (*test)(bpc_ctx_t *ctx, bpc__coll_req_t *req, int *done);
+  int (*cancel)(bpc_ctx_t *ctx, bpc__coll_req_t *req);
+  int (*alltoall_int)(bpc_ctx_t *ctx, const int *in, int *out);
+  int (*bcast)(bpc_ctx_t *ctx, void *buf, size_t bytes, int root);
+  /* the lowest code over ranks and the lowest rank holding it */
+  int (*minloc)(bpc_ctx_t *ctx, int code, int *min_code, int *min_rank);
+} bpc__coll_ops_t;
+
+extern const bpc__coll_ops_t bpc__coll_mpi;
+extern const bpc__coll_ops_t bpc__coll_self;
+
+/* Element-wise reduction of n long longs over ranks: out may equal in. */
+int bpc__allreduce_ll(bpc_ctx_t *ctx, const long long *in, long long *out, int n,
+                      bpc__redop_t op);
+
+/* The same, non-blocking: in and out must stay valid until bpc__coll_test
+ * reports done (or bpc__coll_cancel). *req must be BPC__COLL_REQ_INIT or
+ * done. */
+int bpc__iallreduce_ll(bpc_ctx_t *ctx, const long long *in, long long *out, int n,
+                       bpc__redop_t op, bpc__coll_req_t *req);
+/* *done = 1 once the reduction has finished (req is then free again). */
+int bpc__coll_test(bpc_ctx_t *ctx, bpc__coll_req_t *req, int *done);
+/* Finish a reduction in flight (waits for it: MPI reductions cannot be
+ * cancelled; every rank started it, so this returns). */
+int bpc__coll_cancel(bpc_ctx_t *ctx, bpc__coll_req_t *req);
+
+/* out[r] = the `in[me]` of rank r: one int to and from every process (in
+ * and out: ctx size entries). */
+int bpc__alltoall_int(bpc_ctx_t *ctx, const int *in, int *out);
+
+/* Broadcast `bytes` bytes from rank `root`. */
+int bpc__bcast(bpc_ctx_t *ctx, void *buf, size_t bytes, int root);
+
+/*
+ * Collective agreement on an error code. Every rank passes its local code
+ * and gets back: its own code if it failed; else, if another rank failed,
+ * the lowest failing code, with that rank's own message ("on rank 3: merge
+ * callback returned 7 ..."); BPC_OK if none did. Costs one reduction, plus
+ * one broadcast of the message when a rank failed. Use it to fail a
+ * collective call everywhere or nowhere.
+ */
+int bpc__agree(bpc_ctx_t *ctx, int rc);
+
+/* --------------------------------------------------- argument agreement */
+
+#define BPC__SIG_MAX 24
+
+/*
+ * The signature of a collective call: what must be the same on every rank,
+ * field by field (a name and a 63-bit value: small integers are kept as they
+ * are, so a mismatch message can show them; anything else is hashed).
+ */
+typedef struct bpc__sig {
+  int n;
+  int overflow;            /* more than BPC__SIG_MAX fields were added */
+  const char *name[BPC__SIG_MAX];
+  long long val[BPC__SIG_MAX];
+  int hashed[BPC__SIG_MAX]; /* 1: val is a hash, 0: the value itself */
+} bpc__sig_t;
+
+void bpc__sig_init(bpc__sig_t *s);
+/* An integer field (kept as is when it fits in 62 bits, else hashed). */
+void bpc__sig_int(bpc__sig_t *s, const char *name, long long v);
+/* A field hashed from bytes (NULL data hashes as "absent"). */
+void bpc__sig_bytes(bpc__sig_t *s, const char *name, const void *data, size_t len);
+/* A field hashed from a string (NULL hashes as "absent"). */
+void bpc__sig_str(bpc__sig_t *s, const char *name, const char *str);
+
+/*
+ * The agreement every collective entry makes before any message: each rank
+ * passes its own validity (rc: BPC_OK or the code of an argument error it
+ * found, with its message recorded) and the signature of what must match
+ * (NULL: nothing). Returns the same code on every rank:
+ *  - a rank's own error when some rank failed (every rank gets the failing
+ *    rank's code and message, as bpc__agree);
+ *  - else BPC_EMISMATCH when a signature field differs between ranks,
+ *    naming the first such field, its range (for integer fields) and a rank
+ *    that differs from rank 0: "swap: ranks disagree on count (10 on rank 0,
+ *    12 on rank 3)";
+ *  - else BPC_OK.
+ * `engine` prefixes the mismatch message. Costs one reduction of 2 n + 1
+ * long longs (n = fields); a mismatch costs two more.
+ */
+int bpc__agree_args(bpc_ctx_t *ctx, const char *engine, int rc, const bpc__sig_t *sig);
+
+#endif /* BPC_LIB_COMM_COLL_H */
