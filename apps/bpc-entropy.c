@@ -460,9 +460,9 @@ static int run(app_t *A)
 
   /* merge */
   bpc_type_t t = bpc_type_contiguous(sizeof(uint64_t), MPI_UINT64_T);
+  /* histogram sums: commutative, and bin i of the sum needs only bin i */
+  const bpc_merge_op_t op = {merge_hist, 1, 1, NULL};
   bpc_merge_params_t mp = bpc_merge_params_default();
-  mp.type = &t;
-  mp.merge = merge_hist;
   /* default k-vector: the divisions, x first (merge along x, then y, then
    * z), the same for any process count, and every region is a box */
   if (o->nk == 0) {
@@ -476,9 +476,8 @@ static int run(app_t *A)
   mp.nk = o->nk;
   mp.rounds = o->rounds;
   mp.algorithm = o->algorithm;
-  mp.flags = BPC_MERGE_COMMUTATIVE | BPC_MERGE_ELEMENTWISE;
   mp.count = (size_t)o->bins; /* every histogram has this many bins */
-  rc = bpc_merge(bpc_decomp_assign(A->d), A->items, &mp, &res);
+  rc = bpc_merge(A->ctx, bpc_decomp_assign(A->d), &t, A->items, &op, &mp, &res);
   if (rc != BPC_OK) {
     if (A->rank == 0)
       fprintf(stderr, "bpc-entropy: merge failed: %s: %s\n", bpc_err_name(rc),
@@ -528,12 +527,14 @@ static int run(app_t *A)
   MPI_Gatherv(ent_local, cnt, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 
   if (A->rank == 0) {
-    const char *an = NULL;
-    int k[64], nk = 0, rounds = 0, divs[BPC_MAX_DIM];
+    bpc_merge_info_t info;
+    int divs[BPC_MAX_DIM];
     char kv[256] = "1";
-    bpc_merge_schedule(res, &an, k, 64, &nk, &rounds);
+    bpc_merge_info(res, &info);
+    const char *an = info.name;
+    const int nk = info.nk, rounds = info.rounds;
     for (int r = 0, w = 0; r < nk && w < (int)sizeof kv - 12; r++)
-      w += snprintf(kv + w, sizeof kv - (size_t)w, r ? "x%d" : "%d", k[r]);
+      w += snprintf(kv + w, sizeof kv - (size_t)w, r ? "x%d" : "%d", info.k[r]);
     bpc_decomp_divs(A->d, divs);
     const int nreg = total / rec;
     printf("# bpc-entropy: field %" PRId64 "x%" PRId64 "x%" PRId64 " (%s), %d blocks (%dx%dx%d), "

@@ -4,13 +4,13 @@
  *
  * Operators (--op):
  *  - sum:  floats added element-wise; baseline MPI_Reduce(MPI_FLOAT,
- *          MPI_SUM). bpc: BPC_MERGE_ELEMENTWISE | BPC_MERGE_COMMUTATIVE,
+ *          MPI_SUM). bpc: op.elementwise and op.commutative,
  *          with params.count set (as a user who knows the size would).
  *  - over: RGBA float4 pixels composited front to back ("over", with
  *          premultiplied alpha: out = front + (1 - front.a) back), not
  *          commutative; baseline MPI_Reduce with a user MPI_Op created
  *          with commute = 0 on a float4 datatype. bpc:
- *          BPC_MERGE_ELEMENTWISE only (gid order is the compositing order).
+ *          op.elementwise only (gid order is the compositing order).
  * Both callbacks make one pass over the root's item per group (blocked so
  * the root's chunk stays in L1 while the k-1 received items are added).
  *
@@ -51,6 +51,7 @@ typedef struct merge_state {
   int op;
   size_t bytes, count; /* per item: bytes, and elements (floats or float4) */
   bpc_type_t type;
+  bpc_merge_op_t mop; /* the bpc operator */
   bpc_merge_params_t params;
   int k[BENCH_MAX_K + BPC__MAX_ROUNDS];
   int nk;
@@ -200,7 +201,7 @@ static int m_prepare(void *st, int rep, int is_bpc)
 static int m_run_bpc(void *st)
 {
   merge_state_t *s = st;
-  return bpc_merge(s->assign, s->items, &s->params, NULL);
+  return bpc_merge(s->env->ctx, s->assign, &s->type, s->items, &s->mop, &s->params, NULL);
 }
 
 static int m_run_baseline(void *st)
@@ -320,14 +321,36 @@ static int radix_kvec(merge_state_t *s, const char *r, size_t len, char *kv, siz
   return 0;
 }
 
-static const char *const merge_algorithms[] = {"doubling", "halving", NULL};
+/* The rows of bpc_algorithms("merge"), NULL-terminated: filled before main
+ * (the table is static data of the library; no context needed). */
+static const char *merge_algorithms[BENCH_MAX_ALGOS + 1];
+static int merge_algo_ids[BENCH_MAX_ALGOS];
+
+__attribute__((constructor)) static void merge_list_algorithms(void)
+{
+  bpc_algo_info_t t[BENCH_MAX_ALGOS];
+  int n = 0;
+  bpc_algorithms("merge", t, BENCH_MAX_ALGOS, &n);
+  for (int i = 0; i < n && i < BENCH_MAX_ALGOS; i++) {
+    merge_algorithms[i] = t[i].name; /* static strings */
+    merge_algo_ids[i] = t[i].id;
+  }
+}
+
+static int merge_algo_id(const char *name)
+{
+  for (int i = 0; merge_algorithms[i] != NULL; i++)
+    if (strcmp(merge_algorithms[i], name) == 0)
+      return merge_algo_ids[i];
+  return 0;
+}
 static const char *const merge_auto[] = {"doubling", NULL};
 static const size_t merge_default_bytes[] = {1 << 20, 4 << 20, 16 << 20};
 static const bench_eopt_t merge_options[] = {
     {"op", "OP", "sum (floats, MPI_SUM; default) or over (RGBA float4, non-commutative)"},
     {"radix", "LIST", "group sizes to run when --k is not given (default 2,4,8,auto)"},
     {"segment", "BYTES", "segment size of element-wise merges (default: library's; 0 = none)"},
-    {"whole", NULL, "merge whole items (no BPC_MERGE_ELEMENTWISE: no segments)"},
+    {"whole", NULL, "merge whole items (not element-wise: no segments)"},
     {NULL, NULL, NULL},
 };
 
@@ -384,9 +407,9 @@ static int merge_run(bench_env_t *env)
       return BENCH_EXIT_USAGE;
     }
   for (int a = 0; a < nalgos; a++)
-    if (strcmp(algos[a], "halving") == 0 && s.op == OP_OVER) {
+    if (merge_algo_id(algos[a]) == BPC_MERGE_HALVING && s.op == OP_OVER) {
       if (env->rank == 0)
-        bench_error(env, "merge: halving needs a commutative merge; --op over is not");
+        bench_error(env, "merge: %s needs a commutative merge; --op over is not", algos[a]);
       return BENCH_EXIT_USAGE;
     }
   if ((long long)bpp * env->size > INT_MAX / 2) {
@@ -420,11 +443,10 @@ static int merge_run(bench_env_t *env)
 
   s.type = s.op == OP_SUM ? bpc_type_contiguous(sizeof(float), MPI_FLOAT)
                           : bpc_type_contiguous(4 * sizeof(float), MPI_BYTE);
+  s.mop.fn = s.op == OP_SUM ? merge_sum : merge_over;
+  s.mop.commutative = s.op == OP_SUM;
+  s.mop.elementwise = !whole;
   s.params = bpc_merge_params_default();
-  s.params.type = &s.type;
-  s.params.merge = s.op == OP_SUM ? merge_sum : merge_over;
-  s.params.flags = (whole ? 0u : (unsigned)BPC_MERGE_ELEMENTWISE) |
-                   (s.op == OP_SUM ? (unsigned)BPC_MERGE_COMMUTATIVE : 0u);
   s.params.segment_bytes = segment;
 
   ret = BENCH_EXIT_OK;

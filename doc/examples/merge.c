@@ -49,14 +49,12 @@ int main(int argc, char **argv)
 
   bpc_type_t floats = bpc_type_contiguous(sizeof(float), MPI_FLOAT);
   static const int k[] = {4, 2, 2};
+  bpc_merge_op_t op = {add, 1, 1, NULL};             /* commutative, element-wise */
   bpc_merge_params_t p = bpc_merge_params_default();
-  p.type = &floats;
-  p.merge = add;
   p.k = k;
   p.nk = 3;
   p.rounds = 2;                                       /* partial: two of three rounds */
-  p.flags = BPC_MERGE_COMMUTATIVE | BPC_MERGE_ELEMENTWISE;
-  if (rc == BPC_OK) rc = bpc_merge(a, items, &p, &res);
+  if (rc == BPC_OK) rc = bpc_merge(ctx, a, &floats, items, &op, &p, &res);
 
   for (int i = 0; i < nl && rc == BPC_OK; i++) {     /* the roots: gids 0 and 8 */
     int is_root = 0, n = 0, g[16];
@@ -73,7 +71,7 @@ int main(int argc, char **argv)
   for (int i = 0; i < nl; i++)
     for (int e = 0; e < N; e++) ((float *)items[i].data)[e] = (float)(gids[i] + 1);
   p.rounds = 0;                                       /* all rounds */
-  if (rc == BPC_OK) rc = bpc_merge(a, items, &p, NULL);
+  if (rc == BPC_OK) rc = bpc_merge(ctx, a, &floats, items, &op, &p, NULL);
   if (rc == BPC_OK && nl > 0 && gids[0] == 0)
     printf("rank %d: gid 0 holds the total, element 0 = %g (expected 136)\n", rank,
            ((float *)items[0].data)[0]);

@@ -43,13 +43,12 @@ man3_MANS = \
 	doc/man/man3/bpc_last_error.3 \
 	doc/man/man3/bpc_merge.3 \
 	doc/man/man3/bpc_merge_absorbed.3 \
-	doc/man/man3/bpc_merge_algorithms.3 \
+	doc/man/man3/bpc_merge_info.3 \
 	doc/man/man3/bpc_merge_is_root.3 \
 	doc/man/man3/bpc_merge_kvec_auto.3 \
 	doc/man/man3/bpc_merge_params_default.3 \
 	doc/man/man3/bpc_merge_result_destroy.3 \
 	doc/man/man3/bpc_merge_root_of.3 \
-	doc/man/man3/bpc_merge_schedule.3 \
 	doc/man/man3/bpc_neighbor_algorithm.3 \
 	doc/man/man3/bpc_neighbor_count.3 \
 	doc/man/man3/bpc_neighbor_create_decomp.3 \

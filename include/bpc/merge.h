@@ -19,7 +19,7 @@
  * associative but not commutative (matrix products, "over" compositing) is
  * correct: the root's result after the call is items[0] op items[1] op ...
  * in position order. Distance halving forms strided groups; it is allowed
- * only for merges declared commutative (BPC_MERGE_COMMUTATIVE).
+ * only for merges declared commutative (op->commutative).
  *
  * Items. `items` points to one item per local block, in the order of
  * bpc_assign_local (ascending gids):
@@ -71,7 +71,7 @@ extern "C" {
  *    except those the callback takes: set items[i] = NULL to keep item i
  *    (it is then the user's).
  *
- * Segments (BPC_MERGE_ELEMENTWISE with a contiguous type): the engine may
+ * Segments (op->elementwise with a contiguous type): the engine may
  * call the callback several times per group, each time on the same element
  * range [offset, offset + count) of every item (views of that range; all
  * items have the same count). Element e of a view is element offset + e of
@@ -101,24 +101,24 @@ typedef int (*bpc_merge_fn)(bpc_merge_group_t *group, void *user);
 
 /* ---------------------------------------------------------------- call */
 
-enum bpc_merge_flags {
-  /* The merge is commutative (and associative): any grouping and order give
-   * the same result. Allows distance halving. */
-  BPC_MERGE_COMMUTATIVE = 1u << 0,
-  /* Contiguous types only: element i of the result depends only on element
-   * i of the inputs (sums, minima, pixel blends), and every item has the
-   * same count. Lets the engine send large items in segments and merge each
-   * segment as it arrives (transfer and merge overlap, also across rounds),
-   * and split a merge over OpenMP threads. Costs one small collective per
-   * call (the counts are checked on every rank) unless params->count gives
-   * the count. */
-  BPC_MERGE_ELEMENTWISE = 1u << 1
-};
+/* The merge operator: the callback and what it promises. */
+typedef struct bpc_merge_op {
+  bpc_merge_fn fn; /* the merge callback (required) */
+  /* Nonzero: the merge is commutative (and associative): any grouping and
+   * order give the same result. Allows distance halving. */
+  int commutative;
+  /* Nonzero (contiguous types only): element i of the result depends only
+   * on element i of the inputs (sums, minima, pixel blends), and every item
+   * has the same count. Lets the engine send large items in segments and
+   * merge each segment as it arrives (transfer and merge overlap, also
+   * across rounds), and split a merge over OpenMP threads. Costs one small
+   * collective per call (the counts are checked on every rank) unless
+   * params->count gives the count. */
+  int elementwise;
+  void *user; /* passed to the callback */
+} bpc_merge_op_t;
 
 typedef struct bpc_merge_params {
-  const bpc_type_t *type; /* item type (required; bpc_type_check must pass) */
-  bpc_merge_fn merge;     /* the merge callback (required) */
-  void *user;             /* passed to the callback */
   /* k-vector: nk entries, each >= 2, product == number of blocks. NULL (and
    * nk 0) chooses one automatically (bpc_merge_kvec_auto). */
   const int *k;
@@ -128,63 +128,71 @@ typedef struct bpc_merge_params {
   /* Optional order of the blocks: order[p] is the gid at position p (a
    * permutation of 0..n-1, the same on every rank; copied). NULL: gid order. */
   const int *order;
-  /* "doubling", "halving" or "auto"; NULL means "auto". With "auto" the
-   * environment variable BPC_MERGE_ALGORITHM, if set, names the algorithm. */
+  /* A name of bpc_algorithms("merge", ...) ("doubling", "halving"; any
+   * case), or NULL / "auto": then the environment variable
+   * BPC_MERGE_ALGORITHM, if set, names it, else the built-in rule chooses
+   * (halving for full commutative reductions that cross processes less
+   * with it, else doubling). */
   const char *algorithm;
-  unsigned flags; /* BPC_MERGE_* */
   /* Segment size in bytes for element-wise merges of contiguous items
    * (rounded down to whole elements, at least one); 0 = default (1 MiB,
    * or BPC_MERGE_SEGMENT_BYTES from the environment); SIZE_MAX = never split. */
   size_t segment_bytes;
   /* OpenMP threads for merges on this process; 0 = the OpenMP default,
    * 1 = no threads. Messages are always sent and received by the calling
-   * thread. */
+   * thread. May differ between ranks. */
   int nthreads;
-  /* BPC_MERGE_ELEMENTWISE only: the element count of every item, when the
+  /* Element-wise merges only: the element count of every item, when the
    * caller knows it (the same on every rank). Saves the collective that
-   * otherwise checks the counts before the schedule; a local item of
-   * another count then fails the call on every rank after the schedule
-   * (BPC_EINVAL). 0 = unknown: the engine agrees on it. */
+   * otherwise checks the counts before the schedule. 0 = unknown: the
+   * engine agrees on it. */
   size_t count;
 } bpc_merge_params_t;
 
-/* Parameters with every field zero / default (type and merge still to set). */
+/* Parameters with every field zero / default (what params NULL means). */
 bpc_merge_params_t bpc_merge_params_default(void);
 
 typedef struct bpc_merge_result bpc_merge_result_t;
 
 /*
- * bpc_merge: merge-reduce the items of assignment `a` (see the top of this
- * file for `items` and the order; the callback contract is at
- * bpc_merge_group_t). Collective over the context of `a`: every rank calls
- * it with the same params (except items and user), even ranks with no
- * blocks. Blocks of one process merge without MPI; roots of different
- * groups on one process merge in parallel (OpenMP), and a root merges as
- * soon as its group's items are there, not round by round.
+ * bpc_merge: merge-reduce the items of assignment `assign` (of context
+ * `ctx`) with operator `op` (see the top of this file for `items` and the
+ * order; the callback contract is at bpc_merge_group_t). Collective over
+ * ctx: every rank calls it with the same type, op flags and params (except
+ * items, op->fn, op->user and nthreads), even ranks with no blocks. The
+ * arguments are checked on every rank and agreed on before any message, so
+ * a bad argument on some ranks fails the call on every rank. Blocks of one
+ * process merge without MPI; roots of different groups on one process merge
+ * in parallel (OpenMP), and a root merges as soon as its group's items are
+ * there, not round by round. `params` may be NULL (defaults).
  *
- * `result` (may be NULL): on success *result says what ran and which gids
- * each root absorbed (bpc_merge_is_root, bpc_merge_absorbed...); free it
- * with bpc_merge_result_destroy. NULL on failure.
+ * `result` (may be NULL): on success *result says what ran (bpc_merge_info)
+ * and which gids each root absorbed (bpc_merge_is_root, bpc_merge_absorbed
+ * ...); free it with bpc_merge_result_destroy. NULL on failure.
  *
  * Ownership: `items` stays the caller's (see bpc_merge_group_t for what the
  * engine does with received items); params->k and params->order are copied.
- * Every pointer in params need only live for the call.
+ * Every pointer in op and params need only live for the call.
  *
- * Errors (the same code on every rank):
- *  BPC_ENULL     a, params, params->type or params->merge NULL; items NULL
- *                on a rank with blocks; a contiguous item with data NULL
- *                and count > 0
+ * Errors (the same code on every rank, with the failing rank's message):
+ *  BPC_ENULL     ctx NULL (returned at once, on that rank only); assign,
+ *                type, op or op->fn NULL; items NULL on a rank with blocks;
+ *                a contiguous item with data NULL and count > 0
+ *  BPC_EINVAL    the assignment belongs to another context; distance
+ *                halving without op->commutative; op->elementwise with a
+ *                custom type, with items of different counts, or with an
+ *                item whose count is not params->count
  *  BPC_ETYPE     the type fails bpc_type_check
  *  BPC_EKVEC     the k-vector does not multiply to the block count (or an
  *                entry < 2): the message of the check, e.g. "k-vector 4x3
  *                multiplies to 12, but there are 16 blocks"
  *  BPC_ERANGE    rounds < 0 or beyond the full reduction
  *  BPC_EALGO     unknown algorithm name (argument or BPC_MERGE_ALGORITHM)
- *  BPC_EINVAL    distance halving without BPC_MERGE_COMMUTATIVE;
- *                BPC_MERGE_ELEMENTWISE with a custom type, with items of
- *                different counts, or with an item whose count is not
- *                params->count
  *  BPC_EPERM     order is not a permutation of 0..n-1
+ *  BPC_EMISMATCH valid arguments that differ between ranks (k-vector,
+ *                rounds, order, algorithm, op->commutative,
+ *                op->elementwise, the type's kind or element size, segment
+ *                bytes, params->count): the message names the field
  *  BPC_ECALLBACK the merge callback (or the type's packed_size, pack or
  *                unpack) returned nonzero on some rank: the schedule is
  *                finished everywhere, no further merge runs on that rank,
@@ -193,9 +201,11 @@ typedef struct bpc_merge_result bpc_merge_result_t;
  *  BPC_ETRUNC    a received item is not a whole number of elements, or a
  *                segment has the wrong size
  *  BPC_ENOMEM, BPC_EMPI
- * On failure the items of roots may hold partial merges.
+ * Argument errors fail before any message or callback; after a later
+ * failure the items of roots may hold partial merges.
  */
-int bpc_merge(const bpc_assign_t *a, void *items, const bpc_merge_params_t *params,
+int bpc_merge(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type, void *items,
+              const bpc_merge_op_t *op, const bpc_merge_params_t *params,
               bpc_merge_result_t **result);
 
 /* ------------------------------------------------------------ results */
@@ -221,37 +231,39 @@ int bpc_merge_root_of(const bpc_merge_result_t *r, int gid, int *root);
  */
 int bpc_merge_absorbed(const bpc_merge_result_t *r, int gid, int *gids, int cap, int *n);
 
-/*
- * What ran: the algorithm's name (static string), the k-vector (at most
- * `cap` entries written to k, may be NULL with cap 0; *nk the full length)
- * and the number of rounds run. Any output pointer may be NULL.
- * Errors: BPC_ENULL (r NULL), BPC_ERANGE (cap < *nk; the first cap written).
- */
-int bpc_merge_schedule(const bpc_merge_result_t *r, const char **algorithm, int *k, int cap,
-                       int *nk, int *rounds);
-
 /* ---------------------------------------------------- algorithms, k */
 
+/* The algorithms of bpc_algorithms("merge", ...). */
 typedef enum bpc_merge_algorithm {
   BPC_MERGE_DOUBLING = 1, /* contiguous groups, nearest first (default) */
   BPC_MERGE_HALVING = 2   /* strided groups, farthest first (commutative merges) */
 } bpc_merge_algorithm_t;
 
-typedef struct bpc_merge_algo {
-  int id;           /* bpc_merge_algorithm_t */
-  const char *name; /* "doubling", "halving" */
-  const char *desc; /* one line */
-} bpc_merge_algo_t;
+/* Most rounds of a k-vector (a valid one for n < 2^31 has at most 30). */
+#define BPC_MERGE_MAX_ROUNDS 64
 
-/* The algorithm table (static storage). Errors: BPC_ENULL. */
-int bpc_merge_algorithms(const bpc_merge_algo_t **table, int *n);
+/* What a call ran (bpc_merge_info). */
+typedef struct bpc_merge_info {
+  bpc_merge_algorithm_t algorithm;
+  char name[16];               /* the algorithm's name, e.g. "doubling" */
+  bpc_algo_source_t source;    /* where the choice came from */
+  int nk;                      /* k-vector length (a full reduction) */
+  int k[BPC_MERGE_MAX_ROUNDS]; /* the k-vector, given or automatic */
+  int rounds;                  /* rounds run (nk for a full reduction) */
+} bpc_merge_info_t;
+
+/*
+ * What ran: the algorithm (id, name and the source of the choice), the
+ * k-vector and the number of rounds run. Errors: BPC_ENULL (r or info NULL).
+ */
+int bpc_merge_info(const bpc_merge_result_t *r, bpc_merge_info_t *info);
 
 /*
  * The k-vector bpc_merge chooses when none is given, for the blocks of `a`
  * and items of about `item_bytes` bytes (0: unknown). Depends only on the
  * block count, the assignment and item_bytes, so it is the same on every
  * rank. bpc_merge passes the item size when it knows it on every rank
- * (BPC_MERGE_ELEMENTWISE with a contiguous type), else 0. Writes at most
+ * (op->elementwise with a contiguous type), else 0. Writes at most
  * `cap` entries and the count to *nk (0 for one block).
  * Errors: BPC_ENULL, BPC_EINVAL (cap too small).
  */

@@ -3,6 +3,7 @@
  * bpc_algorithms (lib/core/registry.c). A new engine adds one line here.
  */
 #include "core/registry.h"
+#include "engines/merge/merge.h"
 
-const bpc__engine_t *const bpc__engines[] = {NULL};
-const int bpc__nengines = 0;
+const bpc__engine_t *const bpc__engines[] = {&bpc__engine_merge};
+const int bpc__nengines = BPC__NROWS(bpc__engines);

@@ -477,16 +477,13 @@ typedef struct mi_cfg {
   size_t count;      /* elements (sum, mat) */
   size_t seg;        /* segment_bytes (0 default) */
   int nthreads;      /* 0 default */
-  unsigned flags;    /* extra flags (ELEMENTWISE), and MI_DECLARE */
+  unsigned flags;    /* MI_EW, MI_DECLARE */
 } mi_cfg_t;
 
-/* test-only flag: pass the element count in params->count */
+/* cfg flags: an element-wise op (op.elementwise); pass the element count in
+ * params->count */
+#define MI_EW (1u << 0)
 #define MI_DECLARE (1u << 30)
-
-static inline unsigned mi_kind_flags(int kind)
-{
-  return (kind == MI_SUM || kind == MI_VSUM || kind == MI_LIST) ? BPC_MERGE_COMMUTATIVE : 0u;
-}
 
 static inline bpc_merge_fn mi_kind_fn(int kind)
 {
@@ -497,6 +494,19 @@ static inline bpc_merge_fn mi_kind_fn(int kind)
   case MI_LIST: return mi_merge_list;
   default: return mi_merge_cat;
   }
+}
+
+/* Is the merge of this kind commutative (op.commutative)? */
+static inline int mi_kind_commutative(int kind)
+{
+  return kind == MI_SUM || kind == MI_VSUM || kind == MI_LIST;
+}
+
+/* The op of a kind (fn, commutative, not element-wise), with `user`. */
+static inline bpc_merge_op_t mi_kind_op(int kind, void *user)
+{
+  bpc_merge_op_t op = {mi_kind_fn(kind), mi_kind_commutative(kind), 0, user};
+  return op;
 }
 
 static inline void mi_make_order(int n, int how, int *order)
@@ -523,7 +533,7 @@ static inline void mi_cfg_text(const mi_cfg_t *c, char *buf, size_t len)
   snprintf(buf, len, "[%s n=%d mode=%d k=%s rounds=%d algo=%s order=%d count=%zu seg=%zu thr=%d%s%s]",
            mi_kind_name[c->kind], c->n, (int)c->mode, kv, c->rounds, c->algo ? c->algo : "auto",
            c->order, c->count, c->seg, c->nthreads,
-           (c->flags & BPC_MERGE_ELEMENTWISE) ? " ew" : "", (c->flags & MI_DECLARE) ? " declared" : "");
+           (c->flags & MI_EW) ? " ew" : "", (c->flags & MI_DECLARE) ? " declared" : "");
 }
 
 /* Run one configuration on ctx and check every local block against the
@@ -559,15 +569,14 @@ static inline int mi_run(bpc_ctx_t *ctx, const mi_cfg_t *c)
   bpc_type_t ft = bpc_type_contiguous(sizeof(float), MPI_FLOAT);
   bpc_type_t mt = bpc_type_contiguous(sizeof(mi_mat_t), MPI_BYTE);
   bpc_type_t lt = mi_list_type(&u);
+  const bpc_type_t *type = c->kind == MI_MAT ? &mt : (c->kind == MI_LIST || c->kind == MI_CAT) ? &lt : &ft;
+  bpc_merge_op_t op = mi_kind_op(c->kind, &u);
+  op.elementwise = (c->flags & MI_EW) != 0;
   bpc_merge_params_t p = bpc_merge_params_default();
-  p.type = c->kind == MI_MAT ? &mt : (c->kind == MI_LIST || c->kind == MI_CAT) ? &lt : &ft;
-  p.merge = mi_kind_fn(c->kind);
-  p.user = &u;
   p.k = c->k;
   p.nk = c->nk;
   p.rounds = c->rounds;
   p.algorithm = c->algo;
-  p.flags = (mi_kind_flags(c->kind) | c->flags) & ~MI_DECLARE;
   if (c->flags & MI_DECLARE)
     p.count = c->count;
   p.segment_bytes = c->seg;
@@ -579,24 +588,32 @@ static inline int mi_run(bpc_ctx_t *ctx, const mi_cfg_t *c)
     pos_of[order[q]] = q;
   if (c->order)
     p.order = order;
-  rc = bpc_merge(a, items, &p, &res);
+  rc = bpc_merge(ctx, a, type, items, &op, &p, &res);
   MI_CHECK(rc == BPC_OK, "%s bpc_merge: %s (%s)", txt, bpc_err_name(rc), bpc_last_error(ctx));
   MI_CHECK(u.bad == 0, "%s the callback saw %d bad group(s)", txt, u.bad);
   if (rc != BPC_OK)
     goto done;
 
   /* what ran */
-  const char *an = NULL;
-  int k[64], nk = 0, rounds = 0;
-  rc = bpc_merge_schedule(res, &an, k, 64, &nk, &rounds);
-  MI_CHECK(rc == BPC_OK, "%s schedule query", txt);
+  bpc_merge_info_t info;
+  rc = bpc_merge_info(res, &info);
+  MI_CHECK(rc == BPC_OK, "%s info query", txt);
+  const char *an = info.name;
+  const int *k = info.k, nk = info.nk, rounds = info.rounds;
   long prod = 1;
   for (int i = 0; i < nk; i++)
     prod *= k[i];
   MI_CHECK(prod == c->n, "%s k-vector multiplies to %ld", txt, prod);
   MI_CHECK(rounds == (c->rounds ? c->rounds : nk), "%s rounds %d", txt, rounds);
-  if (c->algo)
+  if (c->algo) {
     MI_CHECK(strcmp(an, c->algo) == 0, "%s ran %s", txt, an);
+    MI_CHECK(info.source == BPC_SOURCE_ARGUMENT, "%s source %d", txt, (int)info.source);
+  } else if (getenv("BPC_MERGE_ALGORITHM") == NULL) {
+    MI_CHECK(info.source == BPC_SOURCE_BUILTIN, "%s source %d", txt, (int)info.source);
+  }
+  MI_CHECK((int)info.algorithm == (strcmp(an, "halving") == 0 ? BPC_MERGE_HALVING
+                                                               : BPC_MERGE_DOUBLING),
+           "%s algorithm id %d for %s", txt, (int)info.algorithm, an);
   if (c->k) {
     MI_CHECK(nk == c->nk, "%s nk %d", txt, nk);
     for (int i = 0; i < nk && i < c->nk; i++)

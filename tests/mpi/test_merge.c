@@ -11,10 +11,14 @@
  *    prime block counts and fewer blocks than processes, contiguous,
  *    round-robin and scattered (user map) assignments, OpenMP threads;
  *  - statistics of a call against a reference count;
- *  - bad input on every rank alike and on one rank only, and a callback
- *    that fails on one rank: BPC_ECALLBACK with its value on every rank,
- *    no hang, and the next call works.
+ *  - every documented argument error and every field that must match,
+ *    bad on rank 0 only, on the last rank only and on all ranks: the same
+ *    code on every rank, no hang (tests/mpi/bad_rank.h); a callback that
+ *    fails on one rank: BPC_ECALLBACK with its value on every rank, and
+ *    the next call works;
+ *  - a wrong order fails the non-commutative check (the checks can fail).
  */
+#include "bad_rank.h"
 #include "mpi_check.h"
 
 #define MI_CHECK(cond, ...) T_CHECK(cond, __VA_ARGS__)
@@ -23,18 +27,29 @@
 
 static bpc_ctx_t *ctx;
 
-static void setup(void) { ck_assert_int_eq(bpc_init(MPI_COMM_WORLD, NULL, &ctx), BPC_OK); }
-static void teardown(void) { bpc_finalize(&ctx); }
+/* The algorithms of the registry, then NULL (auto): algos[0..nalgos]. */
+static const char *algos[16];
+static int nalgos;
 
-static const char *const algos[] = {"doubling", "halving", NULL};
+static void setup(void)
+{
+  ck_assert_int_eq(bpc_init(MPI_COMM_WORLD, NULL, &ctx), BPC_OK);
+  bpc_algo_info_t t[15];
+  ck_assert_int_eq(bpc_algorithms("merge", t, 15, &nalgos), BPC_OK);
+  ck_assert_int_ge(nalgos, 2);
+  for (int i = 0; i < nalgos; i++)
+    algos[i] = t[i].name; /* static strings */
+  algos[nalgos] = NULL;
+}
+static void teardown(void) { bpc_finalize(&ctx); }
 
 START_TEST(test_blocks_per_proc)
 {
   for (int bpp = 1; bpp <= 4; bpp++) {
     int n = bpp * t_size;
-    for (int ai = 0; ai < 3; ai++) {
+    for (int ai = 0; ai <= nalgos; ai++) {
       mi_cfg_t c = {n, BPC_ASSIGN_CONTIGUOUS, MI_SUM, NULL, 0, 0, algos[ai], 0, 23, 16, 1,
-                    BPC_MERGE_ELEMENTWISE};
+                    MI_EW};
       mi_run(ctx, &c);
       c.mode = BPC_ASSIGN_ROUND_ROBIN;
       c.kind = MI_VSUM;
@@ -42,10 +57,10 @@ START_TEST(test_blocks_per_proc)
       mi_run(ctx, &c);
     }
     mi_cfg_t m = {n, BPC_ASSIGN_CONTIGUOUS, MI_MAT, NULL, 0, 0, "doubling", bpp % 3, 11,
-                  bpp == 2 ? 40 : 0, 1, bpp >= 3 ? BPC_MERGE_ELEMENTWISE : 0};
+                  bpp == 2 ? 40 : 0, 1, bpp >= 3 ? MI_EW : 0};
     mi_run(ctx, &m);
     mi_cfg_t dm = {n, BPC_ASSIGN_ROUND_ROBIN, MI_MAT, NULL, 0, 0, NULL, 1, 11, 48, 1,
-                   BPC_MERGE_ELEMENTWISE | MI_DECLARE};
+                   MI_EW | MI_DECLARE};
     mi_run(ctx, &dm);
     mi_cfg_t l = {n, bpp % 2 ? BPC_ASSIGN_ROUND_ROBIN : BPC_ASSIGN_CONTIGUOUS,
                   bpp % 2 ? MI_LIST : MI_CAT, NULL, 0, 0, NULL, 0, 0, 0, 1, 0};
@@ -66,7 +81,7 @@ START_TEST(test_primes_and_few_blocks)
       mi_run(ctx, &c);
     }
     mi_cfg_t s = {ns[i], BPC_ASSIGN_USER, MI_MAT, NULL, 0, 0, NULL, 2, 30, 48, 1,
-                  BPC_MERGE_ELEMENTWISE};
+                  MI_EW};
     mi_run(ctx, &s);
   }
   T_SYNC();
@@ -98,15 +113,13 @@ START_TEST(test_partial)
     }
     mi_user_t u = {MI_SUM, -1, -1, 0, 0, 0};
     bpc_type_t ft = bpc_type_contiguous(sizeof(float), MPI_FLOAT);
+    bpc_merge_op_t op = mi_kind_op(MI_SUM, &u);
     bpc_merge_params_t p = bpc_merge_params_default();
-    p.type = &ft;
-    p.merge = mi_merge_sum;
-    p.user = &u;
     p.k = k16;
     p.nk = 3;
     p.rounds = 2;
     bpc_merge_result_t *r = NULL;
-    int rc = bpc_merge(a, items, &p, &r);
+    int rc = bpc_merge(ctx, a, &ft, items, &op, &p, &r);
     T_CHECK(rc == BPC_OK, "figure: %s", bpc_last_error(ctx));
     for (int g = 0; g < 16 && r; g++) {
       int isr = -1;
@@ -125,11 +138,11 @@ START_TEST(test_partial)
     bpc_assign_destroy(&a);
   }
   for (int rounds = 0; rounds <= 3; rounds++)
-    for (int ai = 0; ai < 2; ai++) {
+    for (int ai = 0; ai < nalgos; ai++) {
       mi_cfg_t c = {12, BPC_ASSIGN_ROUND_ROBIN, MI_LIST, k12, 3, rounds, algos[ai], 1, 0, 0, 1, 0};
       mi_run(ctx, &c);
       mi_cfg_t d = {30, BPC_ASSIGN_CONTIGUOUS, MI_SUM, k30, 3, rounds, algos[ai], 2, 17, 20, 1,
-                    BPC_MERGE_ELEMENTWISE};
+                    MI_EW};
       mi_run(ctx, &d);
       mi_cfg_t e = {30, BPC_ASSIGN_USER, MI_MAT, k30, 3, rounds, "doubling", ai, 5, 0, 1, 0};
       mi_run(ctx, &e);
@@ -146,12 +159,12 @@ START_TEST(test_threads)
   for (int bpp = 3; bpp <= 4; bpp++) {
     int n = bpp * t_size;
     mi_cfg_t c = {n, BPC_ASSIGN_CONTIGUOUS, MI_MAT, NULL, 0, 0, NULL, 0, 200, 256, 2,
-                  BPC_MERGE_ELEMENTWISE};
+                  MI_EW};
     mi_run(ctx, &c);
     mi_cfg_t l = {n, BPC_ASSIGN_ROUND_ROBIN, MI_LIST, NULL, 0, 0, NULL, 0, 0, 0, 2, 0};
     mi_run(ctx, &l);
     mi_cfg_t s = {n + 1, BPC_ASSIGN_USER, MI_SUM, NULL, 0, 0, NULL, 2, 1000, 0, 2,
-                  BPC_MERGE_ELEMENTWISE};
+                  MI_EW};
     mi_run(ctx, &s);
   }
   T_SYNC();
@@ -172,16 +185,16 @@ START_TEST(test_stats)
   void *items = mi_make_items(MI_SUM, gids, nl, C);
   mi_user_t u = {MI_SUM, -1, -1, 0, 0, 0};
   bpc_type_t ft = bpc_type_contiguous(sizeof(float), MPI_FLOAT);
-  bpc_merge_params_t p = bpc_merge_params_default();
-  p.type = &ft;
-  p.merge = mi_merge_sum;
-  p.user = &u;
+  bpc_merge_op_t op = mi_kind_op(MI_SUM, &u);
   bpc_merge_result_t *r = NULL;
-  int rc = bpc_merge(a, items, &p, &r);
+  bpc_merge_params_t p = bpc_merge_params_default();
+  p.algorithm = "doubling"; /* the digits below are doubling's */
+  int rc = bpc_merge(ctx, a, &ft, items, &op, &p, &r);
   T_CHECK(rc == BPC_OK, "stats: %s", bpc_last_error(ctx));
   if (rc == BPC_OK) {
-    int k[64], nk = 0;
-    bpc_merge_schedule(r, NULL, k, 64, &nk, NULL);
+    bpc_merge_info_t info;
+    bpc_merge_info(r, &info);
+    const int *k = info.k, nk = info.nk;
     uint64_t rb = 0, rm = 0, lb = 0, lm = 0, ops = 0;
     for (int i = 0; i < nl; i++) {
       /* digits of gid (doubling, identity order) */
@@ -226,64 +239,6 @@ START_TEST(test_stats)
 }
 END_TEST
 
-/* One call with every rank alike except `tweak` on rank `who`. */
-typedef struct ecase {
-  int n;
-  const int *k;
-  int nk;
-  int rounds;
-  const char *algo;
-  unsigned flags;
-  int who;   /* rank with the local problem, -1 none */
-  int tweak; /* 1 items NULL, 2 data NULL, 3 other count */
-  size_t count; /* params->count (element-wise, declared) */
-  size_t seg;   /* params->segment_bytes */
-} ecase_t;
-
-static int run_ecase(const ecase_t *e)
-{
-  bpc_assign_t *a = NULL;
-  bpc_assign_create(ctx, e->n, BPC_ASSIGN_CONTIGUOUS, NULL, &a);
-  const int *gids;
-  int nl;
-  bpc_assign_local(a, &gids, &nl);
-  bpc_buf_t *items = mi_make_items(MI_SUM, gids, nl, 4);
-  mi_user_t u = {MI_SUM, -1, -1, 0, 0, 0};
-  bpc_type_t ft = bpc_type_contiguous(sizeof(float), MPI_FLOAT);
-  bpc_merge_params_t p = bpc_merge_params_default();
-  p.type = &ft;
-  p.merge = mi_merge_sum;
-  p.user = &u;
-  p.k = e->k;
-  p.nk = e->nk;
-  p.rounds = e->rounds;
-  p.algorithm = e->algo;
-  p.flags = e->flags;
-  p.count = e->count;
-  p.segment_bytes = e->seg;
-  void *arg = items;
-  float *saved = NULL;
-  if (t_rank == e->who && nl > 0) {
-    if (e->tweak == 1)
-      arg = NULL;
-    if (e->tweak == 2) {
-      saved = items[0].data;
-      items[0].data = NULL;
-    }
-    if (e->tweak == 3)
-      items[0].count = 3;
-  }
-  bpc_merge_result_t *r = NULL;
-  int rc = bpc_merge(a, arg, &p, &r);
-  T_CHECK(r == NULL || rc == BPC_OK, "result set on failure");
-  bpc_merge_result_destroy(&r);
-  if (saved)
-    items[0].data = saved;
-  mi_free_items(MI_SUM, items, nl);
-  bpc_assign_destroy(&a);
-  return rc;
-}
-
 /* rc must be `want` on every rank */
 #define ALL_EQ(rc, want, what)                                                          \
   do {                                                                                  \
@@ -294,54 +249,243 @@ static int run_ecase(const ecase_t *e)
             bpc_err_name(r_), bpc_last_error(ctx), lo_, hi_);                           \
   } while (0)
 
-START_TEST(test_bad_input)
+/*
+ * The bad-argument cases: every documented argument error of bpc_merge, and
+ * every field that must match across ranks made different. The call is a
+ * float sum of 2 blocks per rank (4 elements each, contiguous assignment);
+ * bad_case() spoils this rank's arguments for case c. Argument errors give
+ * their code on every rank whichever ranks are bad; a mismatch gives
+ * BPC_EMISMATCH, or BPC_OK when every rank has the same (valid) value.
+ */
+enum {
+  BC_NULL_ASSIGN, BC_NULL_TYPE, BC_NULL_OP, BC_NULL_FN, BC_NULL_ITEMS, BC_NULL_DATA, BC_BAD_TYPE,
+  BC_BAD_KVEC, BC_NEG_ROUNDS, BC_MANY_ROUNDS, BC_BAD_ORDER, BC_BAD_ALGO, BC_BAD_ENV_ALGO,
+  BC_HALVING_NC, BC_EW_CUSTOM, BC_EW_COUNTS, BC_EW_DECLARED, BC_OTHER_CTX,
+  /* valid values that must match */
+  BC_MM_KVEC, BC_MM_ROUNDS, BC_MM_ORDER, BC_MM_ALGO, BC_MM_COMM, BC_MM_EW, BC_MM_ESIZE,
+  BC_MM_COUNT, BC_MM_EW_COUNT, BC_NCASES
+};
+static const struct {
+  const char *name;
+  int code; /* BPC_EMISMATCH: a mismatch case */
+} bcase[BC_NCASES] = {
+    {"assign NULL", BPC_ENULL},          {"type NULL", BPC_ENULL},
+    {"op NULL", BPC_ENULL},              {"op->fn NULL", BPC_ENULL},
+    {"items NULL", BPC_ENULL},           {"item data NULL", BPC_ENULL},
+    {"bad type", BPC_ETYPE},             {"bad k-vector", BPC_EKVEC},
+    {"rounds < 0", BPC_ERANGE},          {"rounds beyond the k-vector", BPC_ERANGE},
+    {"order not a permutation", BPC_EPERM}, {"unknown algorithm", BPC_EALGO},
+    {"unknown algorithm in BPC_MERGE_ALGORITHM", BPC_EALGO},
+    {"halving without commutative", BPC_EINVAL}, {"element-wise custom type", BPC_EINVAL},
+    {"element-wise counts differ", BPC_EINVAL}, {"element-wise count not params->count", BPC_EINVAL},
+    {"assignment of another context", BPC_EINVAL},
+    {"k-vector differs", BPC_EMISMATCH}, {"rounds differ", BPC_EMISMATCH},
+    {"order differs", BPC_EMISMATCH},    {"algorithm differs", BPC_EMISMATCH},
+    {"commutative differs", BPC_EMISMATCH}, {"element-wise differs", BPC_EMISMATCH},
+    {"element size differs", BPC_EMISMATCH}, {"params->count differs", BPC_EMISMATCH},
+    {"element count differs across ranks", BPC_EMISMATCH}};
+
+static int bad_case(int c, int bad)
 {
-  static const int k44[] = {4, 4}, k43[] = {4, 3};
-  const int last = t_size - 1;
-  ecase_t e = {12, k44, 2, 0, NULL, 0, -1, 0, 0, 0};
-  int rc = run_ecase(&e);
-  ALL_EQ(rc, BPC_EKVEC, "k-vector mismatch");
-  T_CHECK(strstr(bpc_last_error(ctx), "k-vector 4x4 multiplies to 16, but there are 12 blocks") != NULL,
-          "message '%s'", bpc_last_error(ctx));
-  e.k = k43;
-  e.rounds = 3;
-  rc = run_ecase(&e);
-  ALL_EQ(rc, BPC_ERANGE, "rounds beyond full");
-  e.rounds = 0;
-  e.algo = "fancy";
-  ALL_EQ(run_ecase(&e), BPC_EALGO, "unknown algorithm");
-  e.algo = "halving";
-  ALL_EQ(run_ecase(&e), BPC_EINVAL, "halving, not commutative");
-  e.algo = NULL;
-  setenv("BPC_MERGE_ALGORITHM", "zigzag", 1);
-  ALL_EQ(run_ecase(&e), BPC_EALGO, "unknown algorithm from the environment");
+  const int n = 2 * t_size, C = 4;
+  bpc_assign_t *a = NULL;
+  bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a);
+  const int *gids;
+  int nl;
+  bpc_assign_local(a, &gids, &nl);
+  bpc_buf_t *items = mi_make_items(MI_SUM, gids, nl, C);
+  mi_user_t u = {MI_SUM, -1, -1, 0, 0, 0};
+  bpc_type_t ft = bpc_type_contiguous(sizeof(float), MPI_FLOAT);
+  bpc_type_t f2 = bpc_type_contiguous(2 * sizeof(float), MPI_BYTE);
+  bpc_type_t zt = bpc_type_contiguous(0, MPI_FLOAT);
+  bpc_type_t lt = mi_list_type(&u);
+  bpc_merge_op_t op = mi_kind_op(MI_SUM, &u), *opp = &op;
+  bpc_merge_params_t p = bpc_merge_params_default();
+  const bpc_type_t *type = &ft;
+  const bpc_assign_t *arg_a = a;
+  bpc_assign_t *other = NULL;
+  bpc_ctx_t *octx = NULL;
+  void *arg_items = items;
+  int kbad[2] = {2, n}, kone[1] = {n}, order[64], rorder[64];
+  for (int i = 0; i < n; i++) {
+    order[i] = i;
+    rorder[i] = n - 1 - i;
+  }
+  order[n - 1] = 0; /* not a permutation */
+  float *saved = NULL;
+  size_t saved_count = 0;
+  if (c == BC_EW_COUNTS || c == BC_EW_DECLARED || c == BC_MM_EW_COUNT || c == BC_MM_COUNT)
+    op.elementwise = 1;
+  if (c == BC_EW_DECLARED || c == BC_MM_COUNT)
+    p.count = C;
+  if (c == BC_MM_ALGO)
+    p.algorithm = algos[0];
+  if (bad) {
+    switch (c) {
+    case BC_NULL_ASSIGN: arg_a = NULL; break;
+    case BC_NULL_TYPE: type = NULL; break;
+    case BC_NULL_OP: opp = NULL; break;
+    case BC_NULL_FN: op.fn = NULL; break;
+    case BC_NULL_ITEMS: arg_items = NULL; break;
+    case BC_NULL_DATA: saved = items[0].data; items[0].data = NULL; break;
+    case BC_BAD_TYPE: type = &zt; break;
+    case BC_BAD_KVEC: p.k = kbad; p.nk = 2; break;
+    case BC_NEG_ROUNDS: p.rounds = -1; break;
+    case BC_MANY_ROUNDS: p.rounds = 65; break;
+    case BC_BAD_ORDER: p.order = order; break;
+    case BC_BAD_ALGO: p.algorithm = "no-such-algorithm"; break;
+    case BC_BAD_ENV_ALGO: setenv("BPC_MERGE_ALGORITHM", "zigzag", 1); break;
+    case BC_HALVING_NC: p.algorithm = "halving"; op.commutative = 0; break;
+    case BC_EW_CUSTOM: op.elementwise = 1; type = &lt; break;
+    case BC_EW_COUNTS: saved_count = items[0].count; items[0].count = 3; break;
+    case BC_EW_DECLARED: p.count = 3; break;
+    case BC_OTHER_CTX:
+      bpc_init_serial(NULL, &octx);
+      bpc_assign_create(octx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &other);
+      arg_a = other;
+      break;
+    case BC_MM_KVEC: p.k = kone; p.nk = 1; break;
+    case BC_MM_ROUNDS: p.rounds = 1; break;
+    case BC_MM_ORDER: p.order = rorder; break;
+    case BC_MM_ALGO: p.algorithm = algos[1]; break;
+    case BC_MM_COMM: op.commutative = 0; break;
+    case BC_MM_EW: op.elementwise = 1; break;
+    case BC_MM_ESIZE:
+      type = &f2;
+      for (int i = 0; i < nl; i++)
+        items[i].count = C / 2;
+      break;
+    case BC_MM_COUNT:
+      p.count = C / 2;
+      for (int i = 0; i < nl; i++)
+        items[i].count = C / 2;
+      break;
+    case BC_MM_EW_COUNT:
+      for (int i = 0; i < nl; i++)
+        items[i].count = C / 2;
+      break;
+    }
+  }
+  bpc_merge_result_t *r = NULL;
+  int rc = bpc_merge(ctx, arg_a, type, arg_items, opp, &p, &r);
+  T_CHECK(r == NULL || rc == BPC_OK, "%s: result set on failure", bcase[c].name);
+  T_CHECK(rc != BPC_OK || u.bad == 0, "%s: the callback saw bad groups", bcase[c].name);
+  if (c == BC_MM_EW_COUNT) /* valid on every rank alike; across ranks EINVAL */
+    rc = rc == BPC_EINVAL ? BPC_EMISMATCH : rc;
+  bpc_merge_result_destroy(&r);
   unsetenv("BPC_MERGE_ALGORITHM");
-  /* local problems on the last rank only: every rank fails alike */
-  e.who = last;
-  e.tweak = 1;
-  ALL_EQ(run_ecase(&e), BPC_ENULL, "items NULL on one rank");
-  e.tweak = 2;
-  ALL_EQ(run_ecase(&e), BPC_ENULL, "data NULL on one rank");
-  e.flags = BPC_MERGE_ELEMENTWISE;
-  ALL_EQ(run_ecase(&e), BPC_ENULL, "data NULL on one rank, element-wise");
-  e.tweak = 3;
-  ALL_EQ(run_ecase(&e), BPC_EINVAL, "element-wise, one count differs");
-  /* declared count: no collective before the schedule, the bad rank sends
-   * zeros of the right size, the outcome is still the same everywhere */
-  e.count = 4;
-  e.seg = 8; /* two segments of 2 floats */
-  ALL_EQ(run_ecase(&e), BPC_EINVAL, "element-wise, declared count, one count differs");
-  e.tweak = 1;
-  ALL_EQ(run_ecase(&e), BPC_ENULL, "element-wise, declared count, items NULL on one rank");
-  e.tweak = 0;
-  e.who = -1;
-  ALL_EQ(run_ecase(&e), BPC_OK, "element-wise, declared count");
-  e.count = 0;
-  e.seg = 0;
-  e.tweak = 0;
-  e.flags = 0;
-  e.who = -1;
-  ALL_EQ(run_ecase(&e), BPC_OK, "good call after the bad ones");
+  if (saved != NULL)
+    items[0].data = saved;
+  if (saved_count)
+    items[0].count = saved_count;
+  mi_free_items(MI_SUM, items, nl);
+  bpc_assign_destroy(&other);
+  bpc_finalize(&octx);
+  bpc_assign_destroy(&a);
+  return rc;
+}
+
+START_TEST(test_bad_rank)
+{
+  ck_assert_int_le(2 * t_size, 64);
+  for (int c = 0; c < BC_NCASES; c++)
+    for (int m = 0; m < BAD_NMODES; m++) {
+      int rc = bad_case(c, bad_here(m));
+      /* a mismatch needs ranks that differ: not when all (or the only
+       * rank) have the value */
+      int want = bcase[c].code;
+      if (want == BPC_EMISMATCH && (m == BAD_ALL || t_size == 1))
+        want = BPC_OK;
+      char what[160];
+      snprintf(what, sizeof what, "%s, %s", bcase[c].name, bad_mode_name(m));
+      ALL_EQ(rc, want, what);
+      if (want == BPC_EMISMATCH)
+        T_CHECK(strstr(bpc_last_error(ctx), "ranks disagree on") != NULL ||
+                    c == BC_MM_EW_COUNT,
+                "%s: message '%s'", what, bpc_last_error(ctx));
+    }
+  /* after all that, a good call still works */
+  mi_cfg_t g = {2 * t_size, BPC_ASSIGN_CONTIGUOUS, MI_SUM, NULL, 0, 0, NULL, 0, 4, 0, 1, MI_EW};
+  T_CHECK(mi_run(ctx, &g) == BPC_OK, "good call after the bad ones");
+  T_SYNC();
+}
+END_TEST
+
+START_TEST(test_bad_input_messages)
+{
+  /* the message of the failing rank reaches every rank */
+  static const int k44[] = {4, 4};
+  const int last = t_size - 1;
+  bpc_assign_t *a = NULL;
+  bpc_assign_create(ctx, 12, BPC_ASSIGN_CONTIGUOUS, NULL, &a);
+  const int *gids;
+  int nl;
+  bpc_assign_local(a, &gids, &nl);
+  bpc_buf_t *items = mi_make_items(MI_SUM, gids, nl, 4);
+  mi_user_t u = {MI_SUM, -1, -1, 0, 0, 0};
+  bpc_type_t ft = bpc_type_contiguous(sizeof(float), MPI_FLOAT);
+  bpc_merge_op_t op = mi_kind_op(MI_SUM, &u);
+  bpc_merge_params_t p = bpc_merge_params_default();
+  if (t_rank == last) {
+    p.k = k44;
+    p.nk = 2;
+  }
+  ALL_EQ(bpc_merge(ctx, a, &ft, items, &op, &p, NULL), BPC_EKVEC, "k-vector on the last rank");
+  T_CHECK(strstr(bpc_last_error(ctx), "k-vector 4x4 multiplies to 16, but there are 12 blocks") !=
+              NULL, "message '%s'", bpc_last_error(ctx));
+  p.k = NULL;
+  p.nk = 0;
+  p.rounds = t_rank == last ? 1 : 0;
+  int want = t_size > 1 ? BPC_EMISMATCH : BPC_OK;
+  ALL_EQ(bpc_merge(ctx, a, &ft, items, &op, &p, NULL), want, "rounds on the last rank");
+  if (t_size > 1) {
+    char exp[128];
+    snprintf(exp, sizeof exp, "merge: ranks disagree on rounds (0 on rank 0, 1 on rank %d)", last);
+    T_CHECK(strstr(bpc_last_error(ctx), exp) != NULL, "message '%s'", bpc_last_error(ctx));
+  }
+  mi_free_items(MI_SUM, items, nl);
+  bpc_assign_destroy(&a);
+  T_SYNC();
+}
+END_TEST
+
+START_TEST(test_wrong_order_fails)
+{
+  /* The checks can fail: a non-commutative product merged in one order does
+   * not verify against another. 2x2 matrices, reversed order: the root
+   * (gid n-1) holds M(n-1) ... M(0), not M(0) ... M(n-1). */
+  const int n = 2 * t_size + 1;
+  int order[64], fwd[64], rev[64];
+  ck_assert_int_le(n, 64);
+  for (int i = 0; i < n; i++) {
+    order[i] = n - 1 - i;
+    fwd[i] = i;
+    rev[i] = n - 1 - i;
+  }
+  bpc_assign_t *a = NULL;
+  bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a);
+  const int *gids;
+  int nl;
+  bpc_assign_local(a, &gids, &nl);
+  void *items = mi_make_items(MI_MAT, gids, nl, 3);
+  mi_user_t u = {MI_MAT, -1, -1, 0, 0, 0};
+  bpc_type_t mt = bpc_type_contiguous(sizeof(mi_mat_t), MPI_BYTE);
+  bpc_merge_op_t op = mi_kind_op(MI_MAT, &u);
+  bpc_merge_params_t p = bpc_merge_params_default();
+  p.order = order;
+  int rc = bpc_merge(ctx, a, &mt, items, &op, &p, NULL);
+  T_CHECK(rc == BPC_OK, "merge: %s", bpc_last_error(ctx));
+  for (int i = 0; i < nl && rc == BPC_OK; i++) {
+    if (gids[i] != n - 1)
+      continue;
+    char why[160] = "";
+    T_CHECK(mi_verify(MI_MAT, items, i, gids[i], rev, n, 3, why, sizeof why),
+            "the right order does not verify: %s", why);
+    T_CHECK(!mi_verify(MI_MAT, items, i, gids[i], fwd, n, 3, why, sizeof why),
+            "the wrong order verifies too: the check cannot fail");
+  }
+  mi_free_items(MI_MAT, items, nl);
+  bpc_assign_destroy(&a);
   T_SYNC();
 }
 END_TEST
@@ -370,15 +514,14 @@ START_TEST(test_callback_failure)
       bpc_type_t ft = bpc_type_contiguous(sizeof(float), MPI_FLOAT);
       bpc_type_t mt = bpc_type_contiguous(sizeof(mi_mat_t), MPI_BYTE);
       bpc_type_t lt = mi_list_type(&u);
+      const bpc_type_t *type = kind == MI_MAT ? &mt : kind >= MI_LIST ? &lt : &ft;
+      bpc_merge_op_t op = mi_kind_op(kind, &u);
+      op.elementwise = seg;
       bpc_merge_params_t p = bpc_merge_params_default();
-      p.type = kind == MI_MAT ? &mt : kind >= MI_LIST ? &lt : &ft;
-      p.merge = mi_kind_fn(kind);
-      p.user = &u;
       p.k = k;
       p.nk = nk;
-      p.flags = seg ? BPC_MERGE_ELEMENTWISE : 0;
       p.segment_bytes = seg ? 64 : 0;
-      int rc = bpc_merge(a, items, &p, NULL);
+      int rc = bpc_merge(ctx, a, type, items, &op, &p, NULL);
       ALL_EQ(rc, BPC_ECALLBACK, mi_kind_name[kind]);
       T_CHECK(strstr(bpc_last_error(ctx), "returned 42") != NULL &&
                   strstr(bpc_last_error(ctx), "gid 0") != NULL,
@@ -399,8 +542,8 @@ START_TEST(test_callback_failure)
         void *it2 = mi_make_items(kind, g2, nl2, 0);
         p.k = k2;
         p.nk = 1;
-        p.flags = 0;
-        rc = bpc_merge(b, it2, &p, NULL);
+        op.elementwise = 0;
+        rc = bpc_merge(ctx, b, type, it2, &op, &p, NULL);
         ALL_EQ(rc, BPC_ECALLBACK, "unpack on one rank");
         T_CHECK(strstr(bpc_last_error(ctx), "unpack callback returned 7") != NULL,
                 "message '%s'", bpc_last_error(ctx));
@@ -410,7 +553,7 @@ START_TEST(test_callback_failure)
       bpc_assign_destroy(&a);
       /* the next call works */
       mi_cfg_t c = {n, BPC_ASSIGN_CONTIGUOUS, kind, NULL, 0, 0, NULL, 0, 50, seg ? 64 : 0, 1,
-                    seg ? BPC_MERGE_ELEMENTWISE : 0};
+                    seg ? MI_EW : 0};
       T_CHECK(mi_run(ctx, &c) == BPC_OK, "call after a failure");
     }
   T_SYNC();
@@ -428,7 +571,9 @@ static Suite *suite(void)
   tcase_add_test(tc, test_partial);
   tcase_add_test(tc, test_threads);
   tcase_add_test(tc, test_stats);
-  tcase_add_test(tc, test_bad_input);
+  tcase_add_test(tc, test_bad_rank);
+  tcase_add_test(tc, test_bad_input_messages);
+  tcase_add_test(tc, test_wrong_order_fails);
   tcase_add_test(tc, test_callback_failure);
   suite_add_tcase(s, tc);
   return s;

@@ -6,7 +6,8 @@
  * partial reductions, user and automatic k-vectors, doubling and halving,
  * block orders, segments and OpenMP threads; the DIY figure (16 blocks,
  * k = 4x2x2, two rounds: roots 0 and 8); the automatic k-vector and the
- * algorithm table; and every documented error (k-vector, rounds, algorithm
+ * algorithm table (bpc_algorithms); what ran (bpc_merge_info, with the
+ * source of the choice); and every documented error (k-vector, rounds, algorithm
  * by argument and environment, halving without commutativity, NULLs,
  * element-wise misuse, bad order, callback failures), after which the
  * context still works.
@@ -46,6 +47,20 @@ static void setup(void)
 
 static void teardown(void) { bpc_finalize(&ctx); }
 
+/* The algorithm table (bpc_algorithms("merge")), for the loops below. */
+static bpc_algo_info_t algo_tab[16];
+static int nalgo;
+static void load_algos(void)
+{
+  ck_assert_int_eq(bpc_algorithms("merge", algo_tab, 16, &nalgo), BPC_OK);
+  ck_assert_int_ge(nalgo, 2);
+}
+/* Does row ai run merges of this kind (halving needs commutative ones)? */
+static int algo_fits(int ai, int kind)
+{
+  return algo_tab[ai].id != BPC_MERGE_HALVING || mi_kind_commutative(kind);
+}
+
 #define DONE() ck_assert_msg(mi_fails == 0, "%d check(s) failed (see stderr)", mi_fails)
 
 /* ------------------------------------------------------------ schedule */
@@ -70,15 +85,13 @@ START_TEST(test_diy_figure)
   }
   mi_user_t u = {MI_SUM, -1, -1, 0, 0, 0};
   bpc_type_t ft = bpc_type_contiguous(sizeof(float), MPI_FLOAT);
+  bpc_merge_op_t op = mi_kind_op(MI_SUM, &u);
   bpc_merge_params_t p = bpc_merge_params_default();
-  p.type = &ft;
-  p.merge = mi_merge_sum;
-  p.user = &u;
   p.k = k;
   p.nk = 3;
   p.rounds = 2;
   bpc_merge_result_t *r = NULL;
-  ck_assert_int_eq(bpc_merge(a, items, &p, &r), BPC_OK);
+  ck_assert_int_eq(bpc_merge(ctx, a, &ft, items, &op, &p, &r), BPC_OK);
   for (int g = 0; g < 16; g++) {
     int isr = -1;
     ck_assert_int_eq(bpc_merge_is_root(r, g, &isr), BPC_OK);
@@ -103,13 +116,17 @@ START_TEST(test_diy_figure)
   ck_assert_int_eq(bpc_merge_is_root(r, 16, &root), BPC_ERANGE);
   ck_assert_int_eq(bpc_merge_root_of(r, -1, &root), BPC_ERANGE);
   /* 3 rounds ran? no: 2 of 3 */
-  const char *an = NULL;
-  int kk[4], nk = 0, rounds = 0;
-  ck_assert_int_eq(bpc_merge_schedule(r, &an, kk, 4, &nk, &rounds), BPC_OK);
-  ck_assert_str_eq(an, "doubling");
-  ck_assert_int_eq(nk, 3);
-  ck_assert_int_eq(rounds, 2);
-  ck_assert_int_eq(bpc_merge_schedule(r, NULL, kk, 1, &nk, NULL), BPC_ERANGE);
+  bpc_merge_info_t info;
+  ck_assert_int_eq(bpc_merge_info(r, &info), BPC_OK);
+  ck_assert_str_eq(info.name, "doubling");
+  ck_assert_int_eq(info.algorithm, BPC_MERGE_DOUBLING);
+  ck_assert_int_eq(info.source, BPC_SOURCE_BUILTIN);
+  ck_assert_int_eq(info.nk, 3);
+  ck_assert_int_eq(info.k[0], 4);
+  ck_assert_int_eq(info.k[2], 2);
+  ck_assert_int_eq(info.rounds, 2);
+  ck_assert_int_eq(bpc_merge_info(NULL, &info), BPC_ENULL);
+  ck_assert_int_eq(bpc_merge_info(r, NULL), BPC_ENULL);
   bpc_call_stats_t st;
   bpc_stats_last_call(ctx, &st);
   ck_assert_str_eq(st.engine, "merge");
@@ -127,15 +144,16 @@ END_TEST
 START_TEST(test_all_kinds)
 {
   static const int n_list[] = {1, 2, 3, 5, 6, 8, 12, 13, 16, 30};
-  static const char *const algos[] = {"doubling", "halving", NULL};
+  load_algos();
   for (size_t ni = 0; ni < sizeof n_list / sizeof n_list[0]; ni++) {
     int n = n_list[ni];
     for (int kind = 0; kind < MI_NKINDS; kind++)
-      for (int ai = 0; ai < 3; ai++) {
-        if (ai == 1 && !(mi_kind_flags(kind) & BPC_MERGE_COMMUTATIVE))
+      for (int ai = 0; ai <= nalgo; ai++) { /* every row, then auto */
+        if (ai < nalgo && !algo_fits(ai, kind))
           continue;
+        const char *an = ai < nalgo ? algo_tab[ai].name : NULL;
         for (int ord = 0; ord < 3; ord++) {
-          mi_cfg_t c = {n, BPC_ASSIGN_CONTIGUOUS, kind, NULL, 0, 0, algos[ai], ord, 5, 0, 1, 0};
+          mi_cfg_t c = {n, BPC_ASSIGN_CONTIGUOUS, kind, NULL, 0, 0, an, ord, 5, 0, 1, 0};
           ck_assert_int_eq(mi_run(ctx, &c), BPC_OK);
         }
       }
@@ -153,14 +171,15 @@ START_TEST(test_partial_user_k)
     const int *k;
     int nk;
   } kv[] = {{12, k12a, 3}, {12, k12b, 3}, {12, k12c, 1}, {12, k12d, 3}, {30, k30, 3}, {13, k13, 1}};
+  load_algos();
   for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
     for (int rounds = 0; rounds <= kv[i].nk; rounds++)
       for (int kind = 0; kind < MI_NKINDS; kind++)
-        for (int h = 0; h < 2; h++) {
-          if (h && !(mi_kind_flags(kind) & BPC_MERGE_COMMUTATIVE))
+        for (int ai = 0; ai < nalgo; ai++) {
+          if (!algo_fits(ai, kind))
             continue;
           mi_cfg_t c = {kv[i].n, BPC_ASSIGN_CONTIGUOUS, kind, kv[i].k, kv[i].nk, rounds,
-                        h ? "halving" : "doubling", (int)(i % 3), 4, 0, 1, 0};
+                        algo_tab[ai].name, (int)(i % 3), 4, 0, 1, 0};
           ck_assert_int_eq(mi_run(ctx, &c), BPC_OK);
         }
   DONE();
@@ -179,10 +198,10 @@ START_TEST(test_segments_threads)
       for (int thr = 1; thr <= 2; thr++)
         for (int kind = 0; kind <= MI_MAT; kind += 2) {
           mi_cfg_t c = {8, BPC_ASSIGN_CONTIGUOUS, kind, k8, 3, 0, "doubling", 0, counts[ci],
-                        segs[si], thr, BPC_MERGE_ELEMENTWISE};
+                        segs[si], thr, MI_EW};
           ck_assert_int_eq(mi_run(ctx, &c), BPC_OK);
           mi_cfg_t d = {9, BPC_ASSIGN_CONTIGUOUS, kind, k9, 2, 1, NULL, 2, counts[ci], segs[si],
-                        thr, BPC_MERGE_ELEMENTWISE | (counts[ci] ? MI_DECLARE : 0u)};
+                        thr, MI_EW | (counts[ci] ? MI_DECLARE : 0u)};
           ck_assert_int_eq(mi_run(ctx, &d), BPC_OK);
         }
   /* lists and varying sums with threads (whole-item merges in parallel) */
@@ -218,15 +237,18 @@ START_TEST(test_kvec_auto_table)
     bpc_assign_destroy(&a);
   }
   ck_assert_int_eq(bpc_merge_kvec_auto(NULL, 0, k, 64, &nk), BPC_ENULL);
-  const bpc_merge_algo_t *t = NULL;
+  bpc_algo_info_t t[4];
   int n = 0;
-  ck_assert_int_eq(bpc_merge_algorithms(&t, &n), BPC_OK);
+  ck_assert_int_eq(bpc_algorithms("merge", t, 4, &n), BPC_OK);
   ck_assert_int_eq(n, 2);
   ck_assert_str_eq(t[0].name, "doubling");
   ck_assert_str_eq(t[1].name, "halving");
+  ck_assert_int_eq(t[0].id, BPC_MERGE_DOUBLING);
   ck_assert_int_eq(t[1].id, BPC_MERGE_HALVING);
   ck_assert_ptr_nonnull(t[0].desc);
-  ck_assert_int_eq(bpc_merge_algorithms(NULL, &n), BPC_ENULL);
+  ck_assert_int_eq(bpc_algorithms("MERGE", NULL, 0, &n), BPC_OK); /* any case, size query */
+  ck_assert_int_eq(n, 2);
+  ck_assert_int_eq(bpc_algorithms("merge", t, 1, &n), BPC_ERANGE);
 }
 END_TEST
 
@@ -238,8 +260,15 @@ typedef struct err_fixture {
   float data[12];
   bpc_type_t ft;
   mi_user_t u;
+  const bpc_type_t *type;
+  bpc_merge_op_t op;
   bpc_merge_params_t p;
 } err_fixture_t;
+
+static int fx_merge(err_fixture_t *f, bpc_merge_result_t **r)
+{
+  return bpc_merge(ctx, f->a, f->type, f->items, &f->op, &f->p, r);
+}
 
 static void fixture(err_fixture_t *f, int n)
 {
@@ -252,10 +281,10 @@ static void fixture(err_fixture_t *f, int n)
   }
   f->ft = bpc_type_contiguous(sizeof(float), MPI_FLOAT);
   f->u.fail_gid = -1;
+  f->type = &f->ft;
+  f->op = mi_kind_op(MI_SUM, &f->u);
+  f->op.commutative = 0; /* sums are, but not declared so below */
   f->p = bpc_merge_params_default();
-  f->p.type = &f->ft;
-  f->p.merge = mi_merge_sum;
-  f->p.user = &f->u;
 }
 
 START_TEST(test_errors)
@@ -267,96 +296,111 @@ START_TEST(test_errors)
 
   f.p.k = k44;
   f.p.nk = 2;
-  ck_assert_int_eq(bpc_merge(f.a, f.items, &f.p, &r), BPC_EKVEC);
+  ck_assert_int_eq(fx_merge(&f, &r), BPC_EKVEC);
   ck_assert_ptr_null(r);
   ck_assert_ptr_nonnull(strstr(bpc_last_error(ctx), "k-vector 4x4 multiplies to 16, but there are 12 blocks"));
   f.p.k = k1;
-  ck_assert_int_eq(bpc_merge(f.a, f.items, &f.p, NULL), BPC_EKVEC);
+  ck_assert_int_eq(fx_merge(&f, NULL), BPC_EKVEC);
   ck_assert_ptr_nonnull(strstr(bpc_last_error(ctx), "at least 2"));
   f.p.k = NULL;
   f.p.nk = 1;
-  ck_assert_int_eq(bpc_merge(f.a, f.items, &f.p, NULL), BPC_EKVEC);
+  ck_assert_int_eq(fx_merge(&f, NULL), BPC_EKVEC);
 
   f.p.k = k43;
   f.p.nk = 2;
   f.p.rounds = 3;
-  ck_assert_int_eq(bpc_merge(f.a, f.items, &f.p, NULL), BPC_ERANGE);
+  ck_assert_int_eq(fx_merge(&f, NULL), BPC_ERANGE);
   ck_assert_ptr_nonnull(strstr(bpc_last_error(ctx), "3 rounds requested, but the k-vector 4x3 has 2"));
   f.p.rounds = -1;
-  ck_assert_int_eq(bpc_merge(f.a, f.items, &f.p, NULL), BPC_ERANGE);
+  ck_assert_int_eq(fx_merge(&f, NULL), BPC_ERANGE);
   f.p.rounds = 0;
   f.p.k = NULL;
   f.p.nk = 0;
   f.p.rounds = 9; /* beyond the automatic k-vector too */
-  ck_assert_int_eq(bpc_merge(f.a, f.items, &f.p, NULL), BPC_ERANGE);
+  ck_assert_int_eq(fx_merge(&f, NULL), BPC_ERANGE);
   f.p.rounds = 0;
 
   f.p.algorithm = "bogus";
-  ck_assert_int_eq(bpc_merge(f.a, f.items, &f.p, NULL), BPC_EALGO);
+  ck_assert_int_eq(fx_merge(&f, NULL), BPC_EALGO);
   ck_assert_ptr_nonnull(strstr(bpc_last_error(ctx), "'bogus'"));
   f.p.algorithm = "halving"; /* sums are commutative, but not declared so */
-  ck_assert_int_eq(bpc_merge(f.a, f.items, &f.p, NULL), BPC_EINVAL);
+  ck_assert_int_eq(fx_merge(&f, NULL), BPC_EINVAL);
   ck_assert_ptr_nonnull(strstr(bpc_last_error(ctx), "commutative"));
   f.p.algorithm = NULL;
   setenv("BPC_MERGE_ALGORITHM", "nope", 1);
-  ck_assert_int_eq(bpc_merge(f.a, f.items, &f.p, NULL), BPC_EALGO);
+  ck_assert_int_eq(fx_merge(&f, NULL), BPC_EALGO);
   ck_assert_ptr_nonnull(strstr(bpc_last_error(ctx), "BPC_MERGE_ALGORITHM"));
   setenv("BPC_MERGE_ALGORITHM", "halving", 1);
-  f.p.flags = BPC_MERGE_COMMUTATIVE;
-  ck_assert_int_eq(bpc_merge(f.a, f.items, &f.p, &r), BPC_OK);
-  const char *an = NULL;
-  bpc_merge_schedule(r, &an, NULL, 0, NULL, NULL);
-  ck_assert_str_eq(an, "halving");
+  f.op.commutative = 1;
+  ck_assert_int_eq(fx_merge(&f, &r), BPC_OK);
+  bpc_merge_info_t info;
+  bpc_merge_info(r, &info);
+  ck_assert_str_eq(info.name, "halving");
+  ck_assert_int_eq(info.source, BPC_SOURCE_ENV);
   bpc_merge_result_destroy(&r);
-  f.p.algorithm = "doubling"; /* the argument wins over the environment */
-  ck_assert_int_eq(bpc_merge(f.a, f.items, &f.p, &r), BPC_OK);
-  bpc_merge_schedule(r, &an, NULL, 0, NULL, NULL);
-  ck_assert_str_eq(an, "doubling");
+  f.p.algorithm = "DOUBLING"; /* the argument wins over the environment; any case */
+  ck_assert_int_eq(fx_merge(&f, &r), BPC_OK);
+  bpc_merge_info(r, &info);
+  ck_assert_str_eq(info.name, "doubling");
+  ck_assert_int_eq(info.source, BPC_SOURCE_ARGUMENT);
   bpc_merge_result_destroy(&r);
   unsetenv("BPC_MERGE_ALGORITHM");
   f.p.algorithm = NULL;
-  f.p.flags = 0;
+  f.op.commutative = 0;
 
-  ck_assert_int_eq(bpc_merge(NULL, f.items, &f.p, NULL), BPC_ENULL);
-  ck_assert_int_eq(bpc_merge(f.a, f.items, NULL, NULL), BPC_ENULL);
-  ck_assert_int_eq(bpc_merge(f.a, NULL, &f.p, NULL), BPC_ENULL);
+  ck_assert_int_eq(bpc_merge(NULL, f.a, f.type, f.items, &f.op, &f.p, NULL), BPC_ENULL);
+  ck_assert_int_eq(bpc_merge(ctx, NULL, f.type, f.items, &f.op, &f.p, NULL), BPC_ENULL);
+  ck_assert_int_eq(bpc_merge(ctx, f.a, f.type, f.items, NULL, &f.p, NULL), BPC_ENULL);
+  ck_assert_int_eq(bpc_merge(ctx, f.a, f.type, NULL, &f.op, &f.p, NULL), BPC_ENULL);
   ck_assert_ptr_nonnull(strstr(bpc_last_error(ctx), "items is NULL"));
-  f.p.merge = NULL;
-  ck_assert_int_eq(bpc_merge(f.a, f.items, &f.p, NULL), BPC_ENULL);
-  f.p.merge = mi_merge_sum;
-  f.p.type = NULL;
-  ck_assert_int_eq(bpc_merge(f.a, f.items, &f.p, NULL), BPC_ENULL);
+  /* params NULL: the defaults */
+  ck_assert_int_eq(bpc_merge(ctx, f.a, f.type, f.items, &f.op, NULL, NULL), BPC_OK);
+  for (int g = 0; g < 12; g++)
+    f.data[g] = 1.0f;
+  f.op.fn = NULL;
+  ck_assert_int_eq(fx_merge(&f, NULL), BPC_ENULL);
+  f.op.fn = mi_merge_sum;
+  f.type = NULL;
+  ck_assert_int_eq(fx_merge(&f, NULL), BPC_ENULL);
   bpc_type_t bad = bpc_type_contiguous(0, MPI_FLOAT);
-  f.p.type = &bad;
-  ck_assert_int_eq(bpc_merge(f.a, f.items, &f.p, NULL), BPC_ETYPE);
-  f.p.type = &f.ft;
+  f.type = &bad;
+  ck_assert_int_eq(fx_merge(&f, NULL), BPC_ETYPE);
+  f.type = &f.ft;
+  bpc_ctx_t *other = NULL;
+  bpc_assign_t *oa = NULL;
+  ck_assert_int_eq(bpc_init_serial(NULL, &other), BPC_OK);
+  ck_assert_int_eq(bpc_assign_create(other, 12, BPC_ASSIGN_CONTIGUOUS, NULL, &oa), BPC_OK);
+  ck_assert_int_eq(bpc_merge(ctx, oa, f.type, f.items, &f.op, &f.p, NULL), BPC_EINVAL);
+  ck_assert_ptr_nonnull(strstr(bpc_last_error(ctx), "another context"));
+  bpc_assign_destroy(&oa);
+  bpc_finalize(&other);
   f.items[3].data = NULL;
-  ck_assert_int_eq(bpc_merge(f.a, f.items, &f.p, NULL), BPC_ENULL);
+  ck_assert_int_eq(fx_merge(&f, NULL), BPC_ENULL);
   ck_assert_ptr_nonnull(strstr(bpc_last_error(ctx), "gid 3"));
   f.items[3].data = &f.data[3];
 
   /* element-wise misuse */
-  f.p.flags = BPC_MERGE_ELEMENTWISE;
+  f.op.elementwise = 1;
   f.items[5].count = 0;
-  ck_assert_int_eq(bpc_merge(f.a, f.items, &f.p, NULL), BPC_EINVAL);
-  ck_assert_ptr_nonnull(strstr(bpc_last_error(ctx), "from 0 to 1"));
+  ck_assert_int_eq(fx_merge(&f, NULL), BPC_EINVAL);
+  ck_assert_ptr_nonnull(strstr(bpc_last_error(ctx), "gid 5 0"));
   f.items[5].count = 1;
   mi_user_t lu;
   memset(&lu, 0, sizeof lu);
   bpc_type_t lt = mi_list_type(&lu);
-  f.p.type = &lt;
-  ck_assert_int_eq(bpc_merge(f.a, f.items, &f.p, NULL), BPC_EINVAL);
-  f.p.type = &f.ft;
+  f.type = &lt;
+  ck_assert_int_eq(fx_merge(&f, NULL), BPC_EINVAL);
+  f.type = &f.ft;
   f.p.count = 2; /* declared, but the items have 1 element */
-  ck_assert_int_eq(bpc_merge(f.a, f.items, &f.p, NULL), BPC_EINVAL);
+  ck_assert_int_eq(fx_merge(&f, NULL), BPC_EINVAL);
   ck_assert_ptr_nonnull(strstr(bpc_last_error(ctx), "params->count 2"));
   f.p.count = 1;
   for (int g = 0; g < 12; g++)
     f.data[g] = 1.0f;
-  ck_assert_int_eq(bpc_merge(f.a, f.items, &f.p, NULL), BPC_OK);
+  ck_assert_int_eq(fx_merge(&f, NULL), BPC_OK);
   ck_assert(f.data[0] == 12.0f);
   f.p.count = 0;
-  f.p.flags = 0;
+  f.op.elementwise = 0;
 
   /* order */
   int order[12];
@@ -364,13 +408,13 @@ START_TEST(test_errors)
     order[i] = i;
   order[7] = 2;
   f.p.order = order;
-  ck_assert_int_eq(bpc_merge(f.a, f.items, &f.p, NULL), BPC_EPERM);
+  ck_assert_int_eq(fx_merge(&f, NULL), BPC_EPERM);
   f.p.order = NULL;
 
   /* after all that, a good call still works */
   for (int g = 0; g < 12; g++)
     f.data[g] = 1.0f;
-  ck_assert_int_eq(bpc_merge(f.a, f.items, &f.p, NULL), BPC_OK);
+  ck_assert_int_eq(fx_merge(&f, NULL), BPC_OK);
   ck_assert(f.data[0] == 12.0f);
   bpc_assign_destroy(&f.a);
 }
@@ -396,16 +440,15 @@ START_TEST(test_callback_failure)
       bpc_type_t mt = bpc_type_contiguous(sizeof(mi_mat_t), MPI_BYTE);
       bpc_type_t lt = mi_list_type(&u);
       static const int k[] = {2, 2, 2, 2};
+      const bpc_type_t *type = kind == MI_MAT ? &mt : kind >= MI_LIST ? &lt : &ft;
+      bpc_merge_op_t op = mi_kind_op(kind, &u);
+      op.elementwise = seg;
       bpc_merge_params_t p = bpc_merge_params_default();
-      p.type = kind == MI_MAT ? &mt : kind >= MI_LIST ? &lt : &ft;
-      p.merge = mi_kind_fn(kind);
-      p.user = &u;
       p.k = k;
       p.nk = 4;
       p.nthreads = 1;
-      p.flags = seg ? BPC_MERGE_ELEMENTWISE : 0;
       p.segment_bytes = seg ? 32 : 0;
-      int rc = bpc_merge(a, items, &p, NULL);
+      int rc = bpc_merge(ctx, a, type, items, &op, &p, NULL);
       ck_assert_int_eq(rc, BPC_ECALLBACK);
       ck_assert_ptr_nonnull(strstr(bpc_last_error(ctx), "returned 42"));
       ck_assert_ptr_nonnull(strstr(bpc_last_error(ctx), "gid 4"));
@@ -418,13 +461,13 @@ START_TEST(test_callback_failure)
         items = mi_make_items(kind, gids, nl, 0);
         u.fail_gid = -2;
         u.fail_value = 7;
-        rc = bpc_merge(a, items, &p, NULL);
+        rc = bpc_merge(ctx, a, type, items, &op, &p, NULL);
         ck_assert_int_eq(rc, BPC_ECALLBACK);
         ck_assert_ptr_nonnull(strstr(bpc_last_error(ctx), "unpack callback returned 7"));
         mi_free_items(kind, items, nl);
       }
       mi_cfg_t c = {16, BPC_ASSIGN_CONTIGUOUS, kind, k, 4, 0, NULL, 0, 40, seg ? 32 : 0, 1,
-                    seg ? BPC_MERGE_ELEMENTWISE : 0};
+                    seg ? MI_EW : 0};
       ck_assert_int_eq(mi_run(ctx, &c), BPC_OK);
       bpc_assign_destroy(&a);
     }

@@ -1,16 +1,18 @@
 /*
- * lib/engines/merge/merge.c - merge-reduce: the public entry bpc_merge
- * (argument checks on every rank alike before any message, the choice of
- * algorithm and k-vector, the segment plan of element-wise merges, the
- * collective error agreement after the schedule), the algorithm table, the
- * automatic k-vector, and the result queries (roots, absorbed gids).
+ * lib/engines/merge/merge.c - merge-reduce: the public entry bpc_merge (the
+ * engine frame of doc/design.md: every argument checked on this rank, the
+ * algorithm picked by the registry, one argument agreement before any
+ * message, the built-in choices, the segment plan of element-wise merges,
+ * the run of the chosen row, the outcome agreement), the algorithm rows,
+ * the automatic k-vector, and the result queries (roots, absorbed gids,
+ * what ran).
  *
- * Collectives besides the schedule's point-to-point messages: bpc__agree at
- * the end of every call (one MPI_Allreduce; a callback failure on one rank
- * is BPC_ECALLBACK on every rank, with that rank's message: value, gid,
- * round), and one MPI_Allreduce before the schedule for element-wise merges
- * without params.count (the item counts, which must agree for segments to
- * line up). Serial contexts make no MPI call.
+ * Collectives besides the schedule's point-to-point messages (all through
+ * lib/comm/coll.h): the argument agreement (one reduction), one reduction
+ * of the item counts for element-wise merges without params.count (the
+ * counts must agree for segments to line up), and the outcome agreement at
+ * the end (a callback failure on one rank is BPC_ECALLBACK on every rank,
+ * with that rank's message: value, gid, round).
  */
 #include "engines/merge/merge.h"
 
@@ -23,32 +25,27 @@
 #include <omp.h>
 #endif
 
-/* ----------------------------------------------------------- the table */
+_Static_assert(BPC_MERGE_MAX_ROUNDS == BPC__MAX_ROUNDS, "merge: k-vector capacities differ");
 
-static const bpc_merge_algo_t merge_algos[] = {
-    {BPC_MERGE_DOUBLING, "doubling",
-     "distance doubling: groups of adjacent blocks, nearest first; any associative merge "
-     "(default)"},
-    {BPC_MERGE_HALVING, "halving",
-     "distance halving: strided groups, farthest first; commutative merges only"},
+/* ------------------------------------------------------------ the rows */
+
+static const bpc__algo_t merge_rows[] = {
+    {{BPC_MERGE_DOUBLING, "doubling",
+      "distance doubling: groups of adjacent blocks, nearest first; any associative merge "
+      "(default)"},
+     bpc__merge_doubling_run},
+    {{BPC_MERGE_HALVING, "halving",
+      "distance halving: strided groups, farthest first; commutative merges only"},
+     bpc__merge_halving_run},
 };
-#define NALGOS ((int)(sizeof merge_algos / sizeof merge_algos[0]))
 
-int bpc_merge_algorithms(const bpc_merge_algo_t **table, int *n)
-{
-  if (table == NULL || n == NULL)
-    return BPC_ENULL;
-  *table = merge_algos;
-  *n = NALGOS;
-  return BPC_OK;
-}
+const bpc__engine_t bpc__engine_merge = {"merge", "BPC_MERGE_ALGORITHM", merge_rows,
+                                         BPC__NROWS(merge_rows), NULL};
 
-static const char *algo_name(int id)
+/* The schedule of a row (ids are bpc_merge_algorithm_t). */
+static const bpc__merge_variant_t *variant_of(int id)
 {
-  for (int i = 0; i < NALGOS; i++)
-    if (merge_algos[i].id == id)
-      return merge_algos[i].name;
-  return "?";
+  return id == BPC_MERGE_HALVING ? &bpc__merge_halving : &bpc__merge_doubling;
 }
 
 bpc_merge_params_t bpc_merge_params_default(void)
@@ -114,41 +111,6 @@ int bpc_merge_kvec_auto(const bpc_assign_t *a, size_t item_bytes, int *k, int ca
   return BPC_OK;
 }
 
-/* --------------------------------------------------------- agreement */
-
-/* Element-wise merges: agree on the item count (and on local argument
- * errors) before any message. Returns the same code on every rank. */
-static int agree_counts(bpc__merge_plan_t *P, int local_rc, long long minc, long long maxc)
-{
-  bpc_ctx_t *ctx = P->ctx;
-  /* a rank without blocks contributes the neutral element to both */
-  long long in[4] = {minc, maxc == LLONG_MIN ? LLONG_MAX : -maxc, local_rc != BPC_OK ? 0 : 1,
-                     local_rc != BPC_OK ? (long long)ctx->rank : LLONG_MAX};
-  long long out[4] = {in[0], in[1], in[2], in[3]};
-  if (!ctx->serial && ctx->size > 1) {
-    int mrc = MPI_Allreduce(in, out, 4, MPI_LONG_LONG, MPI_MIN, ctx->comm);
-    if (mrc != MPI_SUCCESS)
-      return bpc__err_mpi(ctx, mrc, "MPI_Allreduce (merge item counts)");
-  }
-  if (out[2] == 0) {
-    if (local_rc != BPC_OK)
-      return local_rc;
-    return bpc__err(ctx, BPC_ENULL, "merge: rank %lld passed bad items (NULL); no rank started",
-                    out[3]);
-  }
-  if (out[0] == LLONG_MAX) { /* no blocks anywhere: cannot happen (n >= 1) */
-    P->count = 0;
-    return BPC_OK;
-  }
-  if (out[0] != -out[1])
-    return bpc__err(ctx, BPC_EINVAL,
-                    "merge: BPC_MERGE_ELEMENTWISE needs items of one count, but counts range "
-                    "from %lld to %lld elements",
-                    out[0], -out[1]);
-  P->count = (size_t)out[0];
-  return BPC_OK;
-}
-
 /* ----------------------------------------------------------- result */
 
 struct bpc_merge_result {
@@ -156,6 +118,7 @@ struct bpc_merge_result {
   bpc__rounds_t R;
   int rounds;
   int algo;
+  bpc_algo_source_t source;
   int *order;  /* NULL: identity */
   int *pos_of; /* NULL: identity */
 };
@@ -217,23 +180,23 @@ int bpc_merge_absorbed(const bpc_merge_result_t *r, int gid, int *gids, int cap,
   return cap < total ? BPC_ERANGE : BPC_OK;
 }
 
-int bpc_merge_schedule(const bpc_merge_result_t *r, const char **algorithm, int *k, int cap,
-                       int *nk, int *rounds)
+int bpc_merge_info(const bpc_merge_result_t *r, bpc_merge_info_t *info)
 {
-  if (r == NULL || (k == NULL && cap > 0))
+  if (r == NULL || info == NULL)
     return BPC_ENULL;
-  if (algorithm)
-    *algorithm = algo_name(r->algo);
-  if (nk)
-    *nk = r->R.nrounds;
-  if (rounds)
-    *rounds = r->rounds;
-  for (int i = 0; i < cap && i < r->R.nrounds; i++)
-    k[i] = r->R.k[i];
-  return cap < r->R.nrounds && k != NULL ? BPC_ERANGE : BPC_OK;
+  memset(info, 0, sizeof *info);
+  info->algorithm = (bpc_merge_algorithm_t)r->algo;
+  snprintf(info->name, sizeof info->name, "%s", bpc__algo_name(&bpc__engine_merge, r->algo));
+  info->source = r->source;
+  info->nk = r->R.nrounds;
+  for (int i = 0; i < r->R.nrounds; i++)
+    info->k[i] = r->R.k[i];
+  info->rounds = r->rounds;
+  return BPC_OK;
 }
 
-static int make_result(const bpc__merge_plan_t *P, bpc_merge_result_t **out)
+static int make_result(const bpc__merge_plan_t *P, bpc_algo_source_t source,
+                       bpc_merge_result_t **out)
 {
   bpc_merge_result_t *r = bpc__calloc(1, sizeof *r);
   if (r == NULL)
@@ -241,7 +204,8 @@ static int make_result(const bpc__merge_plan_t *P, bpc_merge_result_t **out)
   r->n = P->n;
   r->R = P->R;
   r->rounds = P->rounds;
-  r->algo = P->algo;
+  r->algo = P->variant->id;
+  r->source = source;
   if (P->order != NULL) {
     r->order = bpc__malloc(sizeof(int) * (size_t)P->n);
     r->pos_of = bpc__malloc(sizeof(int) * (size_t)P->n);
@@ -258,192 +222,238 @@ static int make_result(const bpc__merge_plan_t *P, bpc_merge_result_t **out)
 
 /* ------------------------------------------------------------- entry */
 
-/* Resolve the algorithm name: argument, else BPC_MERGE_ALGORITHM, else
- * auto (0). */
-static int pick_algorithm(bpc_ctx_t *ctx, const char *arg, int *id)
+/* Keep the first argument error of this rank (and its message). */
+#define FIRST_ERR(rc, ...)                                                                         \
+  do {                                                                                             \
+    if ((rc) == BPC_OK)                                                                            \
+      (rc) = bpc__err(__VA_ARGS__);                                                                \
+  } while (0)
+
+/* Rounds beyond the full reduction of R: BPC_ERANGE. */
+static int check_rounds(bpc_ctx_t *ctx, const bpc__rounds_t *R, int rounds)
 {
-  const char *name = arg, *from = "argument";
-  if (name == NULL || strcmp(name, "auto") == 0) {
-    const char *env = getenv("BPC_MERGE_ALGORITHM");
-    name = NULL;
-    if (env != NULL && env[0] != '\0' && strcmp(env, "auto") != 0) {
-      name = env;
-      from = "BPC_MERGE_ALGORITHM";
-    }
-  }
-  *id = 0;
-  if (name == NULL)
+  if (rounds <= R->nrounds)
     return BPC_OK;
-  for (int i = 0; i < NALGOS; i++)
-    if (strcmp(merge_algos[i].name, name) == 0) {
-      *id = merge_algos[i].id;
-      return BPC_OK;
-    }
-  return bpc__err(ctx, BPC_EALGO,
-                  "merge: unknown algorithm '%s' (%s); known: auto doubling halving", name, from);
+  char kv[256];
+  bpc__kvec_format(R->k, R->nrounds, kv, sizeof kv);
+  return bpc__err(ctx, BPC_ERANGE,
+                  "merge: %d rounds requested, but the k-vector %s has %d (a full reduction)",
+                  rounds, kv, R->nrounds);
 }
 
-int bpc_merge(const bpc_assign_t *a, void *items, const bpc_merge_params_t *params,
+/* The automatic k-vector for items of `bytes` bytes (0: unknown) into
+ * P->R, and the rounds check against it. */
+static int auto_kvec(bpc__merge_plan_t *P, size_t bytes, int rounds)
+{
+  int k[BPC__MAX_ROUNDS], nk = 0;
+  char msg[BPC__ERRMSG_LEN];
+  int rc = bpc_merge_kvec_auto(P->a, bytes, k, BPC__MAX_ROUNDS, &nk);
+  if (rc == BPC_OK && bpc__rounds_init(&P->R, P->n, k, nk, 0, msg, sizeof msg) != BPC_OK)
+    rc = bpc__err(P->ctx, BPC_EKVEC, "merge: automatic k-vector: %s", msg);
+  return rc == BPC_OK ? check_rounds(P->ctx, &P->R, rounds) : rc;
+}
+
+/* This rank's contiguous items: data NULL, counts (element-wise: one count,
+ * params->count if given). Range of counts to *minc, *maxc. */
+static int check_items(bpc_ctx_t *ctx, const bpc_buf_t *b, const int *gids, int nl, int ew,
+                       size_t count, long long *minc, long long *maxc)
+{
+  for (int i = 0; i < nl; i++) {
+    if (b[i].count > 0 && b[i].data == NULL)
+      return bpc__err(ctx, BPC_ENULL,
+                      "bpc_merge: the item of gid %d has %zu elements but data NULL", gids[i],
+                      b[i].count);
+    if (ew && count > 0 && b[i].count != count)
+      return bpc__err(ctx, BPC_EINVAL,
+                      "merge: op->elementwise with params->count %zu, but the item of gid %d has "
+                      "%zu elements", count, gids[i], b[i].count);
+    if (ew && b[i].count != b[0].count)
+      return bpc__err(ctx, BPC_EINVAL,
+                      "merge: op->elementwise needs items of one count, but gid %d has %zu "
+                      "elements and gid %d %zu", gids[0], b[0].count, gids[i], b[i].count);
+    if ((long long)b[i].count < *minc)
+      *minc = (long long)b[i].count;
+    if ((long long)b[i].count > *maxc)
+      *maxc = (long long)b[i].count;
+  }
+  return BPC_OK;
+}
+
+/* Element-wise merges without params->count: agree on the item count (a
+ * rank without blocks adds the neutral element). Same outcome everywhere. */
+static int agree_count(bpc_ctx_t *ctx, long long minc, long long maxc, size_t *count)
+{
+  long long c[2] = {minc, maxc == LLONG_MIN ? LLONG_MAX : -maxc};
+  int rc = bpc__allreduce_ll(ctx, c, c, 2, BPC__RED_MIN);
+  if (rc != BPC_OK)
+    return rc;
+  *count = c[0] == LLONG_MAX ? 0 : (size_t)c[0];
+  if (c[0] != LLONG_MAX && c[0] != -c[1])
+    return bpc__err(ctx, BPC_EINVAL,
+                    "merge: op->elementwise needs items of one count, but counts range from %lld "
+                    "to %lld elements", c[0], -c[1]);
+  return BPC_OK;
+}
+
+/* The built-in choice: halving only for full reductions (a partial one
+ * keeps the contiguous regions of doubling) of commutative merges, when it
+ * crosses processes less. Doubling is local-first for a contiguous
+ * assignment; others are counted (O(n rounds), so up to 16384 blocks). */
+static const bpc__merge_variant_t *builtin_variant(const bpc__merge_plan_t *P)
+{
+  if (P->op.commutative && P->R.nrounds > 0 && P->rounds == P->R.nrounds &&
+      P->a->mode != BPC_ASSIGN_CONTIGUOUS && P->n <= (1 << 14) && P->a->nranks > 1 &&
+      bpc__merge_remote_msgs(P, &bpc__merge_halving) <
+          bpc__merge_remote_msgs(P, &bpc__merge_doubling))
+    return &bpc__merge_halving;
+  return &bpc__merge_doubling;
+}
+
+/* Segments of element-wise merges of P->count elements, `sb` bytes each. */
+static void plan_segments(bpc__merge_plan_t *P, size_t sb)
+{
+  P->nseg = 1;
+  P->seg_elems = P->count;
+  if (!P->op.elementwise || P->rounds == 0 || sb == SIZE_MAX)
+    return;
+  size_t se = sb / P->type->elem_size;
+  if (se < 1)
+    se = 1;
+  if (P->count / se >= (size_t)BPC__MERGE_MAX_SEGMENTS)
+    se = P->count / (size_t)(BPC__MERGE_MAX_SEGMENTS - 1) + 1;
+  if (P->count > se) {
+    P->segmented = 1;
+    P->seg_elems = se;
+    P->nseg = (int)((P->count + se - 1) / se);
+  }
+}
+
+int bpc_merge(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type, void *items,
+              const bpc_merge_op_t *op, const bpc_merge_params_t *params,
               bpc_merge_result_t **result)
 {
-  bpc_ctx_t *ctx = a ? bpc_assign_ctx(a) : NULL;
+  const bpc_merge_params_t defaults = bpc_merge_params_default();
+  const bpc_merge_params_t *prm = params != NULL ? params : &defaults;
+  const bpc__algo_t *row = NULL;
+  bpc_algo_source_t source = BPC_SOURCE_BUILTIN;
   bpc__merge_plan_t P;
   int *pos_of = NULL;
-  int rc = BPC_OK, local_rc = BPC_OK, algo = 0;
+  int rc = BPC_OK;
   char msg[BPC__ERRMSG_LEN];
 
   if (result != NULL)
     *result = NULL;
-  if (a == NULL || ctx == NULL)
-    return bpc__err(ctx, BPC_ENULL, "bpc_merge: assignment is NULL");
-  if (params == NULL)
-    return bpc__err(ctx, BPC_ENULL, "bpc_merge: params is NULL");
-  if (params->type == NULL)
-    return bpc__err(ctx, BPC_ENULL, "bpc_merge: params->type is NULL");
-  if (params->merge == NULL)
-    return bpc__err(ctx, BPC_ENULL, "bpc_merge: params->merge (the merge callback) is NULL");
-  rc = bpc_type_check(ctx, params->type);
-  if (rc != BPC_OK)
-    return rc;
-
+  if (ctx == NULL)
+    return BPC_ENULL;
   memset(&P, 0, sizeof P);
   P.ctx = ctx;
-  P.a = a;
-  P.type = params->type;
-  P.merge = params->merge;
-  P.user = params->user;
-  P.flags = params->flags;
+  P.a = assign;
+  P.type = type;
   P.items = items;
-  P.n = a->nblocks;
-  const int contig = P.type->kind == BPC_TYPE_CONTIGUOUS;
-  const int ew = (P.flags & BPC_MERGE_ELEMENTWISE) != 0;
+  if (op != NULL)
+    P.op = *op;
+  const int ew = P.op.elementwise != 0;
 
-  /* --- checks that come out the same on every rank: return at once */
-  if (ew && !contig)
-    return bpc__err(ctx, BPC_EINVAL,
-                    "merge: BPC_MERGE_ELEMENTWISE applies to contiguous item types only");
-  rc = pick_algorithm(ctx, params->algorithm, &algo);
-  if (rc != BPC_OK)
-    return rc;
-  if (algo == BPC_MERGE_HALVING && !(P.flags & BPC_MERGE_COMMUTATIVE))
-    return bpc__err(ctx, BPC_EINVAL,
-                    "merge: distance halving forms strided groups and needs a commutative merge "
-                    "(set BPC_MERGE_COMMUTATIVE, or use \"doubling\")");
-  if (params->k != NULL || params->nk != 0) {
-    rc = bpc__rounds_init(&P.R, P.n, params->k, params->nk, 0, msg, sizeof msg);
-    if (rc != BPC_OK)
-      return bpc__err(ctx, rc, "merge: %s", msg);
+  /* --- 1. every argument on this rank; the first error is the rank's code */
+  if (assign == NULL)
+    FIRST_ERR(rc, ctx, BPC_ENULL, "bpc_merge: assign is NULL");
+  else if (bpc_assign_ctx(assign) != ctx)
+    FIRST_ERR(rc, ctx, BPC_EINVAL, "bpc_merge: the assignment belongs to another context");
+  P.n = assign != NULL ? assign->nblocks : 0;
+  if (type == NULL)
+    FIRST_ERR(rc, ctx, BPC_ENULL, "bpc_merge: type is NULL");
+  else if (rc == BPC_OK)
+    rc = bpc_type_check(ctx, type);
+  const int contig = type != NULL && type->kind == BPC_TYPE_CONTIGUOUS;
+  if (op == NULL)
+    FIRST_ERR(rc, ctx, BPC_ENULL, "bpc_merge: op is NULL");
+  else if (op->fn == NULL)
+    FIRST_ERR(rc, ctx, BPC_ENULL, "bpc_merge: op->fn (the merge callback) is NULL");
+  if (ew && type != NULL && !contig)
+    FIRST_ERR(rc, ctx, BPC_EINVAL, "merge: op->elementwise applies to contiguous item types only");
+  /* --- 2. the algorithm (NULL row: the built-in choice, after agreement) */
+  if (rc == BPC_OK)
+    rc = bpc__algo_pick(ctx, &bpc__engine_merge, prm->algorithm, NULL, &row, &source);
+  if (row != NULL && variant_of(row->info.id)->commutative_only && !P.op.commutative)
+    FIRST_ERR(rc, ctx, BPC_EINVAL,
+              "merge: %s forms strided groups and needs a commutative merge (set "
+              "op->commutative, or use \"doubling\")", row->info.name);
+  const int user_k = prm->k != NULL || prm->nk != 0;
+  if (user_k && assign != NULL) {
+    int krc = bpc__rounds_init(&P.R, P.n, prm->k, prm->nk, 0, msg, sizeof msg);
+    if (krc != BPC_OK)
+      FIRST_ERR(rc, ctx, krc, "merge: %s", msg);
+    else if (rc == BPC_OK)
+      rc = check_rounds(ctx, &P.R, prm->rounds);
   }
-  if (params->order != NULL) {
-    rc = bpc__perm_check(params->order, P.n, msg, sizeof msg);
-    if (rc != BPC_OK)
-      return bpc__err(ctx, rc, "merge: params->order: %s", msg);
-  }
-  if (params->rounds < 0)
-    return bpc__err(ctx, BPC_ERANGE, "merge: %d rounds requested; want 0 (all) or more",
-                    params->rounds);
-
-  /* --- this rank's items (a bad one fails the call everywhere) */
-  const int *gids = NULL;
-  int nl = 0;
-  bpc_assign_local(a, &gids, &nl);
-  long long minc = LLONG_MAX, maxc = LLONG_MIN;
-  if (nl > 0 && items == NULL) {
-    local_rc = bpc__err(ctx, BPC_ENULL, "bpc_merge: items is NULL but this rank has %d block(s)",
-                        nl);
-  } else if (contig) {
-    const bpc_buf_t *b = items;
-    for (int i = 0; i < nl && local_rc == BPC_OK; i++) {
-      if (b[i].count > 0 && b[i].data == NULL)
-        local_rc = bpc__err(ctx, BPC_ENULL, "bpc_merge: the item of gid %d has %zu elements but "
-                                            "data NULL", gids[i], b[i].count);
-      else if (ew && params->count > 0 && b[i].count != params->count)
-        local_rc = bpc__err(ctx, BPC_EINVAL,
-                            "merge: BPC_MERGE_ELEMENTWISE with params->count %zu, but the item of "
-                            "gid %d has %zu elements", params->count, gids[i], b[i].count);
-      if ((long long)b[i].count < minc)
-        minc = (long long)b[i].count;
-      if ((long long)b[i].count > maxc)
-        maxc = (long long)b[i].count;
-    }
-  }
-  if (ew && params->count > 0) {
-    P.count = params->count; /* declared: no collective; a bad rank sends zeros */
-  } else if (ew) {
-    rc = agree_counts(&P, local_rc, minc, maxc);
-    if (rc != BPC_OK)
-      return rc;
-  }
-  P.local_bad = local_rc != BPC_OK;
-
-  /* --- k-vector, rounds, algorithm */
-  if (params->k == NULL && params->nk == 0) {
-    int k[BPC__MAX_ROUNDS], nk = 0;
-    size_t bytes = ew ? P.count * P.type->elem_size : 0;
-    rc = bpc_merge_kvec_auto(a, bytes, k, BPC__MAX_ROUNDS, &nk);
-    if (rc == BPC_OK)
-      rc = bpc__rounds_init(&P.R, P.n, k, nk, 0, msg, sizeof msg);
-    if (rc != BPC_OK) {
-      rc = bpc__err(ctx, rc, "merge: automatic k-vector: %s", msg);
-      goto finish;
-    }
-  }
-  if (params->rounds > P.R.nrounds) {
-    char kv[256];
-    bpc__kvec_format(P.R.k, P.R.nrounds, kv, sizeof kv);
-    rc = bpc__err(ctx, BPC_ERANGE,
-                  "merge: %d rounds requested, but the k-vector %s has %d (a full reduction)",
-                  params->rounds, kv, P.R.nrounds);
-    goto finish;
-  }
-  P.rounds = params->rounds == 0 ? P.R.nrounds : params->rounds;
-  if (params->order != NULL) {
-    pos_of = bpc__malloc(sizeof(int) * (size_t)P.n);
-    if (pos_of == NULL) {
-      /* take part without merging; positions are then found by search */
-      local_rc = bpc__err(ctx, BPC_ENOMEM, "merge: out of memory for the order of %d blocks", P.n);
-      P.local_bad = 1;
-      P.order = params->order;
-    } else {
-      bpc__perm_invert(params->order, P.n, pos_of);
-      P.order = params->order;
+  if (prm->rounds < 0)
+    FIRST_ERR(rc, ctx, BPC_ERANGE, "merge: %d rounds requested; want 0 (all) or more",
+              prm->rounds);
+  /* The automatic k-vector depends on the item size when it is known on
+   * every rank: choose it now, unless the size is still to be agreed
+   * (element-wise without params->count: after the agreement, where a
+   * rounds value beyond it fails alike on every rank, rounds being agreed) */
+  const int auto_now = !user_k && (!ew || prm->count > 0);
+  if (auto_now && rc == BPC_OK)
+    rc = auto_kvec(&P, ew ? prm->count * type->elem_size : 0, prm->rounds);
+  if (prm->order != NULL && assign != NULL) {
+    int orc = bpc__perm_check(prm->order, P.n, msg, sizeof msg);
+    if (orc != BPC_OK)
+      FIRST_ERR(rc, ctx, orc, "merge: params->order: %s", msg);
+    else if ((pos_of = bpc__malloc(sizeof(int) * (size_t)P.n)) == NULL)
+      FIRST_ERR(rc, ctx, BPC_ENOMEM, "merge: out of memory for the order of %d blocks", P.n);
+    else {
+      bpc__perm_invert(prm->order, P.n, pos_of);
+      P.order = prm->order;
       P.pos_of = pos_of;
     }
   }
-  if (algo == 0) {
-    /* auto: halving only for full reductions (a partial one keeps the
-     * contiguous regions of doubling) of commutative merges, when it
-     * crosses processes less. Doubling is local-first for a contiguous
-     * assignment; others are counted (O(n rounds), so up to 16384 blocks). */
-    algo = BPC_MERGE_DOUBLING;
-    if ((P.flags & BPC_MERGE_COMMUTATIVE) && P.R.nrounds > 0 && P.rounds == P.R.nrounds &&
-        a->mode != BPC_ASSIGN_CONTIGUOUS && P.n <= (1 << 14) && a->nranks > 1) {
-      bpc__rounds_t H = P.R;
-      H.halving = 1;
-      if (bpc__merge_remote_msgs(&P, &H) < bpc__merge_remote_msgs(&P, &P.R))
-        algo = BPC_MERGE_HALVING;
-    }
-  }
+  const int *gids = NULL;
+  int nl = 0;
+  long long minc = LLONG_MAX, maxc = LLONG_MIN;
+  if (assign != NULL)
+    bpc_assign_local(assign, &gids, &nl);
+  if (nl > 0 && items == NULL)
+    FIRST_ERR(rc, ctx, BPC_ENULL, "bpc_merge: items is NULL but this rank has %d block(s)", nl);
+  else if (contig && rc == BPC_OK)
+    rc = check_items(ctx, items, gids, nl, ew, prm->count, &minc, &maxc);
+  size_t sb = prm->segment_bytes;
+  if (sb == 0)
+    sb = (size_t)bpc__env_ll("BPC_MERGE_SEGMENT_BYTES", (long long)BPC__MERGE_SEGMENT_DEFAULT);
 
-  /* --- segments, threads */
-  P.nseg = 1;
-  P.seg_elems = P.count;
-  if (ew && P.rounds > 0 && params->segment_bytes != SIZE_MAX) {
-    size_t sb = params->segment_bytes;
-    if (sb == 0)
-      sb = (size_t)bpc__env_ll("BPC_MERGE_SEGMENT_BYTES", (long long)BPC__MERGE_SEGMENT_DEFAULT);
-    size_t se = sb / P.type->elem_size;
-    if (se < 1)
-      se = 1;
-    if (P.count / se >= (size_t)BPC__MERGE_MAX_SEGMENTS)
-      se = P.count / (size_t)(BPC__MERGE_MAX_SEGMENTS - 1) + 1;
-    if (P.count > se) {
-      P.segmented = 1;
-      P.seg_elems = se;
-      P.nseg = (int)((P.count + se - 1) / se);
-    }
-  }
-  P.nthreads = params->nthreads;
+  /* --- 3, 4. what must match, and one agreement before any message */
+  bpc__sig_t sig;
+  bpc__sig_init(&sig);
+  bpc__sig_int(&sig, "block count", P.n);
+  bpc__sig_bytes(&sig, "k-vector", prm->k, sizeof(int) * (size_t)(prm->nk > 0 ? prm->nk : 0));
+  bpc__sig_int(&sig, "rounds", prm->rounds);
+  bpc__sig_bytes(&sig, "order", prm->order, sizeof(int) * (size_t)P.n);
+  bpc__sig_int(&sig, "algorithm", row != NULL ? row->info.id : 0);
+  bpc__sig_int(&sig, "op->commutative", P.op.commutative != 0);
+  bpc__sig_int(&sig, "op->elementwise", ew);
+  bpc__sig_int(&sig, "type kind", type != NULL ? (long long)type->kind : -1);
+  bpc__sig_int(&sig, "element size", type != NULL ? (long long)type->elem_size : -1);
+  bpc__sig_int(&sig, "segment bytes", ew ? (long long)sb : 0);
+  bpc__sig_int(&sig, "params->count", (long long)prm->count);
+  rc = bpc__agree_args(ctx, "merge", rc, &sig);
+  if (rc != BPC_OK)
+    goto cleanup;
+
+  /* From here every decision is made from agreed values: the same on every
+   * rank, so an error returns at once on every rank alike. */
+  if (ew && prm->count > 0)
+    P.count = prm->count;
+  else if (ew && (rc = agree_count(ctx, minc, maxc, &P.count)) != BPC_OK)
+    goto cleanup;
+  if (!user_k && !auto_now && (rc = auto_kvec(&P, P.count * type->elem_size, prm->rounds)) != BPC_OK)
+    goto cleanup;
+  P.rounds = prm->rounds == 0 ? P.R.nrounds : prm->rounds;
+  P.variant = row != NULL ? variant_of(row->info.id) : builtin_variant(&P);
+  if (row == NULL)
+    row = bpc__algo_by_id(&bpc__engine_merge, P.variant->id);
+  P.R.halving = P.variant->halving;
+  plan_segments(&P, sb);
+  P.nthreads = prm->nthreads;
 #ifdef _OPENMP
   if (P.nthreads <= 0)
     P.nthreads = omp_get_max_threads();
@@ -453,19 +463,22 @@ int bpc_merge(const bpc_assign_t *a, void *items, const bpc_merge_params_t *para
   if (P.nthreads < 1)
     P.nthreads = 1;
 
-  /* --- run */
-  rc = algo == BPC_MERGE_HALVING ? bpc__merge_halving(&P) : bpc__merge_doubling(&P);
-  if (rc == BPC_OK && local_rc != BPC_OK)
-    rc = local_rc;
-  if (rc == BPC_OK && result != NULL && make_result(&P, result) != BPC_OK)
+  /* --- 5. one exchange, the row's run */
+  rc = bpc__exch_open(ctx, "merge", bpc__assign_rank_cb, assign, &P.ex);
+  if (rc == BPC_OK) {
+    rc = row->run(&P);
+    int crc = bpc__exch_close(&P.ex);
+    if (rc == BPC_OK)
+      rc = crc;
+  }
+  if (rc == BPC_OK && result != NULL && make_result(&P, source, result) != BPC_OK)
     rc = bpc__err(ctx, BPC_ENOMEM, "merge: out of memory for the result");
 
-finish:
-  if (rc == BPC_OK && local_rc != BPC_OK)
-    rc = local_rc;
+  /* --- 6. the outcome, the same everywhere */
   rc = bpc__agree(ctx, rc);
   if (rc != BPC_OK && result != NULL)
     bpc_merge_result_destroy(result);
+cleanup:
   free(pos_of);
   return rc;
 }

@@ -29,9 +29,22 @@
  */
 #include "engines/merge/merge.h"
 
-int bpc__merge_doubling(bpc__merge_plan_t *P)
+/* Round r groups positions stride(r) = k[0]*...*k[r-1] apart: the stride
+ * grows from 1 (neighbours first), so a root's group is the runs its
+ * members merged in the rounds before. */
+static void doubling_role(const bpc__merge_plan_t *P, int p, bpc__merge_role_t *role)
 {
-  P->R.halving = 0;
-  P->algo = BPC_MERGE_DOUBLING;
+  bpc__merge_role_init(role);
+  int s = 1;
+  for (int r = 0; r < P->rounds && bpc__merge_role_step(P, role, r, p, s); r++)
+    s *= P->R.k[r];
+}
+
+const bpc__merge_variant_t bpc__merge_doubling = {BPC_MERGE_DOUBLING, 0, 0, doubling_role};
+
+int bpc__merge_doubling_run(void *call)
+{
+  bpc__merge_plan_t *P = call;
+  P->variant = &bpc__merge_doubling;
   return bpc__merge_execute(P);
 }

@@ -8,7 +8,7 @@
  * digit-0 member is the root. Groups are strided, so a root's item is the
  * merge of an interleaved set of positions: only commutative merges give a
  * well-defined result, and bpc_merge refuses halving without
- * BPC_MERGE_COMMUTATIVE (BPC_EINVAL). After a partial reduction of r rounds
+ * op->commutative (BPC_EINVAL). After a partial reduction of r rounds
  * the roots are positions 0..stride(r-1)-1, each holding the positions
  * congruent to it modulo stride(r-1).
  *
@@ -23,13 +23,25 @@
  */
 #include "engines/merge/merge.h"
 
-int bpc__merge_halving(bpc__merge_plan_t *P)
+/* Round r groups positions stride(r) = k[r+1]*...*k[R-1] apart: the stride
+ * shrinks from n / k[0] (farthest first) to 1 in the last round. */
+static void halving_role(const bpc__merge_plan_t *P, int p, bpc__merge_role_t *role)
 {
-  if (!(P->flags & BPC_MERGE_COMMUTATIVE))
-    return bpc__err(P->ctx, BPC_EINVAL,
-                    "merge: distance halving forms strided groups and needs a commutative merge "
-                    "(set BPC_MERGE_COMMUTATIVE, or use \"doubling\")");
-  P->R.halving = 1;
-  P->algo = BPC_MERGE_HALVING;
+  bpc__merge_role_init(role);
+  int s = P->n;
+  for (int r = 0; r < P->rounds; r++) {
+    s /= P->R.k[r];
+    if (!bpc__merge_role_step(P, role, r, p, s))
+      break;
+  }
+}
+
+/* Strided groups: commutative ops only (the entry refuses others). */
+const bpc__merge_variant_t bpc__merge_halving = {BPC_MERGE_HALVING, 1, 1, halving_role};
+
+int bpc__merge_halving_run(void *call)
+{
+  bpc__merge_plan_t *P = call;
+  P->variant = &bpc__merge_halving;
   return bpc__merge_execute(P);
 }

@@ -1,12 +1,12 @@
 /*
- * lib/engines/merge/merge_exec.c - the executor shared by the merge-reduce
- * variants: it runs the group structure of a bpc__rounds_t (distance
- * doubling or halving) for the first P->rounds rounds.
+ * lib/engines/merge/merge_executor.c - the task executor of merge-reduce,
+ * the same for every variant: it runs the schedule of P->variant (distance
+ * doubling or halving) for the first P->rounds rounds on the exchange the
+ * entry opened.
  *
- * Per local block at position p: for the rounds r in which p is still
- * active, p is the root of its round-r group while its round-r digit is 0
- * (it merges the other k[r]-1 members' items into its own), and it sends its
- * item to the group's root in the first round where its digit is not 0;
+ * Per local block at position p, the variant's role function says in which
+ * rounds p is the root of its group (it merges the other k[r]-1 members'
+ * items into its own) and in which round it sends its item to which root;
  * after that it is done. A block that never sends is a root of the result.
  *
  * Tasks. An item is one segment (whole items) or nseg segments (element-wise
@@ -37,6 +37,7 @@
  * Errors: the first error on this rank is recorded; after it no callback
  * runs here, but every message of the schedule is still sent (contiguous:
  * the item as it is; custom: an empty item) and received, so no peer hangs.
+ * (Argument errors never get here: the entry agrees on them first.)
  */
 #include "engines/merge/merge.h"
 
@@ -46,8 +47,6 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
-
-#include "comm/comm.h"
 
 typedef struct mblk {
   int gid, li, pos;
@@ -87,8 +86,6 @@ typedef struct mstate {
   int *scr_owned;
   void **sendbuf; /* custom: pooled packed items, one per block */
   size_t *sendcap;
-  void *zeros;    /* element-wise items of a rank with bad items: what it sends */
-  size_t nzeros;
   int err;     /* first error on this rank */
   int stopped; /* no more callbacks */
 } mstate_t;
@@ -155,18 +152,7 @@ static int send_segment(mstate_t *S, mblk_t *b, int s)
   const size_t esz = esz_of(P);
   const void *data = NULL;
   size_t bytes = 0;
-  if (P->local_bad && (P->flags & BPC_MERGE_ELEMENTWISE)) {
-    /* the receivers expect this size: send zeros (the call fails anyway) */
-    size_t t0 = 0, t1 = P->count;
-    if (P->segmented)
-      seg_range(P, s, &t0, &t1);
-    bytes = (t1 - t0) * esz;
-    data = S->zeros;
-    if (bytes > S->nzeros)
-      bytes = 0; /* no memory for zeros: an empty message still ends the wait */
-    if (bytes == 0)
-      data = NULL;
-  } else if (!P->local_bad && P->items != NULL) {
+  if (P->items != NULL) {
     const bpc_buf_t *buf = &((const bpc_buf_t *)P->items)[b->li];
     if (P->segmented) {
       size_t t0, t1;
@@ -217,7 +203,7 @@ static int task_check(mstate_t *S, mblk_t *b)
   const size_t esz = esz_of(P);
   for (int j = 1; j < k; j++) {
     const bpc__msg_t *m = got[j - 1];
-    if (P->flags & BPC_MERGE_ELEMENTWISE) {
+    if (P->op.elementwise) {
       size_t t0 = 0, t1 = P->count;
       if (P->segmented)
         seg_range(P, b->s, &t0, &t1);
@@ -258,7 +244,7 @@ static void run_unit(mstate_t *S, munit_t *u, void **items, bpc_buf_t *views, in
   if (P->type->kind == BPC_TYPE_CONTIGUOUS) {
     const size_t esz = esz_of(P);
     bpc_buf_t *root = &((bpc_buf_t *)P->items)[b->li];
-    if (P->flags & BPC_MERGE_ELEMENTWISE) {
+    if (P->op.elementwise) {
       size_t t0 = 0, t1 = P->count;
       if (P->segmented)
         seg_range(P, b->s, &t0, &t1);
@@ -281,7 +267,7 @@ static void run_unit(mstate_t *S, munit_t *u, void **items, bpc_buf_t *views, in
         items[j] = &views[j];
       }
     }
-    int v = P->merge(&g, P->user);
+    int v = P->op.fn(&g, P->op.user);
     bpc__stats_ops(P->ctx, 1);
     if (v != 0) {
       u->rc = BPC_ECALLBACK;
@@ -312,7 +298,7 @@ static void run_unit(mstate_t *S, munit_t *u, void **items, bpc_buf_t *views, in
       bpc_type_destroy(P->type, items[i]);
     return;
   }
-  v = P->merge(&g, P->user);
+  v = P->op.fn(&g, P->op.user);
   bpc__stats_ops(P->ctx, 1);
   uitems[b->li] = items[0];
   for (int i = 1; i < k; i++)
@@ -346,7 +332,7 @@ static int run_tasks(mstate_t *S, int nready)
   bpc__merge_plan_t *P = S->P;
   int nunits = 0, rc = BPC_OK;
   const int nt = P->nthreads;
-  const int ew = P->type->kind == BPC_TYPE_CONTIGUOUS && (P->flags & BPC_MERGE_ELEMENTWISE);
+  const int ew = P->type->kind == BPC_TYPE_CONTIGUOUS && (P->op.elementwise);
   /* Element-wise tasks are cut into slices when there are fewer tasks than
    * threads (at least 64 KiB per slice). */
   int per = 1;
@@ -433,28 +419,21 @@ static void finish_task(mstate_t *S, mblk_t *b)
 
 /* ------------------------------------------------------------- setup */
 
-/* Fill m, send_round, parent of a block; count its member slots. */
+/* Fill m, send_round, parent of a block from the variant's role; count its
+ * member slots and write them (gids) to members, if not NULL. */
 static void block_role(const bpc__merge_plan_t *P, mblk_t *b, int *members, size_t *nmem)
 {
-  const bpc__rounds_t *R = &P->R;
-  b->m = 0;
-  b->send_round = -1;
-  b->parent = -1;
+  bpc__merge_role_t role;
+  P->variant->role(P, b->pos, &role);
+  b->m = role.m;
+  b->send_round = role.send_round;
+  b->parent = role.parent >= 0 ? bpc__merge_gid(P, role.parent) : -1;
   *nmem = 0;
-  for (int r = 0; r < P->rounds; r++) {
-    int idx = bpc__round_index(R, r, b->pos);
-    if (idx != 0) {
-      b->send_round = r;
-      b->parent = bpc__merge_gid(P, b->pos - idx * bpc__round_stride(R, r));
-      break;
-    }
-    if (members != NULL) {
-      bpc__round_group(R, r, b->pos, members + *nmem);
-      for (int j = 0; j < R->k[r]; j++)
-        members[*nmem + (size_t)j] = bpc__merge_gid(P, members[*nmem + (size_t)j]);
-    }
-    *nmem += (size_t)R->k[r];
-    b->m++;
+  for (int r = 0; r < role.m; r++) {
+    if (members != NULL)
+      for (int j = 0; j < P->R.k[r]; j++)
+        members[*nmem + (size_t)j] = bpc__merge_gid(P, b->pos + j * role.stride[r]);
+    *nmem += (size_t)P->R.k[r];
   }
 }
 
@@ -522,7 +501,6 @@ static void state_free(mstate_t *S)
   free(S->scr_owned);
   free(S->sendbuf);
   free(S->sendcap);
-  free(S->zeros);
 }
 
 /*
@@ -534,28 +512,24 @@ static int take_part_only(bpc__merge_plan_t *P, bpc__exch_t *ex)
 {
   const int *gids = NULL;
   int nl = 0, rc = BPC_OK;
+  bpc__merge_role_t role;
   bpc_assign_local(P->a, &gids, &nl);
   for (int r = 0; r < P->rounds; r++) {
     for (int i = 0; i < nl; i++) {
-      int pos = bpc__merge_pos(P, gids[i]);
-      if (!bpc__merge_active(&P->R, r, pos))
-        continue;
-      int idx = bpc__round_index(&P->R, r, pos);
-      if (idx == 0)
-        continue;
-      int parent = bpc__merge_gid(P, pos - idx * bpc__round_stride(&P->R, r));
-      for (int s = 0; s < P->nseg; s++)
-        bpc__exch_send(ex, gids[i], parent, s, NULL, 0, 0);
+      P->variant->role(P, bpc__merge_pos(P, gids[i]), &role);
+      if (role.send_round == r)
+        for (int s = 0; s < P->nseg; s++)
+          bpc__exch_send(ex, gids[i], bpc__merge_gid(P, role.parent), s, NULL, 0, 0);
     }
     for (int i = 0; i < nl; i++) {
       int pos = bpc__merge_pos(P, gids[i]);
-      if (!bpc__merge_active(&P->R, r, pos) || bpc__round_index(&P->R, r, pos) != 0)
+      P->variant->role(P, pos, &role);
+      if (r >= role.m)
         continue;
-      int stride = bpc__round_stride(&P->R, r);
       for (int j = 1; j < P->R.k[r]; j++)
         for (int s = 0; s < P->nseg; s++) {
           bpc__msg_t *m = NULL;
-          int w = bpc__exch_wait(ex, gids[i], bpc__merge_gid(P, pos + j * stride), s, &m);
+          int w = bpc__exch_wait(ex, gids[i], bpc__merge_gid(P, pos + j * role.stride[r]), s, &m);
           bpc__msg_release(ex, m);
           if (w != BPC_OK && rc == BPC_OK)
             rc = w;
@@ -573,9 +547,8 @@ int bpc__merge_execute(bpc__merge_plan_t *P)
   mstate_t S;
   memset(&S, 0, sizeof S);
   S.P = P;
-  int rc = bpc__exch_open(ctx, "merge", bpc__assign_rank_cb, P->a, &S.ex);
-  if (rc != BPC_OK)
-    return rc;
+  int rc = BPC_OK;
+  S.ex = P->ex;
   if (P->rounds > 0) { /* the record shows every round, even on idle ranks */
     bpc__stats_set_round(ctx, P->rounds - 1);
     bpc__stats_set_round(ctx, 0);
@@ -586,14 +559,6 @@ int bpc__merge_execute(bpc__merge_plan_t *P)
     rc = bpc__err(ctx, rc, "merge: out of memory setting up %d local blocks", S.nl);
     take_part_only(P, S.ex);
     goto cleanup;
-  }
-  if (P->local_bad) {
-    S.stopped = 1;
-    if (P->flags & BPC_MERGE_ELEMENTWISE) {
-      size_t zb = (P->segmented ? P->seg_elems : P->count) * esz_of(P);
-      S.zeros = calloc(zb ? zb : 1, 1);
-      S.nzeros = S.zeros ? zb : 0;
-    }
   }
 
   /* leaves send at once; blocks with nothing to do are done */
@@ -671,11 +636,8 @@ cleanup:
       }
     }
   }
-  int crc = bpc__exch_close(&S.ex);
   if (rc == BPC_OK)
     rc = S.err;
-  if (rc == BPC_OK)
-    rc = crc;
   for (int i = 0; S.sendbuf != NULL && i < S.nl; i++)
     if (S.sendbuf[i] != NULL)
       bpc__pool_put(ctx, S.sendbuf[i], S.sendcap[i]);
@@ -685,21 +647,15 @@ cleanup:
 
 /* --------------------------------------------------- automatic choices */
 
-long long bpc__merge_remote_msgs(const bpc__merge_plan_t *P, const bpc__rounds_t *R)
+long long bpc__merge_remote_msgs(const bpc__merge_plan_t *P, const bpc__merge_variant_t *v)
 {
   long long cnt = 0;
-  for (int r = 0; r < P->rounds; r++) {
-    int s = bpc__round_stride(R, r);
-    for (int p = 0; p < P->n; p++) {
-      if (!bpc__merge_active(R, r, p))
-        continue;
-      int idx = bpc__round_index(R, r, p);
-      if (idx == 0)
-        continue;
-      int g = bpc__merge_gid(P, p), root = bpc__merge_gid(P, p - idx * s);
-      if (bpc__assign_rank(P->a, g) != bpc__assign_rank(P->a, root))
-        cnt++;
-    }
+  bpc__merge_role_t role;
+  for (int p = 0; p < P->n; p++) {
+    v->role(P, p, &role);
+    if (role.send_round >= 0 && bpc__assign_rank(P->a, bpc__merge_gid(P, p)) !=
+                                    bpc__assign_rank(P->a, bpc__merge_gid(P, role.parent)))
+      cnt++;
   }
   return cnt;
 }
