@@ -249,6 +249,40 @@ END_TEST
             bpc_err_name(r_), bpc_last_error(ctx), lo_, hi_);                           \
   } while (0)
 
+/* One call's inputs: a contiguous assignment of n blocks, items of `kind`
+ * (sum or mat, `count` elements), its type and op, default params. */
+typedef struct tcall {
+  bpc_assign_t *a;
+  const int *gids;
+  int nl;
+  void *items;
+  mi_user_t u;
+  bpc_type_t type;
+  bpc_merge_op_t op;
+  bpc_merge_params_t p;
+} tcall_t;
+
+static void tcall_init(tcall_t *c, int n, int kind, size_t count)
+{
+  memset(c, 0, sizeof *c);
+  bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &c->a);
+  bpc_assign_local(c->a, &c->gids, &c->nl);
+  c->items = mi_make_items(kind, c->gids, c->nl, count);
+  c->u.kind = kind;
+  c->u.fail_gid = -1;
+  c->u.fail_round = -1;
+  c->type = kind == MI_MAT ? bpc_type_contiguous(sizeof(mi_mat_t), MPI_BYTE)
+                           : bpc_type_contiguous(sizeof(float), MPI_FLOAT);
+  c->op = mi_kind_op(kind, &c->u);
+  c->p = bpc_merge_params_default();
+}
+
+static void tcall_free(tcall_t *c)
+{
+  mi_free_items(c->u.kind, c->items, c->nl);
+  bpc_assign_destroy(&c->a);
+}
+
 /*
  * The bad-argument cases: every documented argument error of bpc_merge, and
  * every field that must match across ranks made different. The call is a
@@ -288,21 +322,17 @@ static const struct {
 static int bad_case(int c, int bad)
 {
   const int n = 2 * t_size, C = 4;
-  bpc_assign_t *a = NULL;
-  bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a);
-  const int *gids;
-  int nl;
-  bpc_assign_local(a, &gids, &nl);
-  bpc_buf_t *items = mi_make_items(MI_SUM, gids, nl, C);
-  mi_user_t u = {MI_SUM, -1, -1, 0, 0, 0};
-  bpc_type_t ft = bpc_type_contiguous(sizeof(float), MPI_FLOAT);
+  tcall_t tc;
+  tcall_init(&tc, n, MI_SUM, C);
+  const int nl = tc.nl;
+  bpc_buf_t *items = tc.items;
+  bpc_merge_op_t op = tc.op, *opp = &op;
+  bpc_merge_params_t p = tc.p;
   bpc_type_t f2 = bpc_type_contiguous(2 * sizeof(float), MPI_BYTE);
   bpc_type_t zt = bpc_type_contiguous(0, MPI_FLOAT);
-  bpc_type_t lt = mi_list_type(&u);
-  bpc_merge_op_t op = mi_kind_op(MI_SUM, &u), *opp = &op;
-  bpc_merge_params_t p = bpc_merge_params_default();
-  const bpc_type_t *type = &ft;
-  const bpc_assign_t *arg_a = a;
+  bpc_type_t lt = mi_list_type(&tc.u);
+  const bpc_type_t *type = &tc.type;
+  const bpc_assign_t *arg_a = tc.a;
   bpc_assign_t *other = NULL;
   bpc_ctx_t *octx = NULL;
   void *arg_items = items;
@@ -369,7 +399,7 @@ static int bad_case(int c, int bad)
   bpc_merge_result_t *r = NULL;
   int rc = bpc_merge(ctx, arg_a, type, arg_items, opp, &p, &r);
   T_CHECK(r == NULL || rc == BPC_OK, "%s: result set on failure", bcase[c].name);
-  T_CHECK(rc != BPC_OK || u.bad == 0, "%s: the callback saw bad groups", bcase[c].name);
+  T_CHECK(rc != BPC_OK || tc.u.bad == 0, "%s: the callback saw bad groups", bcase[c].name);
   if (c == BC_MM_EW_COUNT) /* valid on every rank alike; across ranks EINVAL */
     rc = rc == BPC_EINVAL ? BPC_EMISMATCH : rc;
   bpc_merge_result_destroy(&r);
@@ -378,10 +408,9 @@ static int bad_case(int c, int bad)
     items[0].data = saved;
   if (saved_count)
     items[0].count = saved_count;
-  mi_free_items(MI_SUM, items, nl);
+  tcall_free(&tc);
   bpc_assign_destroy(&other);
   bpc_finalize(&octx);
-  bpc_assign_destroy(&a);
   return rc;
 }
 
@@ -416,35 +445,28 @@ START_TEST(test_bad_input_messages)
   /* the message of the failing rank reaches every rank */
   static const int k44[] = {4, 4};
   const int last = t_size - 1;
-  bpc_assign_t *a = NULL;
-  bpc_assign_create(ctx, 12, BPC_ASSIGN_CONTIGUOUS, NULL, &a);
-  const int *gids;
-  int nl;
-  bpc_assign_local(a, &gids, &nl);
-  bpc_buf_t *items = mi_make_items(MI_SUM, gids, nl, 4);
-  mi_user_t u = {MI_SUM, -1, -1, 0, 0, 0};
-  bpc_type_t ft = bpc_type_contiguous(sizeof(float), MPI_FLOAT);
-  bpc_merge_op_t op = mi_kind_op(MI_SUM, &u);
-  bpc_merge_params_t p = bpc_merge_params_default();
+  tcall_t c;
+  tcall_init(&c, 12, MI_SUM, 4);
   if (t_rank == last) {
-    p.k = k44;
-    p.nk = 2;
+    c.p.k = k44;
+    c.p.nk = 2;
   }
-  ALL_EQ(bpc_merge(ctx, a, &ft, items, &op, &p, NULL), BPC_EKVEC, "k-vector on the last rank");
+  ALL_EQ(bpc_merge(ctx, c.a, &c.type, c.items, &c.op, &c.p, NULL), BPC_EKVEC,
+         "k-vector on the last rank");
   T_CHECK(strstr(bpc_last_error(ctx), "k-vector 4x4 multiplies to 16, but there are 12 blocks") !=
               NULL, "message '%s'", bpc_last_error(ctx));
-  p.k = NULL;
-  p.nk = 0;
-  p.rounds = t_rank == last ? 1 : 0;
+  c.p.k = NULL;
+  c.p.nk = 0;
+  c.p.rounds = t_rank == last ? 1 : 0;
   int want = t_size > 1 ? BPC_EMISMATCH : BPC_OK;
-  ALL_EQ(bpc_merge(ctx, a, &ft, items, &op, &p, NULL), want, "rounds on the last rank");
+  ALL_EQ(bpc_merge(ctx, c.a, &c.type, c.items, &c.op, &c.p, NULL), want,
+         "rounds on the last rank");
   if (t_size > 1) {
     char exp[128];
     snprintf(exp, sizeof exp, "merge: ranks disagree on rounds (0 on rank 0, 1 on rank %d)", last);
     T_CHECK(strstr(bpc_last_error(ctx), exp) != NULL, "message '%s'", bpc_last_error(ctx));
   }
-  mi_free_items(MI_SUM, items, nl);
-  bpc_assign_destroy(&a);
+  tcall_free(&c);
   T_SYNC();
 }
 END_TEST
@@ -462,30 +484,21 @@ START_TEST(test_wrong_order_fails)
     fwd[i] = i;
     rev[i] = n - 1 - i;
   }
-  bpc_assign_t *a = NULL;
-  bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a);
-  const int *gids;
-  int nl;
-  bpc_assign_local(a, &gids, &nl);
-  void *items = mi_make_items(MI_MAT, gids, nl, 3);
-  mi_user_t u = {MI_MAT, -1, -1, 0, 0, 0};
-  bpc_type_t mt = bpc_type_contiguous(sizeof(mi_mat_t), MPI_BYTE);
-  bpc_merge_op_t op = mi_kind_op(MI_MAT, &u);
-  bpc_merge_params_t p = bpc_merge_params_default();
-  p.order = order;
-  int rc = bpc_merge(ctx, a, &mt, items, &op, &p, NULL);
+  tcall_t c;
+  tcall_init(&c, n, MI_MAT, 3);
+  c.p.order = order;
+  int rc = bpc_merge(ctx, c.a, &c.type, c.items, &c.op, &c.p, NULL);
   T_CHECK(rc == BPC_OK, "merge: %s", bpc_last_error(ctx));
-  for (int i = 0; i < nl && rc == BPC_OK; i++) {
-    if (gids[i] != n - 1)
+  for (int i = 0; i < c.nl && rc == BPC_OK; i++) {
+    if (c.gids[i] != n - 1)
       continue;
     char why[160] = "";
-    T_CHECK(mi_verify(MI_MAT, items, i, gids[i], rev, n, 3, why, sizeof why),
+    T_CHECK(mi_verify(MI_MAT, c.items, i, c.gids[i], rev, n, 3, why, sizeof why),
             "the right order does not verify: %s", why);
-    T_CHECK(!mi_verify(MI_MAT, items, i, gids[i], fwd, n, 3, why, sizeof why),
+    T_CHECK(!mi_verify(MI_MAT, c.items, i, c.gids[i], fwd, n, 3, why, sizeof why),
             "the wrong order verifies too: the check cannot fail");
   }
-  mi_free_items(MI_MAT, items, nl);
-  bpc_assign_destroy(&a);
+  tcall_free(&c);
   T_SYNC();
 }
 END_TEST
