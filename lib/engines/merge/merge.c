@@ -42,10 +42,19 @@ static const bpc__algo_t merge_rows[] = {
 const bpc__engine_t bpc__engine_merge = {"merge", "BPC_MERGE_ALGORITHM", merge_rows,
                                          BPC__NROWS(merge_rows), NULL};
 
-/* The schedule of a row (ids are bpc_merge_algorithm_t). */
+/* The schedule of each row (a new variant adds its row above and its
+ * schedule here). */
+static const bpc__merge_variant_t *const merge_variants[] = {&bpc__merge_doubling,
+                                                             &bpc__merge_halving};
+_Static_assert(BPC__NROWS(merge_variants) == BPC__NROWS(merge_rows),
+               "merge: one schedule per row");
+
 static const bpc__merge_variant_t *variant_of(int id)
 {
-  return id == BPC_MERGE_HALVING ? &bpc__merge_halving : &bpc__merge_doubling;
+  for (int i = 0; i < BPC__NROWS(merge_variants); i++)
+    if ((int)merge_variants[i]->id == id)
+      return merge_variants[i];
+  return &bpc__merge_doubling; /* not reached: every row has one */
 }
 
 bpc_merge_params_t bpc_merge_params_default(void)
