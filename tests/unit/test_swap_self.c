@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "../common/swap_run.h"
+#include "engines/swap/swap_internal.h"
 
 static bpc_ctx_t *ctx;
 
@@ -496,6 +497,74 @@ START_TEST(test_registry)
 }
 END_TEST
 
+/* The internal entry compositing uses: plan with a forced schedule (the
+ * name in params is ignored), the signature, one agreement, exec; an
+ * unknown id fails in the plan. */
+START_TEST(test_plan_by_id)
+{
+  const int n = 6;
+  const size_t count = 30;
+  bpc_assign_t *a = assign_n(n);
+  bpc_type_t t = bpc_type_contiguous(16, MPI_BYTE);
+  bpc_swap_op_t op = so_op(SO_MAT);
+  bpc_swap_params_t P = bpc_swap_params_default();
+  P.algorithm = "ring"; /* ignored: the id wins */
+  P.nthreads = 1;
+  void *bufs[6];
+  bpc_swap_piece_t pc[6];
+  for (int i = 0; i < n; i++) {
+    bufs[i] = malloc(count * 16);
+    so_fill(SO_MAT, i, bufs[i], count);
+  }
+  bpc__swap_plan_t plan;
+  ck_assert_int_eq(bpc__swap_plan_by_id(ctx, a, &t, count, &op, &P, BPC_SWAP_SHIFT, &plan),
+                   BPC_OK);
+  ck_assert_int_eq(plan.row->info.id, BPC_SWAP_SHIFT);
+  ck_assert_int_eq(plan.source, BPC_SOURCE_ARGUMENT);
+  bpc__sig_t sig;
+  bpc__sig_init(&sig);
+  bpc__sig_int(&sig, "caller's own field", 7);
+  bpc__swap_plan_sig(&plan, &sig);
+  ck_assert_int_eq(sig.n, 11);
+  ck_assert_int_eq(bpc__agree_args(ctx, "test", plan.rc, &sig), BPC_OK);
+  bpc_swap_info_t info;
+  ck_assert_int_eq(bpc__swap_exec(&plan, bufs, pc, &info), BPC_OK);
+  ck_assert_int_eq(info.algorithm, BPC_SWAP_SHIFT);
+  ck_assert_int_eq(info.source, BPC_SOURCE_ARGUMENT);
+  for (int i = 0; i < n; i++) {
+    bpc_swap_piece_t q;
+    ck_assert_int_eq(bpc_swap_piece_of(&info, count, i, &q), BPC_OK);
+    ck_assert(q.offset == pc[i].offset && q.count == pc[i].count);
+    for (size_t e = q.offset; e < q.offset + q.count; e++) {
+      unsigned char ref[16];
+      int order[6] = {0, 1, 2, 3, 4, 5};
+      so_reference(SO_MAT, order, 0, n, e, ref);
+      ck_assert(so_equal(SO_MAT, (char *)bufs[i] + e * 16, ref));
+    }
+  }
+  bpc__swap_plan_free(&plan);
+  bpc__swap_plan_free(&plan); /* idempotent */
+
+  /* radixk forced with a k-vector from params */
+  int k32[2] = {3, 2};
+  P.k = k32;
+  P.nk = 2;
+  ck_assert_int_eq(bpc__swap_plan_by_id(ctx, a, &t, count, &op, &P, BPC_SWAP_RADIXK, &plan),
+                   BPC_OK);
+  ck_assert(plan.nk == 2 && plan.k[0] == 3 && plan.k[1] == 2 && plan.nrounds == 2);
+  bpc__swap_plan_free(&plan);
+  /* an unknown id, and a plan error is what exec returns */
+  ck_assert_int_eq(bpc__swap_plan_by_id(ctx, a, &t, count, &op, &P, (bpc_swap_algorithm_t)99,
+                                        &plan), BPC_EALGO);
+  ck_assert_ptr_null(plan.row);
+  ck_assert_int_eq(bpc__swap_exec(&plan, bufs, pc, NULL), BPC_EALGO);
+  bpc__swap_plan_free(&plan);
+  for (int i = 0; i < n; i++)
+    free(bufs[i]);
+  bpc_assign_destroy(&a);
+}
+END_TEST
+
 static Suite *swap_self_suite(void)
 {
   Suite *s = suite_create("swap_self");
@@ -510,6 +579,7 @@ static Suite *swap_self_suite(void)
   tcase_add_test(tc, test_bad_input);
   tcase_add_test(tc, test_env_and_tuning);
   tcase_add_test(tc, test_registry);
+  tcase_add_test(tc, test_plan_by_id);
   tcase_add_test(tc, test_alltoall_self);
   suite_add_tcase(s, tc);
   return s;
