@@ -4,8 +4,9 @@
  * For the process count it runs on, a number of blocks per process and one
  * or more buffer sizes, it times bpc_swap with candidate schedules - radixk
  * with every factorisation of the block count into rounds (factors listed
- * largest first and smallest first; at most --max-candidates), shift and
- * ring - and writes the fastest per (size, operator class) to a tuning file.
+ * largest first and smallest first; at most --max-candidates) and every
+ * other schedule of the registry (bpc_algorithms("swap"): shift, ring) -
+ * and writes the fastest per (size, operator class) to a tuning file.
  * With BPC_TUNING_FILE pointing at that file, bpc_swap's "auto" uses it
  * (lib/engines/swap/swap_tuning.c; doc/swap.md). Existing lines for other
  * configurations are kept; lines for the same configuration are replaced.
@@ -198,8 +199,24 @@ int main(int argc, char **argv)
     nc = maxc; /* the list starts with direct send and the fewest rounds */
   if (n == 1)
     nc = 0;
-  cand[nc++].algo = "shift";
-  cand[nc++].algo = "ring";
+  /* every other schedule of the registry once (they take no k-vector) */
+  {
+    bpc_algo_info_t tab[16];
+    int ntab = 0;
+    if (bpc_algorithms("swap", tab, 16, &ntab) != BPC_OK)
+      ntab = 0;
+    for (int i = 0; i < ntab; i++) {
+      if (tab[i].id == BPC_SWAP_RADIXK)
+        for (int c = 0; c < nc; c++)
+          cand[c].algo = tab[i].name;
+    }
+    for (int i = 0; i < ntab && nc < MAXC; i++)
+      if (tab[i].id != BPC_SWAP_RADIXK) {
+        cand[nc].algo = tab[i].name;
+        cand[nc].nk = 0;
+        nc++;
+      }
+  }
 
   for (int opi = 0; opi < 2; opi++) {
     if (!strstr(ops, opi == 0 ? "sum" : "over"))

@@ -10,6 +10,7 @@
 #include "bpc/datatype.h"
 #include "bpc/merge.h"
 #include "bpc/swap.h"
+#include "bpc/alltoall.h"
 #include "bpc/neighbor.h"
 #include "bpc/composite.h"
 

@@ -13,7 +13,7 @@ TESTS += tests/check_man.sh
 
 TEST_LDADD = lib/libbpc.la $(CHECK_LIBS)
 TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-noinst_HEADERS += tests/unit/unit_check.h tests/mpi/mpi_check.h tests/mpi/bad_rank.h tests/common/comm_pattern.h
+noinst_HEADERS += tests/unit/unit_check.h tests/mpi/mpi_check.h tests/mpi/bad_rank.h tests/mpi/bad_case.h tests/common/comm_pattern.h
 
 unit_tests = \
 	tests/unit/test_core \

@@ -2,6 +2,7 @@
 man3_MANS = \
 	doc/man/man3/bpc_algorithms.3 \
 	doc/man/man3/bpc_alltoall.3 \
+	doc/man/man3/bpc_alltoall_params_default.3 \
 	doc/man/man3/bpc_assign_create.3 \
 	doc/man/man3/bpc_assign_ctx.3 \
 	doc/man/man3/bpc_assign_destroy.3 \
@@ -72,7 +73,6 @@ man3_MANS = \
 	doc/man/man3/bpc_stats_total.3 \
 	doc/man/man3/bpc_strerror.3 \
 	doc/man/man3/bpc_swap.3 \
-	doc/man/man3/bpc_swap_algorithms.3 \
 	doc/man/man3/bpc_swap_params_default.3 \
 	doc/man/man3/bpc_swap_piece_of.3 \
 	doc/man/man3/bpc_type_check.3 \

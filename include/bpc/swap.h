@@ -1,6 +1,6 @@
 /*
- * bpc/swap.h - swap-reduce (a reduce-scatter of divisible buffers) and the
- * all-to-all exchange built on the same swap rounds. See doc/swap.md.
+ * bpc/swap.h - swap-reduce (a reduce-scatter of divisible buffers). See
+ * doc/swap.md. The all-to-all exchange is bpc/alltoall.h.
  *
  * Swap-reduce. Every block holds a contiguous buffer of `count` elements (a
  * contiguous bpc_type_t: element size + MPI datatype). The blocks' buffers
@@ -68,23 +68,14 @@ typedef struct bpc_swap_op {
   void *user; /* passed to fn */
 } bpc_swap_op_t;
 
-/* Schedules (the ids of the algorithm table). */
+/* Schedules (the ids of the algorithm table: bpc_algorithms("swap", ...)
+ * lists them with their names and descriptions). */
 typedef enum bpc_swap_algorithm {
   BPC_SWAP_AUTO = 0,
   BPC_SWAP_RADIXK = 1, /* rounds of direct sends in groups of k (binary swap .. direct send) */
   BPC_SWAP_SHIFT = 2,  /* n-1 shift-permutation stages, overlapping reduction */
   BPC_SWAP_RING = 3    /* parallel pipeline: partials travel along a ring */
 } bpc_swap_algorithm_t;
-
-/* One row of the algorithm table. */
-typedef struct bpc_swap_algo_info {
-  int id;           /* bpc_swap_algorithm_t */
-  const char *name; /* "radixk", "shift", "ring" */
-  const char *desc; /* one line */
-} bpc_swap_algo_info_t;
-
-/* The algorithm table (static storage; not "auto"). */
-int bpc_swap_algorithms(const bpc_swap_algo_info_t **table, int *n);
 
 /*
  * Optional piece codec (used by the compositing plug-in for active pixels).
@@ -107,12 +98,13 @@ typedef struct bpc_swap_codec {
 } bpc_swap_codec_t;
 
 typedef struct bpc_swap_params {
-  /* "radixk", "shift", "ring" or "auto" (NULL = "auto"). "auto" uses
-   * BPC_SWAP_ALGORITHM from the environment if set (a name, or "auto"),
-   * else the tuning file named by BPC_TUNING_FILE (see bpc-tune) when it
-   * has an entry for this block and process count, else the built-in
-   * choice (radixk with an automatic k-vector). Must be the same on every
-   * rank. */
+  /* "radixk", "shift", "ring" or "auto" (NULL = "auto"; names are
+   * case-insensitive). "auto" uses BPC_SWAP_ALGORITHM from the environment
+   * if set (a name, or "auto"), else radixk if k or rounds is given, else
+   * the tuning file named by BPC_TUNING_FILE (see bpc-tune) when it has an
+   * entry for this block and process count, else the built-in choice
+   * (radixk with an automatic k-vector). The schedule chosen must be the
+   * same on every rank. */
   const char *algorithm;
   /* radixk: the k-vector (nk entries >= 2 whose product is nblocks), or
    * NULL / nk 0 for an automatic one (any block count, primes included).
@@ -153,7 +145,7 @@ typedef struct bpc_swap_piece {
 /* What a call actually ran (filled by bpc_swap; feed it to
  * bpc_swap_piece_of). */
 typedef struct bpc_swap_info {
-  int algorithm; /* bpc_swap_algorithm_t (never AUTO) */
+  bpc_swap_algorithm_t algorithm; /* never AUTO */
   char name[16];
   int nblocks;
   int nk;                  /* radixk: k-vector used (all R rounds) */
@@ -161,8 +153,8 @@ typedef struct bpc_swap_info {
   int rounds;              /* radixk: rounds performed (<= nk); else 1 */
   int group;               /* blocks reduced into each piece: nblocks, or
                               k[0]*...*k[rounds-1] for a partial swap */
-  int source;              /* where the choice came from: 0 argument,
-                              1 BPC_SWAP_ALGORITHM, 2 tuning file, 3 built-in */
+  bpc_algo_source_t source; /* where the choice came from: argument,
+                               BPC_SWAP_ALGORITHM, tuning file, built-in */
 } bpc_swap_info_t;
 
 /*
@@ -183,17 +175,22 @@ typedef struct bpc_swap_info {
  *  info:   out (may be NULL): what ran.
  * Buffers are sent straight from user memory (no copy); received pieces
  * are reduced in place in pooled receive buffers reused across calls.
- * Errors (on every rank alike; nothing is sent before arguments agree):
+ * Errors (on every rank alike, with the failing rank's message; nothing is
+ * sent before arguments agree, so a bad argument on some ranks only never
+ * hangs):
  *  BPC_ENULL (ctx, assign, type, op or op->fn NULL; bufs, a buffer or pieces
  *  NULL where needed), BPC_ETYPE (not a contiguous type), BPC_EALGO (unknown
  *  algorithm name, also in BPC_SWAP_ALGORITHM), BPC_EKVEC (k-vector does not
- *  multiply to nblocks, a k < 2, or more than BPC_SWAP_MAX_K rounds),
- *  BPC_EPERM (order is not a permutation), BPC_ERANGE (rounds out of range,
- *  or count * elem_size overflows), BPC_EINVAL (nthreads < 0; a partial swap
- *  with shift or ring; arguments that differ between ranks, e.g. count, the
- *  order or the chosen schedule), BPC_ECALLBACK (the operator failed on some
- *  block; the schedule is still completed), BPC_ETRUNC (a piece of the wrong
- *  size arrived, or params.codec could not decode one), BPC_ENOMEM, BPC_EMPI.
+ *  multiply to nblocks, a k < 2, a negative nk, or more than BPC_SWAP_MAX_K
+ *  rounds), BPC_EPERM (order is not a permutation), BPC_ERANGE (rounds out
+ *  of range, or count * elem_size overflows), BPC_EINVAL (nthreads < 0; a
+ *  partial swap with shift or ring; an assignment of another context),
+ *  BPC_EMISMATCH (arguments valid on each rank but different between ranks:
+ *  count, k-vector, rounds, order, schedule, element size, commutativity,
+ *  deterministic, codec present or not; the message names the field),
+ *  BPC_ECALLBACK (the operator failed on some block; the schedule is still
+ *  completed), BPC_ETRUNC (a piece of the wrong size arrived, or
+ *  params.codec could not decode one), BPC_ENOMEM, BPC_EMPI.
  */
 int bpc_swap(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
              void *const *bufs, size_t count, const bpc_swap_op_t *op,
@@ -207,53 +204,6 @@ int bpc_swap(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
  * filled by bpc_swap).
  */
 int bpc_swap_piece_of(const bpc_swap_info_t *info, size_t count, int pos, bpc_swap_piece_t *piece);
-
-/* ------------------------------------------------------------- all-to-all */
-
-/*
- * Give the item block src_gid sends to block dst_gid (every dst, itself
- * included): *item = a bpc_buf_t * for contiguous types or the user's item
- * for custom types, or NULL for "nothing" (no delivery). A non-NULL empty
- * item (count 0, or a custom item that packs to 0 bytes) is delivered. The
- * item stays the caller's and must stay valid and unchanged until
- * bpc_alltoall returns. Return 0 or a nonzero value (BPC_ECALLBACK).
- */
-typedef int (*bpc_a2a_send_fn)(int src_gid, int dst_gid, const void **item, void *user);
-
-/*
- * Receive the item src_gid sent to dst_gid: a bpc_buf_t * view into bpc's
- * receive buffer (contiguous types) or an item made by the type's unpack
- * (custom types; destroyed by bpc after the callback). Valid only during
- * the call: copy what you keep. Called for every non-NULL item, for each
- * local block in local order, sources in ascending gid order. Return 0 or a
- * nonzero value (BPC_ECALLBACK).
- */
-typedef int (*bpc_a2a_recv_fn)(int dst_gid, int src_gid, void *item, void *user);
-
-typedef struct bpc_alltoall_params {
-  /* k-vector of the swap rounds (product nblocks), or NULL / 0 for an
-   * automatic one. One round with k = nblocks is a direct exchange. */
-  const int *k;
-  int nk;
-} bpc_alltoall_params_t;
-
-/*
- * bpc_alltoall: every block gives an item to every block and receives all
- * items addressed to it, routed by k-ary swap rounds (DIY's all_to_all):
- * in round r each block bundles the items it holds by the round-r digit of
- * their destination and sends one bundle to each of the other k[r] - 1
- * members of its group, so a block sends sum(k[r] - 1) messages in all and
- * an item travels at most R hops. Items of any bpc type; local transfers
- * skip MPI. Collective over the context (ranks without blocks too).
- * params may be NULL (automatic k-vector).
- * Errors: BPC_ENULL, BPC_ETYPE (bad type), BPC_EKVEC, BPC_ECALLBACK (a
- * send/recv/pack/unpack callback failed on some rank; the rounds are still
- * completed), BPC_ETRUNC, BPC_ENOMEM, BPC_EMPI; bad arguments fail on every
- * rank before anything is sent.
- */
-int bpc_alltoall(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
-                 bpc_a2a_send_fn send, bpc_a2a_recv_fn recv, void *user,
-                 const bpc_alltoall_params_t *params);
 
 #ifdef __cplusplus
 }

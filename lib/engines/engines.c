@@ -1,9 +1,17 @@
 /*
  * lib/engines/engines.c - the list of every engine's algorithm table, for
- * bpc_algorithms (lib/core/registry.c). A new engine adds one line here.
+ * bpc_algorithms (lib/core/registry.c). A new engine adds its line here
+ * (each engine defines its bpc__engine_<name> beside its rows).
  */
 #include "core/registry.h"
-#include "engines/merge/merge.h"
 
-const bpc__engine_t *const bpc__engines[] = {&bpc__engine_merge};
+extern const bpc__engine_t bpc__engine_merge;
+extern const bpc__engine_t bpc__engine_swap;
+extern const bpc__engine_t bpc__engine_alltoall;
+
+const bpc__engine_t *const bpc__engines[] = {
+    &bpc__engine_merge,
+    &bpc__engine_swap,
+    &bpc__engine_alltoall,
+};
 const int bpc__nengines = BPC__NROWS(bpc__engines);

@@ -4,7 +4,8 @@
  * serially in tests/unit/test_patterns.c.
  *
  * Implemented in kvec.c (k-vectors), rounds.c (rounds, groups, merge view)
- * and pieces.c (piece ranges, permutations); see doc/patterns.md.
+ * and pieces.c (piece ranges, radix-k ownership, ring partners,
+ * permutations); see doc/patterns.md.
  *
  * Vocabulary. Blocks are placed at positions 0..n-1 of an order (identity by
  * default, or a visibility order: order[pos] = gid). A k-vector k[0..R-1]
@@ -103,6 +104,26 @@ void bpc__piece_range(int64_t count, int k, int i, int64_t *off, int64_t *len);
 /* The piece index that element e (0 <= e < count) falls in (never an empty
  * piece); -1 for invalid arguments. O(log k). */
 int bpc__piece_of(int64_t count, int k, int64_t e);
+
+/* The same for size_t counts (count <= INT64_MAX): the flat split that
+ * the shift and ring swap schedules use (piece p of n). */
+void bpc__flat_piece(size_t count, int n, int p, size_t *off, size_t *len);
+
+/* Nested floor splits by the digits of position p (radix-k swap ownership):
+ * start from [0, count) and for r = 0 .. rounds-1 cut the current range
+ * into R->k[r] pieces (bpc__piece_range) and keep piece
+ * bpc__round_index(R, r, p). rounds = R->nrounds gives the final piece;
+ * with every k = 2 this is binary swap's bit-reversed ownership, with one
+ * round the flat split. Invalid arguments (R NULL, rounds outside
+ * 0..R->nrounds, p outside 0..n-1) give *off = *len = 0. */
+void bpc__radixk_piece(const bpc__rounds_t *R, int rounds, size_t count, int p, size_t *off,
+                       size_t *len);
+
+/* Ring partners: the position d steps from p on a ring of n positions
+ * (d of any sign; (p + d) mod n in 0..n-1). d = 1 is the next position,
+ * d = -1 the previous one; the shift schedule's stage-s partners are
+ * d = s (send) and d = -s (receive). -1 for n < 1 or p outside 0..n-1. */
+int bpc__ring_pos(int n, int p, int d);
 
 /* Permutations: order[pos] = gid. check: every gid 0..n-1 exactly once
  * (else BPC_EPERM with msg, e.g. "order[5] = 3 repeats order[2]; ...";

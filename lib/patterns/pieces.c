@@ -1,6 +1,6 @@
 /*
- * lib/patterns/pieces.c - piece ranges of a divisible buffer and
- * permutation (order) checks.
+ * lib/patterns/pieces.c - piece ranges of a divisible buffer (flat and
+ * radix-k nested splits), ring partners, and permutation (order) checks.
  *
  * Piece i of k over `count` elements is [floor(i*count/k),
  * floor((i+1)*count/k)). With q = count / k and m = count % k,
@@ -51,6 +51,40 @@ int bpc__piece_of(int64_t count, int k, int64_t e)
       hi = mid - 1;
   }
   return lo;
+}
+
+void bpc__flat_piece(size_t count, int n, int p, size_t *off, size_t *len)
+{
+  int64_t o = 0, l = 0;
+  bpc__piece_range(count > (size_t)INT64_MAX ? -1 : (int64_t)count, n, p, &o, &l);
+  *off = (size_t)o;
+  *len = (size_t)l;
+}
+
+void bpc__radixk_piece(const bpc__rounds_t *R, int rounds, size_t count, int p, size_t *off,
+                       size_t *len)
+{
+  size_t lo = 0, n = count;
+  if (R == NULL || rounds < 0 || rounds > R->nrounds || p < 0 || p >= R->n) {
+    *off = *len = 0;
+    return;
+  }
+  for (int r = 0; r < rounds; r++) {
+    size_t o = 0, l = 0;
+    bpc__flat_piece(n, R->k[r], bpc__round_index(R, r, p), &o, &l);
+    lo += o;
+    n = l;
+  }
+  *off = lo;
+  *len = n;
+}
+
+int bpc__ring_pos(int n, int p, int d)
+{
+  if (n < 1 || p < 0 || p >= n)
+    return -1;
+  const long long q = ((long long)p + d) % n;
+  return (int)(q < 0 ? q + n : q);
 }
 
 #define PERM_MSG(msg, msglen, ...)               \

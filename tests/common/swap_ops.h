@@ -27,6 +27,23 @@ enum { SO_SUM = 0, SO_OVER = 1, SO_MAT = 2, SO_NOPS = 3 };
 
 static const char *const so_names[SO_NOPS] = {"sum", "over", "mat2"};
 
+/* The swap schedules, from the registry (bpc_algorithms("swap")): their
+ * names into names[0..], at most cap - 1, followed by "auto"; returns the
+ * number of schedules (without "auto"). Tests loop over these instead of
+ * listing names, so a new schedule is tested by adding its row. */
+static inline int so_algos(const char **names, int cap)
+{
+  bpc_algo_info_t t[16];
+  int n = 0, m = 0;
+  if (bpc_algorithms("swap", t, 16, &n) != BPC_OK)
+    n = 0;
+  for (int i = 0; i < n && m < cap - 1; i++)
+    names[m++] = t[i].name;
+  if (m < cap)
+    names[m] = "auto";
+  return m;
+}
+
 static inline size_t so_elem_size(int op) { return op == SO_SUM ? sizeof(float) : 16; }
 
 static inline uint32_t so_hash(uint32_t a, uint32_t b, uint32_t c)

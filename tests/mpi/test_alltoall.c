@@ -6,9 +6,13 @@
  * processes, automatic, one-round and smallest-factor k-vectors. Every
  * receiver checks it got exactly the expected items with the expected
  * content, in ascending source order; a failing callback on one rank gives
- * BPC_ECALLBACK on all.
+ * BPC_ECALLBACK on all; every documented argument error and every field
+ * that must match (k-vector, block count, type, element size), bad on rank
+ * 0 only, on the last rank only and on all, gives the same code everywhere
+ * and never hangs.
  */
 #include "mpi_check.h"
+#include "bad_case.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,7 +170,9 @@ static void run_a2a(int n, int custom, const int *k, int nk, int fail_rank, int 
   }
   bpc_type_ops_t ops = {s_size, s_pack, s_unpack, s_destroy, NULL};
   bpc_type_t t = custom ? bpc_type_custom(&ops, NULL) : bpc_type_contiguous(sizeof(int), MPI_INT);
-  bpc_alltoall_params_t ap = {k, nk};
+  bpc_alltoall_params_t ap = bpc_alltoall_params_default();
+  ap.k = k;
+  ap.nk = nk;
   rc = bpc_alltoall(ctx, a, &t, a_send, a_recv, &u, &ap);
   T_CHECK(rc == expect_rc, "%s n=%d custom=%d nk=%d: got %s (%s), want %s", what, n, custom, nk,
           bpc_err_name(rc), bpc_last_error(ctx), bpc_err_name(expect_rc));
@@ -225,6 +231,118 @@ START_TEST(test_alltoall_errors)
 }
 END_TEST
 
+/* ------------------------------------------------- bad argument on some ranks */
+
+static int none_send(int src, int dst, const void **item, void *user)
+{
+  (void)src;
+  (void)dst;
+  (void)user;
+  *item = NULL;
+  return 0;
+}
+
+static int none_recv(int dst, int src, void *item, void *user)
+{
+  (void)dst;
+  (void)src;
+  (void)item;
+  (void)user;
+  return 0;
+}
+
+/* Every documented argument error, then every field that must match; the
+ * switch in test_alltoall_bad_rank spoils case i on the bad ranks. */
+static const bad_case_t bad_cases[] = {
+    {"assign NULL", BPC_ENULL, 0, NULL},
+    {"type NULL", BPC_ENULL, 0, NULL},
+    {"send NULL", BPC_ENULL, 0, NULL},
+    {"recv NULL", BPC_ENULL, 0, NULL},
+    {"custom type without callbacks", BPC_ETYPE, 0, NULL},
+    {"unknown algorithm", BPC_EALGO, 0, NULL},
+    {"unknown BPC_ALLTOALL_ALGORITHM", BPC_EALGO, 0, NULL},
+    {"k-vector product", BPC_EKVEC, 0, NULL},
+    {"k < 2", BPC_EKVEC, 0, NULL},
+    {"nk negative", BPC_EKVEC, 0, NULL},
+    {"nk too long", BPC_EKVEC, 0, NULL},
+    {"nthreads negative", BPC_EINVAL, 0, NULL},
+    {"assignment of another context", BPC_EINVAL, 0, NULL},
+    {"k-vector differs", BPC_EMISMATCH, 1, "k-vector"},
+    {"block count differs", BPC_EMISMATCH, 1, "nblocks"},
+    {"type differs", BPC_EMISMATCH, 1, "type"},
+    {"element size differs", BPC_EMISMATCH, 1, "element size"},
+};
+#define NBAD ((int)(sizeof bad_cases / sizeof bad_cases[0]))
+
+START_TEST(test_alltoall_bad_rank)
+{
+  const int n = 2 * t_size;
+  bpc_assign_t *a = NULL, *a1 = NULL, *oa = NULL;
+  bpc_ctx_t *other = NULL;
+  T_CHECK(bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a) == BPC_OK, "assign");
+  T_CHECK(bpc_assign_create(ctx, n + 1, BPC_ASSIGN_CONTIGUOUS, NULL, &a1) == BPC_OK, "assign");
+  T_CHECK(bpc_init_serial(NULL, &other) == BPC_OK, "serial context");
+  T_CHECK(bpc_assign_create(other, n, BPC_ASSIGN_CONTIGUOUS, NULL, &oa) == BPC_OK, "assign");
+  const bpc_type_t ti = bpc_type_contiguous(sizeof(int), MPI_INT);
+  const bpc_type_t td = bpc_type_contiguous(sizeof(double), MPI_DOUBLE);
+  bpc_type_ops_t none;
+  memset(&none, 0, sizeof none);
+  const bpc_type_t tbad = bpc_type_custom(&none, NULL);
+  bpc_type_ops_t ops = {s_size, s_pack, s_unpack, s_destroy, NULL};
+  const bpc_type_t tstr = bpc_type_custom(&ops, NULL);
+  int kprod[2] = {n, 2}, kone[2] = {1, n}, kflat[1] = {n}, ksplit[2] = {2, t_size};
+  int klong[BPC_ALLTOALL_MAX_K + 1];
+  for (int i = 0; i <= BPC_ALLTOALL_MAX_K; i++)
+    klong[i] = 2;
+
+  for (int ci = 0; ci < NBAD; ci++)
+    for (int m = 0; m < BAD_NMODES; m++) {
+      const bad_case_t *C = &bad_cases[ci];
+      const int bad = bad_here(m);
+      const bpc_assign_t *A = a;
+      const bpc_type_t *T = &ti;
+      bpc_a2a_send_fn snd = none_send;
+      bpc_a2a_recv_fn rcv = none_recv;
+      bpc_alltoall_params_t P = bpc_alltoall_params_default();
+      if (ci == 13) { /* one round on the bad ranks, two elsewhere */
+        P.k = bad || t_size == 1 ? kflat : ksplit;
+        P.nk = bad || t_size == 1 ? 1 : 2;
+      }
+      if (bad) {
+        switch (ci) {
+        case 0: A = NULL; break;
+        case 1: T = NULL; break;
+        case 2: snd = NULL; break;
+        case 3: rcv = NULL; break;
+        case 4: T = &tbad; break;
+        case 5: P.algorithm = "bogus"; break;
+        case 6: setenv("BPC_ALLTOALL_ALGORITHM", "bogus", 1); break;
+        case 7: P.k = kprod; P.nk = 2; break;
+        case 8: P.k = kone; P.nk = 2; break;
+        case 9: P.k = kflat; P.nk = -1; break;
+        case 10: P.k = klong; P.nk = BPC_ALLTOALL_MAX_K + 1; break;
+        case 11: P.nthreads = -1; break;
+        case 12: A = oa; break;
+        case 14: A = a1; break;
+        case 15: T = &tstr; break;
+        case 16: T = &td; break;
+        default: break;
+        }
+      }
+      int rc = bpc_alltoall(ctx, A, T, snd, rcv, NULL, &P);
+      unsetenv("BPC_ALLTOALL_ALGORITHM");
+      bad_check(ctx, C, m, rc);
+    }
+  /* the context still works */
+  run_a2a(n, 0, NULL, 0, -1, BPC_OK, "after bad ranks");
+  bpc_assign_destroy(&oa);
+  bpc_finalize(&other);
+  bpc_assign_destroy(&a1);
+  bpc_assign_destroy(&a);
+  T_SYNC();
+}
+END_TEST
+
 static Suite *a2a_suite(void)
 {
   Suite *s = suite_create("alltoall_mpi");
@@ -233,6 +351,7 @@ static Suite *a2a_suite(void)
   tcase_set_timeout(tc, 240);
   tcase_add_test(tc, test_alltoall_variants);
   tcase_add_test(tc, test_alltoall_errors);
+  tcase_add_test(tc, test_alltoall_bad_rank);
   suite_add_tcase(s, tc);
   return s;
 }

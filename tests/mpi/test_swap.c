@@ -9,9 +9,14 @@
  * 1 and 2 OpenMP threads (bit-identical with the deterministic tree),
  * bytes sent per rank against the model n(p-1)/p, and bad input (k-vector
  * mismatch, an order that is not a permutation, operator failure on one
- * rank, arguments that differ between ranks) failing on every rank alike.
+ * rank, arguments that differ between ranks) failing on every rank alike;
+ * test_bad_rank: every documented argument error and every field that must
+ * match, bad on rank 0 only, on the last rank only and on all ranks, gives
+ * the same code everywhere (BPC_EMISMATCH naming the field for the
+ * must-match ones) and never hangs. Schedules come from the registry.
  */
 #include "mpi_check.h"
+#include "bad_case.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -53,13 +58,14 @@ static void one_case(bpc_assign_t *a, int op, size_t count, const bpc_swap_param
  * whose n-1 stages are slow when oversubscribed, on fewer cases). */
 START_TEST(test_schedules)
 {
-  const char *algs[] = {"radixk", "shift", "ring"};
+  const char *algs[16];
+  const int nalg = so_algos(algs, 16);
   int order[64];
   int idx = 0;
   for (int bpp = 1; bpp <= 4; bpp++) {
     const int n = bpp * t_size;
     bpc_assign_t *a = make_assign(n, bpp == 2 ? BPC_ASSIGN_ROUND_ROBIN : BPC_ASSIGN_CONTIGUOUS);
-    for (int ai = 0; ai < 3; ai++) {
+    for (int ai = 0; ai < nalg; ai++) {
       if (ai > 0 && bpp > 2)
         continue;
       for (int op = 0; op < SO_NOPS; op++, idx++) {
@@ -134,10 +140,11 @@ END_TEST
 START_TEST(test_fewer_blocks)
 {
   const int ns[3] = {1, t_size > 2 ? t_size - 1 : 1, t_size > 3 ? t_size / 2 + 1 : 2};
-  const char *algs[] = {"radixk", "shift", "ring"};
+  const char *algs[16];
+  const int nalg = so_algos(algs, 16);
   for (int i = 0; i < 3; i++) {
     bpc_assign_t *a = make_assign(ns[i], BPC_ASSIGN_CONTIGUOUS);
-    for (int ai = 0; ai < 3; ai++) {
+    for (int ai = 0; ai < nalg; ai++) {
       bpc_swap_params_t P = bpc_swap_params_default();
       P.algorithm = algs[ai];
       P.nthreads = 1;
@@ -198,8 +205,9 @@ START_TEST(test_bytes_model)
   const int n = t_size;
   const size_t count = 840 * 4; /* divisible by every n in the testlist */
   bpc_assign_t *a = make_assign(n, BPC_ASSIGN_CONTIGUOUS);
-  const char *algs[] = {"radixk", "shift", "ring"};
-  for (int ai = 0; ai < 3; ai++)
+  const char *algs[16];
+  const int nalg = so_algos(algs, 16);
+  for (int ai = 0; ai < nalg; ai++)
     for (int op = 0; op < SO_NOPS; op += 2) {
       bpc_swap_params_t P = bpc_swap_params_default();
       P.algorithm = algs[ai];
@@ -268,7 +276,7 @@ START_TEST(test_bad_input)
     for (int i = 0; i < n; i++)
       ord[i] = t_rank == 0 ? n - 1 - i : i;
     rc = bpc_swap(ctx, a, &t, bufs, 40, &op, &P, pc, NULL);
-    T_CHECK(rc == BPC_EINVAL, "differing orders: %s", bpc_err_name(rc));
+    T_CHECK(rc == BPC_EMISMATCH, "differing orders: %s", bpc_err_name(rc));
   }
   free(ord);
 
@@ -276,12 +284,13 @@ START_TEST(test_bad_input)
   P = bpc_swap_params_default();
   if (t_size > 1) {
     rc = bpc_swap(ctx, a, &t, bufs, t_rank == 0 ? 39 : 40, &op, &P, pc, NULL);
-    T_CHECK(rc == BPC_EINVAL, "differing counts: %s", bpc_err_name(rc));
+    T_CHECK(rc == BPC_EMISMATCH, "differing counts: %s", bpc_err_name(rc));
   }
 
   /* operator failure on the last rank: BPC_ECALLBACK everywhere, every schedule */
-  const char *algs[] = {"radixk", "shift", "ring"};
-  for (int ai = 0; ai < 3; ai++) {
+  const char *algs[16];
+  const int nalg = so_algos(algs, 16);
+  for (int ai = 0; ai < nalg; ai++) {
     bpc_swap_op_t fop = {fail_on_last_rank, 1, NULL};
     P = bpc_swap_params_default();
     P.algorithm = algs[ai];
@@ -303,6 +312,169 @@ START_TEST(test_bad_input)
 }
 END_TEST
 
+
+/* ------------------------------------------------- bad argument on some ranks */
+
+typedef struct bad_args {
+  bpc_ctx_t *ctx;
+  const bpc_assign_t *a;
+  const bpc_type_t *type;
+  void *const *bufs;
+  size_t count;
+  const bpc_swap_op_t *op;
+  bpc_swap_params_t P;
+  bpc_swap_piece_t *pieces;
+} bad_args_t;
+
+/* Every documented argument error, then every field that must match; the
+ * switch in test_bad_rank spoils the arguments of case i on the bad ranks. */
+static const bad_case_t bad_cases[] = {
+    {"assign NULL", BPC_ENULL, 0, NULL},
+    {"type NULL", BPC_ENULL, 0, NULL},
+    {"op NULL", BPC_ENULL, 0, NULL},
+    {"op->fn NULL", BPC_ENULL, 0, NULL},
+    {"bufs NULL", BPC_ENULL, 0, NULL},
+    {"a buffer NULL", BPC_ENULL, 0, NULL},
+    {"pieces NULL", BPC_ENULL, 0, NULL},
+    {"custom type", BPC_ETYPE, 0, NULL},
+    {"element size 0", BPC_ETYPE, 0, NULL},
+    {"unknown algorithm", BPC_EALGO, 0, NULL},
+    {"unknown BPC_SWAP_ALGORITHM", BPC_EALGO, 0, NULL},
+    {"k-vector product", BPC_EKVEC, 0, NULL},
+    {"k < 2", BPC_EKVEC, 0, NULL},
+    {"nk negative", BPC_EKVEC, 0, NULL},
+    {"nk too long", BPC_EKVEC, 0, NULL},
+    {"order not a permutation", BPC_EPERM, 0, NULL},
+    {"rounds too many", BPC_ERANGE, 0, NULL},
+    {"rounds negative", BPC_ERANGE, 0, NULL},
+    {"count overflows", BPC_ERANGE, 0, NULL},
+    {"nthreads negative", BPC_EINVAL, 0, NULL},
+    {"partial shift", BPC_EINVAL, 0, NULL},
+    {"assignment of another context", BPC_EINVAL, 0, NULL},
+    {"count differs", BPC_EMISMATCH, 1, "count"},
+    {"k-vector differs", BPC_EMISMATCH, 1, "k-vector"},
+    {"rounds differ", BPC_EMISMATCH, 1, "rounds"},
+    {"order differs", BPC_EMISMATCH, 1, "order"},
+    {"algorithm differs", BPC_EMISMATCH, 1, "algorithm"},
+    {"BPC_SWAP_ALGORITHM differs", BPC_EMISMATCH, 1, "algorithm"},
+    {"element size differs", BPC_EMISMATCH, 1, "element size"},
+    {"commutativity differs", BPC_EMISMATCH, 1, "commutative"},
+    {"deterministic differs", BPC_EMISMATCH, 1, "deterministic"},
+};
+#define NBAD ((int)(sizeof bad_cases / sizeof bad_cases[0]))
+
+START_TEST(test_bad_rank)
+{
+  const int n = 2 * t_size;
+  bpc_assign_t *a = make_assign(n, BPC_ASSIGN_CONTIGUOUS);
+  bpc_ctx_t *other = NULL;
+  bpc_assign_t *oa = NULL;
+  T_CHECK(bpc_init_serial(NULL, &other) == BPC_OK, "serial context");
+  T_CHECK(bpc_assign_create(other, n, BPC_ASSIGN_CONTIGUOUS, NULL, &oa) == BPC_OK, "assign");
+  const int *gids;
+  int nl = 0;
+  bpc_assign_local(a, &gids, &nl);
+  float *b[2];
+  void *nullbufs[2] = {NULL, NULL};
+  bpc_swap_piece_t pc[2];
+  const bpc_type_t t = bpc_type_contiguous(4, MPI_FLOAT);
+  const bpc_type_t t8 = bpc_type_contiguous(8, MPI_DOUBLE);
+  const bpc_type_t zero = bpc_type_contiguous(0, MPI_BYTE);
+  bpc_type_ops_t tops;
+  memset(&tops, 0, sizeof tops);
+  const bpc_type_t custom = bpc_type_custom(&tops, NULL);
+  const bpc_swap_op_t op = so_op(SO_SUM);
+  bpc_swap_op_t nofn = op, noncomm = op;
+  nofn.fn = NULL;
+  noncomm.commutative = 0;
+  int kprod[2] = {n, 2}, kone[2] = {1, n}, kflat[1] = {n}, ksplit[2] = {2, t_size};
+  int klong[BPC_SWAP_MAX_K + 1];
+  for (int i = 0; i <= BPC_SWAP_MAX_K; i++)
+    klong[i] = 2;
+  int *ord = malloc(sizeof(int) * (size_t)n), *rev = malloc(sizeof(int) * (size_t)n);
+  for (int i = 0; i < n; i++) {
+    ord[i] = i;
+    rev[i] = n - 1 - i;
+  }
+  ord[n - 1] = 0; /* not a permutation */
+
+  for (int ci = 0; ci < NBAD; ci++)
+    for (int m = 0; m < BAD_NMODES; m++) {
+      const bad_case_t *C = &bad_cases[ci];
+      const int bad = bad_here(m);
+      for (int i = 0; i < nl; i++) {
+        b[i] = calloc(40, sizeof(float));
+        so_fill(SO_SUM, gids[i], b[i], 40);
+      }
+      bad_args_t A = {ctx, a, &t, (void *const *)b, 40, &op, bpc_swap_params_default(), pc};
+      A.P.nthreads = 1;
+      if (bad) {
+        switch (ci) {
+        case 0: A.a = NULL; break;
+        case 1: A.type = NULL; break;
+        case 2: A.op = NULL; break;
+        case 3: A.op = &nofn; break;
+        case 4: A.bufs = NULL; break;
+        case 5: A.bufs = (void *const *)nullbufs; break;
+        case 6: A.pieces = NULL; break;
+        case 7: A.type = &custom; break;
+        case 8: A.type = &zero; break;
+        case 9: A.P.algorithm = "bogus"; break;
+        case 10: setenv("BPC_SWAP_ALGORITHM", "bogus", 1); break;
+        case 11: A.P.k = kprod; A.P.nk = 2; break;
+        case 12: A.P.k = kone; A.P.nk = 2; break;
+        case 13: A.P.k = kflat; A.P.nk = -1; break;
+        case 14: A.P.k = klong; A.P.nk = BPC_SWAP_MAX_K + 1; break;
+        case 15: A.P.order = ord; break;
+        case 16: A.P.algorithm = "radixk"; A.P.rounds = BPC_SWAP_MAX_K + 1; break;
+        case 17: A.P.algorithm = "radixk"; A.P.rounds = -1; break;
+        case 18: A.count = SIZE_MAX / 2; break;
+        case 19: A.P.nthreads = -1; break;
+        case 20: A.P.algorithm = "shift"; A.P.rounds = 1; break;
+        case 21: A.a = oa; break;
+        case 22: A.count = 39; break;
+        case 23: A.P.k = kflat; A.P.nk = 1; break;
+        case 24: A.P.rounds = 1; break;
+        case 25: A.P.order = rev; break;
+        case 26: A.P.algorithm = "ring"; break;
+        case 27: setenv("BPC_SWAP_ALGORITHM", "ring", 1); break;
+        case 28: A.type = &t8; break;
+        case 29: A.op = &noncomm; break;
+        case 30: A.P.deterministic = 1; break;
+        default: break;
+        }
+      }
+      /* the must-match cases: the others' value, valid and different */
+      if (ci == 23 && !bad) { /* the bad ranks use one round */
+        A.P.k = t_size > 1 ? ksplit : kflat;
+        A.P.nk = t_size > 1 ? 2 : 1;
+      }
+      if (ci == 24) { /* the same k-vector everywhere, partial on the bad ranks */
+        A.P.k = t_size > 1 ? ksplit : kflat;
+        A.P.nk = t_size > 1 ? 2 : 1;
+      }
+      if (ci == 26 && !bad)
+        A.P.algorithm = "shift";
+      if (ci == 28)
+        A.count = 20; /* same count, different element size */
+      int rc = bpc_swap(A.ctx, A.a, A.type, A.bufs, A.count, A.op, &A.P, A.pieces, NULL);
+      unsetenv("BPC_SWAP_ALGORITHM");
+      bad_check(ctx, C, m, rc);
+      for (int i = 0; i < nl; i++)
+        free(b[i]);
+    }
+  /* and the context still works */
+  bpc_swap_params_t P = bpc_swap_params_default();
+  one_case(a, SO_MAT, 21, &P, "after-bad-ranks");
+  free(ord);
+  free(rev);
+  bpc_assign_destroy(&oa);
+  bpc_finalize(&other);
+  bpc_assign_destroy(&a);
+  T_SYNC();
+}
+END_TEST
+
 static Suite *swap_suite(void)
 {
   Suite *s = suite_create("swap_mpi");
@@ -315,6 +487,7 @@ static Suite *swap_suite(void)
   tcase_add_test(tc, test_threads);
   tcase_add_test(tc, test_bytes_model);
   tcase_add_test(tc, test_bad_input);
+  tcase_add_test(tc, test_bad_rank);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -564,6 +564,98 @@ static void t_check_perm_ok(const int *order, int n)
     T_EQ(order[pos_of[g]], g);
 }
 
+/* Flat pieces (size_t), radix-k nested ownership and ring partners. */
+START_TEST(test_swap_pieces)
+{
+  /* flat: the same boundaries as bpc__piece_range, tiling [0, count) */
+  const size_t counts[] = {0, 1, 5, 37, 1000, (size_t)1 << 40};
+  for (int ci = 0; ci < 6; ci++)
+    for (int n = 1; n <= 13; n++) {
+      size_t next = 0;
+      for (int p = 0; p < n; p++) {
+        size_t off = 99, len = 99;
+        int64_t o = 0, l = 0;
+        bpc__flat_piece(counts[ci], n, p, &off, &len);
+        bpc__piece_range((int64_t)counts[ci], n, p, &o, &l);
+        ck_assert_uint_eq(off, (size_t)o);
+        ck_assert_uint_eq(len, (size_t)l);
+        ck_assert_uint_eq(off, next);
+        next = off + len;
+      }
+      ck_assert_uint_eq(next, counts[ci]);
+    }
+  size_t off = 1, len = 1;
+  bpc__flat_piece(10, 4, 4, &off, &len);
+  ck_assert(off == 0 && len == 0);
+
+  /* radix-k: binary swap on 8 positions, 8 elements: bit-reversed owners */
+  bpc__rounds_t R;
+  int k222[3] = {2, 2, 2};
+  ck_assert_int_eq(bpc__rounds_init(&R, 8, k222, 3, 0, NULL, 0), BPC_OK);
+  const int bitrev[8] = {0, 4, 2, 6, 1, 5, 3, 7};
+  for (int p = 0; p < 8; p++) {
+    bpc__radixk_piece(&R, 3, 8, p, &off, &len);
+    ck_assert_uint_eq(len, 1);
+    ck_assert_uint_eq(off, (size_t)bitrev[p]);
+  }
+  /* after one round: halves by the lowest digit */
+  bpc__radixk_piece(&R, 1, 8, 5, &off, &len);
+  ck_assert(off == 4 && len == 4);
+  bpc__radixk_piece(&R, 0, 8, 5, &off, &len);
+  ck_assert(off == 0 && len == 8);
+  /* one round = the flat split; any k-vector tiles [0, count) */
+  int k12[1] = {12}, k34[2] = {3, 4}, k43[2] = {4, 3};
+  const int *kv[3] = {k12, k34, k43};
+  const int nk[3] = {1, 2, 2};
+  for (int v = 0; v < 3; v++) {
+    ck_assert_int_eq(bpc__rounds_init(&R, 12, kv[v], nk[v], 0, NULL, 0), BPC_OK);
+    for (int ci = 0; ci < 5; ci++) {
+      unsigned char cover[1000];
+      memset(cover, 0, sizeof cover);
+      for (int p = 0; p < 12; p++) {
+        bpc__radixk_piece(&R, nk[v], counts[ci], p, &off, &len);
+        if (v == 0) {
+          size_t fo, fl;
+          bpc__flat_piece(counts[ci], 12, p, &fo, &fl);
+          ck_assert(fo == off && fl == len);
+        }
+        for (size_t e = off; e < off + len; e++)
+          cover[e]++;
+      }
+      for (size_t e = 0; e < counts[ci]; e++)
+        ck_assert_int_eq(cover[e], 1);
+    }
+  }
+  bpc__radixk_piece(&R, 3, 12, 0, &off, &len); /* rounds out of range */
+  ck_assert(off == 0 && len == 0);
+  bpc__radixk_piece(&R, 2, 12, 12, &off, &len); /* position out of range */
+  ck_assert(off == 0 && len == 0);
+  bpc__radixk_piece(NULL, 0, 12, 0, &off, &len);
+  ck_assert(off == 0 && len == 0);
+
+  /* ring partners */
+  ck_assert_int_eq(bpc__ring_pos(5, 4, 1), 0);
+  ck_assert_int_eq(bpc__ring_pos(5, 0, -1), 4);
+  ck_assert_int_eq(bpc__ring_pos(5, 2, -7), 0);
+  ck_assert_int_eq(bpc__ring_pos(5, 2, 13), 0);
+  ck_assert_int_eq(bpc__ring_pos(1, 0, -3), 0);
+  ck_assert_int_eq(bpc__ring_pos(0, 0, 1), -1);
+  ck_assert_int_eq(bpc__ring_pos(5, 5, 1), -1);
+  ck_assert_int_eq(bpc__ring_pos(5, -1, 1), -1);
+  for (int n = 1; n <= 9; n++)
+    for (int d = -2 * n; d <= 2 * n; d++) {
+      unsigned seen = 0;
+      for (int p = 0; p < n; p++) { /* a shift is a permutation, undone by -d */
+        const int q = bpc__ring_pos(n, p, d);
+        ck_assert(q >= 0 && q < n);
+        seen |= 1u << q;
+        ck_assert_int_eq(bpc__ring_pos(n, q, -d), p);
+      }
+      ck_assert_uint_eq(seen, (1u << n) - 1);
+    }
+}
+END_TEST
+
 START_TEST(test_perm)
 {
   static int order[70000];
@@ -632,6 +724,7 @@ static Suite *patterns_suite(void)
   tcase_add_test(tc, test_diy_example);
   tcase_add_test(tc, test_merge);
   tcase_add_test(tc, test_pieces);
+  tcase_add_test(tc, test_swap_pieces);
   tcase_add_test(tc, test_perm);
   suite_add_tcase(s, tc);
   return s;

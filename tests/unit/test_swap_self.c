@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "../common/swap_run.h"
+#include "engines/swap/swap_internal.h"
 
 static bpc_ctx_t *ctx;
 
@@ -53,14 +54,15 @@ static int run_case(bpc_assign_t *a, int op, size_t count, const bpc_swap_params
 /* Every schedule, every op, several counts and orders, n = 1..16. */
 START_TEST(test_all_schedules)
 {
-  const char *algs[] = {"radixk", "shift", "ring", "auto"};
+  const char *algs[16];
+  const int nalg = so_algos(algs, 16) + 1; /* and "auto" */
   const size_t counts[] = {0, 1, 3, 37, 1000};
   int order[16];
   for (int n = 1; n <= 16; n++) {
     if (n > 8 && n != 12 && n != 13 && n != 16)
       continue;
     bpc_assign_t *a = assign_n(n);
-    for (int ai = 0; ai < 4; ai++)
+    for (int ai = 0; ai < nalg; ai++)
       for (int op = 0; op < SO_NOPS; op++)
         for (int ci = 0; ci < 5; ci++)
           for (int ok = 0; ok < 3; ok++) {
@@ -189,8 +191,9 @@ START_TEST(test_stats_model)
   const int n = 8;
   const size_t count = 800;
   bpc_assign_t *a = assign_n(n);
-  const char *algs[] = {"radixk", "shift", "ring"};
-  for (int ai = 0; ai < 3; ai++)
+  const char *algs[16];
+  const int nalg = so_algos(algs, 16);
+  for (int ai = 0; ai < nalg; ai++)
     for (int op = 0; op < SO_NOPS; op += 2) {
       bpc_swap_params_t P = bpc_swap_params_default();
       P.algorithm = algs[ai];
@@ -280,8 +283,9 @@ START_TEST(test_bad_input)
   ck_assert_int_eq(bpc_swap(ctx, a, &t, bufs, SIZE_MAX / 2, &op, &P, pc, NULL), BPC_ERANGE);
 
   /* operator failure: every schedule finishes and reports it */
-  const char *algs[] = {"radixk", "shift", "ring"};
-  for (int ai = 0; ai < 3; ai++) {
+  const char *algs[16];
+  const int nalg = so_algos(algs, 16);
+  for (int ai = 0; ai < nalg; ai++) {
     int calls = 0;
     bpc_swap_op_t fop = {fail_op, 1, &calls};
     P = bpc_swap_params_default();
@@ -297,7 +301,7 @@ START_TEST(test_bad_input)
   run_case(a, SO_MAT, 40, &P, "after-errors");
 
   /* count 0: buffers may be NULL; every piece is empty */
-  for (int ai = 0; ai < 3; ai++) {
+  for (int ai = 0; ai < nalg; ai++) {
     P = bpc_swap_params_default();
     P.algorithm = algs[ai];
     for (int i = 0; i < n; i++)
@@ -338,10 +342,10 @@ START_TEST(test_env_and_tuning)
   bpc_swap_info_t info;
   int rc = 0;
 
-  setenv("BPC_SWAP_ALGORITHM", "ring", 1);
+  setenv("BPC_SWAP_ALGORITHM", "Ring", 1); /* names are case-insensitive */
   ck_assert_int_eq(so_run(ctx, a, &c, "env", &rc, &info, NULL), 0);
   ck_assert_int_eq(info.algorithm, BPC_SWAP_RING);
-  ck_assert_int_eq(info.source, 1);
+  ck_assert_int_eq(info.source, BPC_SOURCE_ENV);
   setenv("BPC_SWAP_ALGORITHM", "nope", 1);
   so_run(ctx, a, &c, "env-bad (expected failure)", &rc, NULL, NULL);
   ck_assert_int_eq(rc, BPC_EALGO);
@@ -358,7 +362,7 @@ START_TEST(test_env_and_tuning)
   c.count = 1000; /* 16000 bytes: nearest non-commutative entry is 100000 */
   ck_assert_int_eq(so_run(ctx, a, &c, "tuning", &rc, &info, NULL), 0);
   ck_assert_int_eq(info.algorithm, BPC_SWAP_RADIXK);
-  ck_assert_int_eq(info.source, 2);
+  ck_assert_int_eq(info.source, BPC_SOURCE_TUNING);
   ck_assert_int_eq(info.nk, 3);
   ck_assert_int_eq(info.k[0], 3);
   c.count = 2; /* 32 bytes: the 64-byte entry */
@@ -367,10 +371,20 @@ START_TEST(test_env_and_tuning)
   c.op = SO_SUM; /* commutative: the commutative entry wins */
   ck_assert_int_eq(so_run(ctx, a, &c, "tuning", &rc, &info, NULL), 0);
   ck_assert_int_eq(info.algorithm, BPC_SWAP_RING);
+  /* a k-vector in the call means radixk from the argument, not the file */
+  int k34[2] = {3, 4};
+  c.params.k = k34;
+  c.params.nk = 2;
+  ck_assert_int_eq(so_run(ctx, a, &c, "tuning+k", &rc, &info, NULL), 0);
+  ck_assert_int_eq(info.algorithm, BPC_SWAP_RADIXK);
+  ck_assert_int_eq(info.source, BPC_SOURCE_ARGUMENT);
+  ck_assert_int_eq(info.k[0], 3);
+  c.params.k = NULL;
+  c.params.nk = 0;
   unsetenv("BPC_TUNING_FILE");
   remove(path);
   ck_assert_int_eq(so_run(ctx, a, &c, "builtin", &rc, &info, NULL), 0);
-  ck_assert_int_eq(info.source, 3);
+  ck_assert_int_eq(info.source, BPC_SOURCE_BUILTIN);
   ck_assert_int_eq(info.algorithm, BPC_SWAP_RADIXK);
   bpc_assign_destroy(&a);
 }
@@ -429,7 +443,7 @@ START_TEST(test_alltoall_self)
     for (int variant = 0; variant < 2; variant++) {
       memset(u.seen, 0, (size_t)(n * n));
       u.bad = 0;
-      bpc_alltoall_params_t ap = {NULL, 0};
+      bpc_alltoall_params_t ap = bpc_alltoall_params_default();
       int one[1] = {n};
       if (variant == 1) {
         ap.k = one;
@@ -451,6 +465,106 @@ START_TEST(test_alltoall_self)
 }
 END_TEST
 
+/* The registry: bpc_algorithms("swap") lists every schedule with a name,
+ * a description and a distinct id, and each name runs as itself. */
+START_TEST(test_registry)
+{
+  bpc_algo_info_t t[16];
+  int n = 0;
+  ck_assert_int_eq(bpc_algorithms("swap", NULL, 0, &n), BPC_OK);
+  ck_assert_int_ge(n, 3);
+  ck_assert_int_eq(bpc_algorithms("SWAP", t, 16, &n), BPC_OK);
+  bpc_assign_t *a = assign_n(6);
+  for (int i = 0; i < n; i++) {
+    ck_assert(t[i].name != NULL && t[i].desc != NULL && t[i].id != BPC_SWAP_AUTO);
+    for (int j = 0; j < i; j++)
+      ck_assert_int_ne(t[i].id, t[j].id);
+    bpc_swap_params_t P = bpc_swap_params_default();
+    P.algorithm = t[i].name;
+    P.nthreads = 1;
+    so_case_t c = {SO_MAT, 30, P};
+    bpc_swap_info_t info;
+    int rc = 0;
+    ck_assert_int_eq(so_run(ctx, a, &c, t[i].name, &rc, &info, NULL), 0);
+    ck_assert_int_eq(info.algorithm, t[i].id);
+    ck_assert_str_eq(info.name, t[i].name);
+    ck_assert_int_eq(info.source, BPC_SOURCE_ARGUMENT);
+  }
+  ck_assert_int_eq(bpc_algorithms("alltoall", t, 16, &n), BPC_OK);
+  ck_assert_int_eq(n, 1);
+  ck_assert_str_eq(t[0].name, "rounds");
+  bpc_assign_destroy(&a);
+}
+END_TEST
+
+/* The internal entry compositing uses: plan with a forced schedule (the
+ * name in params is ignored), the signature, one agreement, exec; an
+ * unknown id fails in the plan. */
+START_TEST(test_plan_by_id)
+{
+  const int n = 6;
+  const size_t count = 30;
+  bpc_assign_t *a = assign_n(n);
+  bpc_type_t t = bpc_type_contiguous(16, MPI_BYTE);
+  bpc_swap_op_t op = so_op(SO_MAT);
+  bpc_swap_params_t P = bpc_swap_params_default();
+  P.algorithm = "ring"; /* ignored: the id wins */
+  P.nthreads = 1;
+  void *bufs[6];
+  bpc_swap_piece_t pc[6];
+  for (int i = 0; i < n; i++) {
+    bufs[i] = malloc(count * 16);
+    so_fill(SO_MAT, i, bufs[i], count);
+  }
+  bpc__swap_plan_t plan;
+  ck_assert_int_eq(bpc__swap_plan_by_id(ctx, a, &t, count, &op, &P, BPC_SWAP_SHIFT, &plan),
+                   BPC_OK);
+  ck_assert_int_eq(plan.row->info.id, BPC_SWAP_SHIFT);
+  ck_assert_int_eq(plan.source, BPC_SOURCE_ARGUMENT);
+  bpc__sig_t sig;
+  bpc__sig_init(&sig);
+  bpc__sig_int(&sig, "caller's own field", 7);
+  bpc__swap_plan_sig(&plan, &sig);
+  ck_assert_int_eq(sig.n, 11);
+  ck_assert_int_eq(bpc__agree_args(ctx, "test", plan.rc, &sig), BPC_OK);
+  bpc_swap_info_t info;
+  ck_assert_int_eq(bpc__swap_exec(&plan, bufs, pc, &info), BPC_OK);
+  ck_assert_int_eq(info.algorithm, BPC_SWAP_SHIFT);
+  ck_assert_int_eq(info.source, BPC_SOURCE_ARGUMENT);
+  for (int i = 0; i < n; i++) {
+    bpc_swap_piece_t q;
+    ck_assert_int_eq(bpc_swap_piece_of(&info, count, i, &q), BPC_OK);
+    ck_assert(q.offset == pc[i].offset && q.count == pc[i].count);
+    for (size_t e = q.offset; e < q.offset + q.count; e++) {
+      unsigned char ref[16];
+      int order[6] = {0, 1, 2, 3, 4, 5};
+      so_reference(SO_MAT, order, 0, n, e, ref);
+      ck_assert(so_equal(SO_MAT, (char *)bufs[i] + e * 16, ref));
+    }
+  }
+  bpc__swap_plan_free(&plan);
+  bpc__swap_plan_free(&plan); /* idempotent */
+
+  /* radixk forced with a k-vector from params */
+  int k32[2] = {3, 2};
+  P.k = k32;
+  P.nk = 2;
+  ck_assert_int_eq(bpc__swap_plan_by_id(ctx, a, &t, count, &op, &P, BPC_SWAP_RADIXK, &plan),
+                   BPC_OK);
+  ck_assert(plan.nk == 2 && plan.k[0] == 3 && plan.k[1] == 2 && plan.nrounds == 2);
+  bpc__swap_plan_free(&plan);
+  /* an unknown id, and a plan error is what exec returns */
+  ck_assert_int_eq(bpc__swap_plan_by_id(ctx, a, &t, count, &op, &P, (bpc_swap_algorithm_t)99,
+                                        &plan), BPC_EALGO);
+  ck_assert_ptr_null(plan.row);
+  ck_assert_int_eq(bpc__swap_exec(&plan, bufs, pc, NULL), BPC_EALGO);
+  bpc__swap_plan_free(&plan);
+  for (int i = 0; i < n; i++)
+    free(bufs[i]);
+  bpc_assign_destroy(&a);
+}
+END_TEST
+
 static Suite *swap_self_suite(void)
 {
   Suite *s = suite_create("swap_self");
@@ -464,6 +578,8 @@ static Suite *swap_self_suite(void)
   tcase_add_test(tc, test_stats_model);
   tcase_add_test(tc, test_bad_input);
   tcase_add_test(tc, test_env_and_tuning);
+  tcase_add_test(tc, test_registry);
+  tcase_add_test(tc, test_plan_by_id);
   tcase_add_test(tc, test_alltoall_self);
   suite_add_tcase(s, tc);
   return s;

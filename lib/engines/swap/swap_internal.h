@@ -1,92 +1,126 @@
 /*
- * lib/engines/swap/swap_internal.h - state shared by the swap-reduce entry
- * (swap.c) and its schedules (swap_radixk.c, swap_shift.c, swap_ring.c).
- * Not installed.
+ * lib/engines/swap/swap_internal.h - the swap-reduce engine as the library
+ * sees it: its registry entry, its tuning hook, and the entry split into
+ * steps for callers that make their own agreement (the compositing
+ * plug-in). Not installed. The schedules' call state and helpers are in
+ * swap_common.h (this header does not include it).
  *
- * Error policy inside a schedule: a failure that leaves the messaging
- * usable (operator failure, a piece of the wrong size) is recorded in
- * c->err (first one wins, message via bpc__err) and the schedule goes on
- * without calling the operator again, so no peer waits forever; swap.c then
- * agrees on the code over all ranks. A messaging failure (MPI) is returned
- * at once.
+ * bpc_swap is exactly these steps (swap.c):
+ *
+ *   bpc__swap_plan_t plan;
+ *   bpc__sig_t sig;
+ *   int rc = bpc__swap_plan(ctx, assign, type, count, op, params, &plan);
+ *   (bpc_swap also checks bufs and pieces here)
+ *   bpc__sig_init(&sig);
+ *   bpc__swap_plan_sig(&plan, &sig);
+ *   rc = bpc__agree_args(ctx, "swap", rc, &sig);
+ *   if (rc == BPC_OK)
+ *     rc = bpc__swap_exec(&plan, bufs, pieces, info);
+ *   bpc__swap_plan_free(&plan);
+ *
+ * A caller with its own arguments (compositing) plans first, adds its own
+ * fields and the plan's to ONE signature and agrees once, then executes:
+ * swap neither picks nor hashes the schedule again. To force a schedule
+ * (compositing maps each of its strategies to a swap schedule), use
+ * bpc__swap_plan_by_id with the schedule's id (bpc_swap_algorithm_t) and
+ * the k-vector in params->k / params->nk (NULL / 0: automatic);
+ * params->algorithm, BPC_SWAP_ALGORITHM and the tuning file are then not
+ * consulted and info.source is BPC_SOURCE_ARGUMENT.
  */
 #ifndef BPC_LIB_ENGINES_SWAP_INTERNAL_H
 #define BPC_LIB_ENGINES_SWAP_INTERNAL_H
 
 #include "bpc/swap.h"
-#include "comm/comm.h"
+#include "comm/coll.h"
 #include "core/core.h"
+#include "core/registry.h"
 #include "patterns/patterns.h"
-#include "threads/threads.h"
 
-typedef struct bpc__swap_call {
+/* The registry entry: table radixk / shift / ring, BPC_SWAP_ALGORITHM, the
+ * tuning file (lib/engines/engines.c lists it). */
+extern const bpc__engine_t bpc__engine_swap;
+
+/*
+ * A planned call: everything bpc__swap_plan decided, owned by the plan
+ * (free with bpc__swap_plan_free). Fields are read-only for callers; the
+ * ones they may read: rc, row, source, k/nk, nrounds.
+ */
+typedef struct bpc__swap_plan {
   bpc_ctx_t *ctx;
-  bpc__exch_t *ex;
-  int n;             /* blocks */
-  const int *order;  /* order[pos] = gid */
-  const int *pos_of; /* pos_of[gid] = pos */
-  int nlocal;
-  const int *gids;   /* local gids (ascending) */
-  const int *lpos;   /* position of each local block */
-  char *const *buf;  /* each local block's buffer */
-  size_t count;      /* elements per buffer */
-  size_t es;         /* bytes per element */
-  const bpc_swap_op_t *op;
-  int deterministic;
-  bpc__tree_t tree;  /* the ordered tree reduction (fn/arg wrap op) */
-  bpc_swap_piece_t *pieces; /* out, per local block */
-  int err;           /* first recorded (non-messaging) failure; BPC_OK */
-  int cur_round;     /* for messages */
-  const bpc_swap_codec_t *codec; /* optional piece codec, or NULL */
-  void **scratch;    /* pool buffers of encoded pieces in flight */
-  size_t *scratch_cap;
-  int nscratch, scratch_max;
-} bpc__swap_call_t;
+  const bpc_assign_t *assign;
+  size_t count;              /* elements per buffer */
+  size_t es;                 /* bytes per element */
+  bpc_swap_op_t op;          /* copy of the operator */
+  bpc_swap_params_t params;  /* copy; params.codec must stay valid until exec */
+  const bpc__algo_t *row;    /* the schedule (NULL after an error) */
+  bpc_algo_source_t source;  /* where the choice came from */
+  int k[BPC_SWAP_MAX_K];     /* radixk: the k-vector (all rounds) */
+  int nk;
+  bpc__rounds_t R;           /* radixk: the rounds of k */
+  int nrounds;               /* radixk: rounds to perform; else 1 */
+  int *order;                /* order[pos] = gid (a copy) */
+  int *pos_of;               /* pos_of[gid] = pos */
+  int *lpos;                 /* position of each local block */
+  int rc;                    /* the first error found on this rank, or BPC_OK */
+} bpc__swap_plan_t;
 
-/* Send `len` elements at `data` of local block b to dst_gid (seq): dense
- * (borrowed from the block's buffer) or, with a codec, encoded into a
- * scratch buffer kept until bpc__swap_scratch_free. len > 0. */
-int bpc__swap_send(bpc__swap_call_t *c, int b, int dst_gid, int seq, const void *data, size_t len);
+/*
+ * Plan a call on this rank: every local argument check of bpc_swap except
+ * bufs and pieces (see bpc_swap for the codes), the choice of schedule
+ * (params->algorithm, BPC_SWAP_ALGORITHM, tuning file, built-in rule), the
+ * k-vector and rounds, the order and the positions. No message, no
+ * collective. Never returns early: *plan is always initialised (free it
+ * with bpc__swap_plan_free), and its rc and the return value are the first
+ * error found (message recorded with bpc__err) or BPC_OK. params may be
+ * NULL (defaults). ctx NULL is BPC_ENULL (nothing recorded).
+ */
+int bpc__swap_plan(bpc_ctx_t *ctx, const bpc_assign_t *a, const bpc_type_t *type, size_t count,
+                   const bpc_swap_op_t *op, const bpc_swap_params_t *params,
+                   bpc__swap_plan_t *plan);
 
-/* Check that message m carries a piece of `len` elements: dense, or an
- * encoding that is expanded in place of m's payload (m->data then holds
- * len dense elements). Records BPC_ETRUNC and returns it otherwise. */
-int bpc__swap_accept(bpc__swap_call_t *c, bpc__msg_t *m, size_t len);
+/* The same with the schedule forced by id (BPC_SWAP_RADIXK, _SHIFT,
+ * _RING; BPC_SWAP_AUTO = choose as bpc__swap_plan does). An unknown id is
+ * BPC_EALGO. */
+int bpc__swap_plan_by_id(bpc_ctx_t *ctx, const bpc_assign_t *a, const bpc_type_t *type,
+                         size_t count, const bpc_swap_op_t *op, const bpc_swap_params_t *params,
+                         bpc_swap_algorithm_t algorithm, bpc__swap_plan_t *plan);
 
-/* Return the scratch buffers to the pool (after the exchange is closed). */
-void bpc__swap_scratch_free(bpc__swap_call_t *c);
+/* Add the fields that must match on every rank to sig (after the caller's
+ * own): algorithm, nblocks, count, element size, commutative, k-vector,
+ * rounds, order, deterministic, codec. 10 fields. */
+void bpc__swap_plan_sig(const bpc__swap_plan_t *plan, bpc__sig_t *sig);
 
-/* Apply the operator once (skipped when count is 0 or after a failure;
- * a failure is recorded as BPC_ECALLBACK). Returns c->err. */
-int bpc__swap_op(bpc__swap_call_t *c, void *inout, const void *in, size_t count, int in_first,
-                 int gid);
+/*
+ * Run a planned call, after bpc__agree_args returned BPC_OK on every rank
+ * (collective: every rank calls it). bufs and pieces as in bpc_swap; they
+ * are not checked here (bpc_swap checks them before agreeing; callers that
+ * pass their own must pass valid ones: one buffer of count elements per
+ * local block and one piece each, where this rank has blocks). Opens one
+ * exchange, runs the schedule, closes it and agrees on the outcome
+ * (BPC_ECALLBACK, BPC_ETRUNC, ... on every rank alike). Fills info (may be
+ * NULL). Returns plan->rc at once if the plan failed.
+ */
+int bpc__swap_exec(bpc__swap_plan_t *plan, void *const *bufs, bpc_swap_piece_t *pieces,
+                   bpc_swap_info_t *info);
 
-/* Run a batch of ordered trees (lib/threads; one OpenMP region for all,
- * threads as configured); each job's result lands in bufs[holder] (home,
- * or 0). Skipped after a failure (holders still set). Returns c->err. */
-int bpc__swap_trees(bpc__swap_call_t *c, bpc__tree_job_t *jobs, int njobs);
+/* Free what the plan owns (idempotent; the plan stays zeroed). */
+void bpc__swap_plan_free(bpc__swap_plan_t *plan);
 
-/* Record a received message of the wrong size (BPC_ETRUNC); returns it. */
-int bpc__swap_bad_size(bpc__swap_call_t *c, const bpc__msg_t *m, size_t expected);
+/*
+ * The tuning hook (swap_tuning.c), bpc__engine_swap.tune: `arg` is a
+ * bpc__swap_tune_t describing the call; on an entry of BPC_TUNING_FILE for
+ * it, sets *id and, for radixk, the entry's k-vector in arg->k / arg->nk
+ * (nk 0: none given), and returns 1; else 0. The file is read once per
+ * context.
+ */
+typedef struct bpc__swap_tune {
+  int nblocks, nprocs;
+  size_t bytes;
+  int commutative;
+  int k[BPC_SWAP_MAX_K]; /* out */
+  int nk;                /* out */
+} bpc__swap_tune_t;
 
-/* Schedules: run on every rank after the arguments were agreed; return a
- * messaging error, else BPC_OK (other failures are in c->err). */
-int bpc__swap_radixk(bpc__swap_call_t *c, const bpc__rounds_t *R, int nrounds);
-int bpc__swap_shift(bpc__swap_call_t *c);
-int bpc__swap_ring(bpc__swap_call_t *c);
-
-/* The radixk piece of position p after `rounds` rounds of R, for count
- * elements (nested floor splits by the digits of p). */
-void bpc__swap_radixk_piece(const bpc__rounds_t *R, int rounds, size_t count, int p,
-                            size_t *off, size_t *len);
-
-/* Flat piece p of n of count elements (shift, ring). */
-void bpc__swap_flat_piece(size_t count, int n, int p, size_t *off, size_t *len);
-
-/* Tuning file (swap_tuning.c): the best entry for this configuration, if
- * BPC_TUNING_FILE names a readable file with one. Returns 1 and fills
- * algo/k/nk when found, 0 otherwise. The file is read once per context. */
-int bpc__swap_tuning_lookup(bpc_ctx_t *ctx, int nblocks, int nprocs, size_t bytes,
-                            int commutative, int *algo, int *k, int *nk);
+int bpc__swap_tune(bpc_ctx_t *ctx, void *arg, int *id);
 
 #endif /* BPC_LIB_ENGINES_SWAP_INTERNAL_H */

@@ -44,7 +44,7 @@
  * most one element; pieces of length 0 (count < n, or 0) are neither sent
  * nor expected on either side.
  */
-#include "engines/swap/swap_internal.h"
+#include "engines/swap/swap_common.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -166,8 +166,11 @@ static void rk_arrival(rk_state_t *s, int b, bpc__msg_t *m)
     s->rdata[base + i] = m->data;
 }
 
-int bpc__swap_radixk(bpc__swap_call_t *c, const bpc__rounds_t *R, int nrounds)
+int bpc__swap_radixk(void *call)
 {
+  bpc__swap_call_t *c = call;
+  const bpc__rounds_t *R = c->R;
+  const int nrounds = c->nrounds;
   const int nl = c->nlocal;
   const size_t es = c->es;
   int rc = BPC_OK, kmax = 1;

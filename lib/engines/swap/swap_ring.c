@@ -31,7 +31,7 @@
  * differ by at most one element; empty pieces are neither sent nor
  * expected. The association of operands is fixed (independent of timing).
  */
-#include "engines/swap/swap_internal.h"
+#include "engines/swap/swap_common.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +41,7 @@
 static int ring_recv_reduce(bpc__swap_call_t *c, int b, int from, int seq, int j, int in_first)
 {
   size_t off, len;
-  bpc__swap_flat_piece(c->count, c->n, j, &off, &len);
+  bpc__flat_piece(c->count, c->n, j, &off, &len);
   if (len == 0)
     return BPC_OK;
   bpc__msg_t *m = NULL;
@@ -57,7 +57,7 @@ static int ring_recv_reduce(bpc__swap_call_t *c, int b, int from, int seq, int j
 static int ring_send(bpc__swap_call_t *c, int b, int to_pos, int seq, int j)
 {
   size_t off, len;
-  bpc__swap_flat_piece(c->count, c->n, j, &off, &len);
+  bpc__flat_piece(c->count, c->n, j, &off, &len);
   if (len == 0)
     return BPC_OK;
   return bpc__swap_send(c, b, c->order[to_pos], seq, c->buf[b] + off * c->es, len);
@@ -73,14 +73,14 @@ static int ring_oneway(bpc__swap_call_t *c)
     bpc__stats_set_round(c->ctx, t - 1);
     for (int b = 0; b < nl && rc == BPC_OK; b++) {
       const int p = c->lpos[b];
-      rc = ring_send(c, b, (p + 1) % n, t, ((p - t) % n + n) % n);
+      rc = ring_send(c, b, bpc__ring_pos(n, p, 1), t, bpc__ring_pos(n, p, -t));
     }
     for (int b = 0; b < nl && rc == BPC_OK; b++) {
       const int p = c->lpos[b];
-      const int j = ((p - t - 1) % n + n) % n;
+      const int j = bpc__ring_pos(n, p, -t - 1);
       /* the partial covers positions j+1..p-1 (cyclic): all before p unless
        * it wrapped; the flag is informative (the operator commutes) */
-      rc = ring_recv_reduce(c, b, c->order[(p - 1 + n) % n], t, j, j < p);
+      rc = ring_recv_reduce(c, b, c->order[bpc__ring_pos(n, p, -1)], t, j, j < p);
     }
   }
   return rc;
@@ -114,10 +114,11 @@ static int ring_twoway(bpc__swap_call_t *c)
   return rc;
 }
 
-int bpc__swap_ring(bpc__swap_call_t *c)
+int bpc__swap_ring(void *call)
 {
+  bpc__swap_call_t *c = call;
   int rc = c->op->commutative ? ring_oneway(c) : ring_twoway(c);
   for (int b = 0; b < c->nlocal; b++)
-    bpc__swap_flat_piece(c->count, c->n, c->lpos[b], &c->pieces[b].offset, &c->pieces[b].count);
+    bpc__flat_piece(c->count, c->n, c->lpos[b], &c->pieces[b].offset, &c->pieces[b].count);
   return rc;
 }

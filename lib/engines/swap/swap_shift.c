@@ -30,7 +30,7 @@
  * buffers: floor split, pieces differ by at most one element; empty pieces
  * are neither sent nor expected.
  */
-#include "engines/swap/swap_internal.h"
+#include "engines/swap/swap_common.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -67,8 +67,9 @@ static void sh_reduce(bpc__swap_call_t *c, sh_block_t *S, int b)
   }
 }
 
-int bpc__swap_shift(bpc__swap_call_t *c)
+int bpc__swap_shift(void *call)
 {
+  bpc__swap_call_t *c = call;
   const int n = c->n, nl = c->nlocal;
   const size_t es = c->es;
   int rc = BPC_OK;
@@ -76,16 +77,16 @@ int bpc__swap_shift(bpc__swap_call_t *c)
   if (S == NULL)
     return bpc__err(c->ctx, BPC_ENOMEM, "swap shift: out of memory for %d blocks", nl);
   for (int b = 0; b < nl; b++)
-    bpc__swap_flat_piece(c->count, n, c->lpos[b], &S[b].off, &S[b].len);
+    bpc__flat_piece(c->count, n, c->lpos[b], &S[b].off, &S[b].len);
 
   for (int s = 1; s < n && rc == BPC_OK; s++) {
     c->cur_round = s - 1;
     bpc__stats_set_round(c->ctx, s - 1);
     /* stage s: post the sends */
     for (int b = 0; b < nl && rc == BPC_OK; b++) {
-      const int q = (c->lpos[b] + s) % n;
+      const int q = bpc__ring_pos(n, c->lpos[b], s);
       size_t off, len;
-      bpc__swap_flat_piece(c->count, n, q, &off, &len);
+      bpc__flat_piece(c->count, n, q, &off, &len);
       if (len > 0)
         rc = bpc__swap_send(c, b, c->order[q], s, c->buf[b] + off * es, len);
     }
@@ -97,7 +98,7 @@ int bpc__swap_shift(bpc__swap_call_t *c)
     for (int b = 0; b < nl && rc == BPC_OK; b++) {
       if (S[b].len == 0)
         continue;
-      const int from = c->order[(c->lpos[b] - s + n) % n];
+      const int from = c->order[bpc__ring_pos(n, c->lpos[b], -s)];
       bpc__msg_t *m = NULL;
       rc = bpc__exch_wait(c->ex, c->gids[b], from, s, &m);
       if (rc != BPC_OK)

@@ -5,7 +5,8 @@
  * Lines starting with '#' and lines of other engines are ignored; a swap
  * line is
  *     swap <nblocks> <nprocs> <bytes> <commutative 0|1> <algorithm> <kvec|-> [seconds]
- * e.g. "swap 8 8 16777216 0 radixk 4x2 0.0213". For a call with n blocks on
+ * e.g. "swap 8 8 16777216 0 radixk 4x2 0.0213" (algorithm names are
+ * matched case-insensitively, as everywhere). For a call with n blocks on
  * P processes, buffers of B bytes and an operator of given commutativity,
  * the entry chosen has the same n and P, the same commutativity if one
  * exists, and among those the bytes nearest to B on a log scale (ties: the
@@ -14,7 +15,9 @@
  * The file is read once per context and file name (cached on the context).
  * Every rank reads it itself; if ranks end up with different choices (a
  * rank could not read the file), bpc_swap's argument agreement reports
- * BPC_EINVAL on every rank instead of hanging.
+ * BPC_EMISMATCH on every rank instead of hanging. This is the engine's
+ * tuning hook (bpc__engine_swap.tune, called by bpc__algo_pick); a NULL
+ * argument (the caller gave a k-vector or a partial swap) means no entry.
  */
 #include "engines/swap/swap_internal.h"
 
@@ -95,13 +98,8 @@ static void table_load(bpc_ctx_t *ctx, tune_table_t *t, const char *path)
     e.nprocs = np;
     e.bytes = bytes;
     e.commutative = com != 0;
-    const bpc_swap_algo_info_t *tab;
-    int ntab;
-    bpc_swap_algorithms(&tab, &ntab);
-    e.algo = 0;
-    for (int i = 0; i < ntab; i++)
-      if (strcmp(tab[i].name, alg) == 0)
-        e.algo = tab[i].id;
+    const bpc__algo_t *row = bpc__algo_find(&bpc__engine_swap, alg);
+    e.algo = row != NULL ? row->info.id : 0;
     if (e.algo == 0 || parse_kvec(kv, e.k, &e.nk) != 0 ||
         (e.algo == BPC_SWAP_RADIXK && bpc__kvec_check(nb, e.k, e.nk, NULL, 0) != BPC_OK)) {
       bpc__log(ctx, BPC_LOG_DEBUG, "%s:%d: bad algorithm or k-vector, line skipped", path,
@@ -121,9 +119,13 @@ static void table_load(bpc_ctx_t *ctx, tune_table_t *t, const char *path)
   fclose(f);
 }
 
-int bpc__swap_tuning_lookup(bpc_ctx_t *ctx, int nblocks, int nprocs, size_t bytes,
-                            int commutative, int *algo, int *k, int *nk)
+int bpc__swap_tune(bpc_ctx_t *ctx, void *arg, int *id)
 {
+  bpc__swap_tune_t *q = arg;
+  if (q == NULL)
+    return 0;
+  const int nblocks = q->nblocks, nprocs = q->nprocs, commutative = q->commutative;
+  const size_t bytes = q->bytes;
   const char *path = getenv("BPC_TUNING_FILE");
   if (path == NULL || path[0] == '\0')
     return 0;
@@ -159,8 +161,8 @@ int bpc__swap_tuning_lookup(bpc_ctx_t *ctx, int nblocks, int nprocs, size_t byte
   }
   if (best < 0)
     return 0;
-  *algo = t->e[best].algo;
-  *nk = t->e[best].nk;
-  memcpy(k, t->e[best].k, sizeof(int) * (size_t)t->e[best].nk);
+  *id = t->e[best].algo;
+  q->nk = t->e[best].nk;
+  memcpy(q->k, t->e[best].k, sizeof(int) * (size_t)t->e[best].nk);
   return 1;
 }

@@ -1,6 +1,8 @@
 /*
- * lib/engines/swap/alltoall.c - all-to-all exchange of items of any bpc type
- * over k-ary swap rounds (DIY's all_to_all).
+ * lib/engines/alltoall/alltoall_rounds.c - the "rounds" routing of the
+ * all-to-all engine: items of any bpc type over k-ary swap rounds (DIY's
+ * all_to_all). Runs after the entry (alltoall.c) has agreed on the
+ * arguments and opened the exchange.
  *
  * Schedule. Blocks at positions = gids 0..n-1, a k-vector k[0..R-1] with
  * product n, distance doubling (patterns.h). Before round r a block holds
@@ -26,22 +28,13 @@
  * Non-power-of-two counts: any n (any factorisation; a prime is one round).
  * Empty items (non-NULL, 0 bytes) are delivered; NULL items are not sent.
  */
-#include "bpc/swap.h"
-#include "comm/comm.h"
-#include "core/core.h"
-#include "datatype/datatype.h"
-#include "decomp/decomp.h"
-#include "patterns/patterns.h"
+#include "engines/alltoall/alltoall_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define A2A_K_TARGET 8
-
-typedef struct a2a_out {
-  void *buf;
-  size_t cap;
-} a2a_out_t;
+#include "datatype/datatype.h"
+#include "decomp/decomp.h"
 
 typedef struct a2a_state {
   bpc_ctx_t *ctx;
@@ -52,9 +45,7 @@ typedef struct a2a_state {
   int n, nl;
   const int *gids;
   int err; /* first non-messaging failure (callbacks, sizes) */
-  /* every bundle buffer of the call (freed at the end) */
-  a2a_out_t *outs;
-  int nouts, capouts;
+  bpc__a2a_call_t *call; /* every bundle buffer is lent to it (bpc__a2a_lend) */
   /* per local block: what it holds between rounds */
   bpc__msg_t **msgs; /* nl * (kmax - 1) */
   int *nmsgs;
@@ -70,25 +61,8 @@ static int a2a_record(a2a_state_t *s, int rc)
   return rc;
 }
 
-/* Keep a bundle buffer until the end of the call. */
-static int a2a_keep(a2a_state_t *s, void *buf, size_t cap)
-{
-  if (s->nouts == s->capouts) {
-    int nc = s->capouts ? 2 * s->capouts : 32;
-    a2a_out_t *no = realloc(s->outs, sizeof *no * (size_t)nc);
-    if (no == NULL)
-      return BPC_ENOMEM;
-    s->outs = no;
-    s->capouts = nc;
-  }
-  s->outs[s->nouts].buf = buf;
-  s->outs[s->nouts].cap = cap;
-  s->nouts++;
-  return BPC_OK;
-}
-
 /* Pack `m` items (of type t) with keys into a new pool buffer (kept until
- * the end). On a failure an empty bundle is made instead, so the schedule
+ * the exchange is closed). On a failure an empty bundle is made instead, so the schedule
  * goes on. */
 static int a2a_bundle(a2a_state_t *s, const bpc_type_t *t, int m, const void *const *items,
                       const int64_t *keys, void **out, size_t *out_bytes)
@@ -103,7 +77,7 @@ static int a2a_bundle(a2a_state_t *s, const bpc_type_t *t, int m, const void *co
   void *buf = bpc__pool_get(s->ctx, bytes, &cap);
   if (buf == NULL)
     return bpc__err(s->ctx, BPC_ENOMEM, "all-to-all: out of memory for a %zu-byte bundle", bytes);
-  rc = a2a_keep(s, buf, cap);
+  rc = bpc__a2a_lend(s->call, buf, cap);
   if (rc != BPC_OK) {
     bpc__pool_put(s->ctx, buf, cap);
     return bpc__err(s->ctx, rc, "all-to-all: out of memory");
@@ -172,7 +146,7 @@ static void a2a_drop(a2a_state_t *s, int b)
     *m = NULL;
   }
   s->nmsgs[b] = 0;
-  s->self[b] = NULL; /* its buffer is on the outs list */
+  s->self[b] = NULL; /* its buffer is lent to the call until the end */
   s->self_bytes[b] = 0;
 }
 
@@ -300,52 +274,27 @@ static int a2a_deliver(a2a_state_t *s, int b, bpc_a2a_recv_fn recv, void *user)
   return BPC_OK;
 }
 
-int bpc_alltoall(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
-                 bpc_a2a_send_fn send, bpc_a2a_recv_fn recv, void *user,
-                 const bpc_alltoall_params_t *params)
+int bpc__a2a_rounds(void *call)
 {
-  if (ctx == NULL)
-    return BPC_ENULL;
+  bpc__a2a_call_t *C = call;
+  bpc_ctx_t *ctx = C->ctx;
+  const bpc_type_t *type = C->type;
+  bpc_a2a_send_fn send = C->send;
+  void *user = C->user;
   a2a_state_t s;
-  char msg[256];
-  int rc = BPC_OK, kk[BPC__MAX_ROUNDS], nk = 0;
+  int rc = BPC_OK;
   const void **items0 = NULL;
   memset(&s, 0, sizeof s);
   s.ctx = ctx;
-
-  if (assign == NULL || type == NULL || send == NULL || recv == NULL) {
-    rc = bpc__err(ctx, BPC_ENULL, "bpc_alltoall: %s is NULL",
-                  assign == NULL ? "assign" : type == NULL ? "type" : send == NULL ? "send" : "recv");
-    goto agree;
-  }
-  rc = bpc_type_check(ctx, type);
-  if (rc != BPC_OK)
-    goto agree;
-  s.n = assign->nblocks;
-  if ((long long)s.n * s.n > (1ll << 62)) {
-    rc = bpc__err(ctx, BPC_ERANGE, "bpc_alltoall: %d blocks are too many", s.n);
-    goto agree;
-  }
-  if (params != NULL && params->k != NULL && params->nk > 0) {
-    if (params->nk > BPC__MAX_ROUNDS) {
-      rc = bpc__err(ctx, BPC_EKVEC, "k-vector of %d rounds: at most %d are allowed", params->nk,
-                    BPC__MAX_ROUNDS);
-      goto agree;
-    }
-    nk = params->nk;
-    memcpy(kk, params->k, sizeof(int) * (size_t)nk);
-  } else if (bpc__kvec_auto(s.n, A2A_K_TARGET, kk, BPC__MAX_ROUNDS, &nk) != BPC_OK) {
-    rc = bpc__err(ctx, BPC_EKVEC, "no automatic k-vector for %d blocks", s.n);
-    goto agree;
-  }
-  if (bpc__rounds_init(&s.R, s.n, kk, nk, 0, msg, sizeof msg) != BPC_OK) {
-    rc = bpc__err(ctx, BPC_EKVEC, "%s", msg);
-    goto agree;
-  }
+  s.ex = C->ex;
+  s.call = C;
+  s.R = *C->R;
+  s.n = C->assign->nblocks;
+  const int nk = s.R.nrounds;
   s.type = type;
   s.bytes_type = bpc_type_contiguous(1, MPI_BYTE);
-  s.nl = assign->nlocal;
-  s.gids = assign->local;
+  s.nl = C->assign->nlocal;
+  s.gids = C->assign->local;
   s.kmax = 2;
   for (int r = 0; r < nk; r++)
     if (s.R.k[r] > s.kmax)
@@ -358,18 +307,12 @@ int bpc_alltoall(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *t
     s.self_bytes = calloc(nl1, sizeof *s.self_bytes);
     items0 = calloc((size_t)(s.n > 0 ? s.n : 1), sizeof *items0);
     if (s.msgs == NULL || s.nmsgs == NULL || s.self == NULL || s.self_bytes == NULL ||
-        items0 == NULL)
+        items0 == NULL) {
       rc = bpc__err(ctx, BPC_ENOMEM, "bpc_alltoall: out of memory for %d blocks", s.n);
+      goto cleanup;
+    }
   }
 
-agree:
-  rc = bpc__agree(ctx, rc);
-  if (rc != BPC_OK)
-    goto cleanup;
-
-  rc = bpc__exch_open(ctx, "alltoall", bpc__assign_rank_cb, assign, &s.ex);
-  if (rc != BPC_OK)
-    goto done;
   for (int r = 0; r < nk && rc == BPC_OK; r++) {
     bpc__stats_set_round(ctx, r);
     for (int b = 0; b < s.nl && rc == BPC_OK; b++) {
@@ -423,23 +366,13 @@ agree:
     }
   }
   for (int b = 0; b < s.nl && rc == BPC_OK; b++)
-    rc = a2a_deliver(&s, b, recv, user);
+    rc = a2a_deliver(&s, b, C->recv, user);
   for (int b = 0; b < s.nl; b++)
     a2a_drop(&s, b);
-  {
-    int rc2 = bpc__exch_close(&s.ex);
-    if (rc == BPC_OK)
-      rc = rc2;
-  }
-done:
   if (rc == BPC_OK)
     rc = s.err;
-  rc = bpc__agree(ctx, rc);
 
 cleanup:
-  for (int i = 0; i < s.nouts; i++)
-    bpc__pool_put(ctx, s.outs[i].buf, s.outs[i].cap);
-  free(s.outs);
   free(s.msgs);
   free(s.nmsgs);
   free(s.self);

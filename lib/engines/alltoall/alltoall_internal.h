@@ -1,0 +1,51 @@
+/*
+ * lib/engines/alltoall/alltoall_internal.h - the all-to-all engine's
+ * registry entry and the call state its routings run on (internal).
+ * alltoall.c has the entry and the table, one file per routing
+ * (alltoall_rounds.c) has its run function.
+ */
+#ifndef BPC_LIB_ENGINES_ALLTOALL_INTERNAL_H
+#define BPC_LIB_ENGINES_ALLTOALL_INTERNAL_H
+
+#include "bpc/alltoall.h"
+#include "comm/comm.h"
+#include "core/core.h"
+#include "core/registry.h"
+#include "patterns/patterns.h"
+
+/* The registry entry: table "rounds", BPC_ALLTOALL_ALGORITHM, no tuning
+ * file (lib/engines/engines.c lists it). */
+extern const bpc__engine_t bpc__engine_alltoall;
+
+/* One call, as the entry hands it to a routing's run function (after the
+ * arguments were agreed; the exchange is open). */
+typedef struct bpc__a2a_call {
+  bpc_ctx_t *ctx;
+  bpc__exch_t *ex;
+  const bpc_assign_t *assign;
+  const bpc_type_t *type;
+  bpc_a2a_send_fn send;
+  bpc_a2a_recv_fn recv;
+  void *user;
+  const bpc__rounds_t *R; /* the k-vector's rounds (distance doubling) */
+  int nthreads;           /* resolved (>= 1) */
+  /* pool buffers lent to the exchange (BPC__SEND_BORROW): the routing adds
+   * them (bpc__a2a_lend), the entry returns them to the pool after closing
+   * the exchange */
+  struct bpc__a2a_lent {
+    void *buf;
+    size_t cap;
+  } *lent;
+  int nlent, caplent;
+} bpc__a2a_call_t;
+
+/* Keep a pool buffer until the exchange is closed (alltoall.c). BPC_OK or
+ * BPC_ENOMEM (the buffer is then not kept; no message recorded). */
+int bpc__a2a_lend(bpc__a2a_call_t *C, void *buf, size_t cap);
+
+/* Routings (rows' run functions; `call` is a bpc__a2a_call_t). Return a
+ * messaging error at once; other failures (callbacks, malformed bundles)
+ * are returned after the routing has completed, so no peer waits forever. */
+int bpc__a2a_rounds(void *call);
+
+#endif /* BPC_LIB_ENGINES_ALLTOALL_INTERNAL_H */
