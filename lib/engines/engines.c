@@ -4,5 +4,9 @@
  */
 #include "core/registry.h"
 
-const bpc__engine_t *const bpc__engines[] = {NULL};
-const int bpc__nengines = 0;
+extern const bpc__engine_t bpc__engine_composite;
+
+const bpc__engine_t *const bpc__engines[] = {
+    &bpc__engine_composite,
+};
+const int bpc__nengines = BPC__NROWS(bpc__engines);
