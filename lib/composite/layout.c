@@ -224,10 +224,6 @@ void bpc__cp_free(bpc__cp_call_t *c)
   free(c->bufs);
   free(c->sp);
   free(c->pos_of);
-  c->packed = NULL;
-  c->bufs = NULL;
-  c->sp = NULL;
-  c->pos_of = NULL;
 }
 
 int bpc_composite_piece_of(const bpc_composite_info_t *info, int width, int height,
