@@ -44,15 +44,22 @@ static void usage(FILE *f)
           "  --perspective        perspective camera (default orthographic)\n"
           "parallel:\n"
           "  --bpp N              blocks per process (default 1)\n"
-          "  --strategy NAME      radixk, binary-swap, direct-send, shift, pipeline or auto\n"
-          "                       (default auto; BPC_COMPOSITE_STRATEGY also works)\n"
+          "  --strategy NAME      a compositing strategy (below) or auto\n"
+          "                       (default auto; BPC_COMPOSITE_ALGORITHM also works)\n"
           "  --k K0,K1,...        radix-k k-vector (product = number of blocks)\n"
           "  --dense              no active-pixel encoding\n"
           "output:\n"
           "  --out FILE           PNG file (default render.png; 'none': skip)\n"
           "  --timing             print the time of each stage (max over ranks)\n"
           "  --quiet              print nothing but errors\n"
-          "  --help               this text\n");
+          "  --help               this text\n"
+          "\n"
+          "compositing strategies:\n");
+  bpc_algo_info_t t[16];
+  int n = 0;
+  bpc_algorithms("composite", t, 16, &n);
+  for (int i = 0; i < n && i < 16; i++)
+    fprintf(f, "  %-20s %s\n", t[i].name, t[i].desc);
 }
 
 typedef struct opts {
@@ -170,7 +177,7 @@ static int parse(int argc, char **argv, opts_t *o, char *msg, size_t len)
       }
     } else if (strcmp(a, "--strategy") == 0) {
       NEED();
-      o->p.strategy = v;
+      o->p.algorithm = v;
     } else if (strcmp(a, "--k") == 0) {
       NEED();
       const char *s = v;
@@ -289,7 +296,7 @@ int main(int argc, char **argv)
              "%s view %g,%g, strategy %s\n",
              o.p.src.kind == RD_ML ? "Marschner-Lobb" : o.p.src.kind == RD_BLOBS ? "blobs" : "raw",
              o.p.src.n[0], o.p.src.n[1], o.p.src.n[2], o.p.nblocks, nprocs, o.p.W, o.p.H,
-             o.p.persp ? "perspective" : "orthographic", o.p.az, o.p.el, T.strategy);
+             o.p.persp ? "perspective" : "orthographic", o.p.az, o.p.el, T.algorithm);
       if (o.timing)
         printf("timing (s, max over ranks): load %.3f  render %.3f  composite %.3f  "
                "png %.3f  total %.3f\n"

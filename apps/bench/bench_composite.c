@@ -5,8 +5,9 @@
  * One block per process, one image per block (RGBA float premultiplied, 16
  * bytes per pixel; z-buffer adds a float depth), dense (every pixel
  * active) or sparse (a window of about 10% of the pixels, elsewhere
- * transparent). For every strategy (radixk with the automatic k-vector,
- * radixk with every k = 2, binary-swap, direct-send, shift, pipeline):
+ * transparent). For every strategy of bpc_algorithms("composite") (radixk
+ * with the automatic k-vector, also as radixk-k2 with every k = 2,
+ * binary-swap, direct-send, shift, pipeline):
  *   reduce-scatter: bpc_composite (each block keeps its piece) vs
  *     MPI_Reduce_scatter_block with a user MPI_Op (over: commute = 0);
  *   gather: bpc_composite with gather to rank 0 vs MPI_Reduce to rank 0.
@@ -241,8 +242,24 @@ static int has_item(const char *list, const char *item)
   return 0;
 }
 
-static const char *const cb_algorithms[] = {"radixk",   "radixk-k2", "binary-swap", "direct-send",
-                                            "shift",    "pipeline",  NULL};
+/* The strategy table (bpc_algorithms("composite")) plus radixk-k2 after
+ * radixk, NULL-terminated; filled before main, since bench.c reads the list
+ * to parse --algorithm. */
+enum { CB_MAX_ALGOS = 32 };
+static const char *cb_algorithms[CB_MAX_ALGOS + 2];
+static bpc_algo_info_t cb_table[CB_MAX_ALGOS];
+
+__attribute__((constructor)) static void cb_fill_algorithms(void)
+{
+  int n = 0, at = 0;
+  bpc_algorithms("composite", cb_table, CB_MAX_ALGOS, &n);
+  for (int i = 0; i < n && i < CB_MAX_ALGOS; i++) {
+    cb_algorithms[at++] = cb_table[i].name;
+    if (strcmp(cb_table[i].name, "radixk") == 0)
+      cb_algorithms[at++] = "radixk-k2";
+  }
+  cb_algorithms[at] = NULL;
+}
 static const size_t cb_default_bytes[] = {0};
 static const bench_eopt_t cb_options[] = {
     {"image", "SIDES", "square image sides, e.g. 1024,2048 (default)"},
@@ -352,7 +369,7 @@ static int cb_run(bench_env_t *env)
             s.P.op = s.op;
             s.P.nthreads = thr ? atoi(thr) : 1;
             s.P.active_pixels = bench_eopt(env, "dense-path") == NULL;
-            s.P.strategy = algos[ai];
+            s.P.algorithm = algos[ai];
             if (strcmp(algos[ai], "radixk-k2") == 0) {
               int nk = 0, m = s.n;
               while (m > 1 && m % 2 == 0) {
@@ -361,7 +378,7 @@ static int cb_run(bench_env_t *env)
               }
               if (m != 1)
                 continue; /* all k = 2 needs a power of two */
-              s.P.strategy = "radixk";
+              s.P.algorithm = "radixk";
               s.P.k = s.k;
               s.P.nk = nk;
             } else if (strcmp(algos[ai], "radixk") == 0 && !env->opts->k_auto &&
@@ -420,7 +437,7 @@ static int cb_run(bench_env_t *env)
 
 const bench_engine_t bench_engine_composite = {
     .name = "composite",
-    .desc = "image compositing (5 strategies) vs MPI_Reduce_scatter_block / MPI_Reduce",
+    .desc = "image compositing (every strategy) vs MPI_Reduce_scatter_block / MPI_Reduce",
     .algorithms = cb_algorithms,
     .auto_algorithms = cb_algorithms,
     .uses_k = 1,
@@ -434,7 +451,8 @@ const bench_engine_t bench_engine_composite = {
         "  bpc_composite (every block keeps its piece) vs MPI_Reduce_scatter_block;\n"
         "  gather: bpc_composite gathering to rank 0 vs MPI_Reduce to rank 0.\n"
         "  radixk-k2 is radix-k with every k = 2 (compare with binary-swap). The bytes\n"
-        "  column is the image size; sent_bytes counts bpc's swap only (with active\n"
-        "  pixels: encoded bytes); lb_bytes = image (p-1)/p.\n",
+        "  column is the image size; sent_bytes counts bpc's swap (with active pixels:\n"
+        "  encoded bytes) and, with gather, the pieces sent to rank 0; lb_bytes = image\n"
+        "  (p-1)/p.\n",
     .run = cb_run,
 };

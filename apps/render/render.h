@@ -84,7 +84,7 @@ typedef struct rd_par {
   int persp;
   double dt;            /* sample step in voxels */
   int nblocks;          /* total blocks */
-  const char *strategy; /* compositing strategy (NULL: auto) */
+  const char *algorithm; /* compositing strategy (NULL: auto) */
   const int *k;         /* radixk k-vector or NULL */
   int nk;
   int active_pixels;
@@ -95,7 +95,7 @@ typedef struct rd_times {
   double load, render, composite, total; /* seconds, max over ranks */
   long long samples;                     /* summed over ranks */
   unsigned long long bytes_sent, bytes_saved; /* compositing, summed over ranks */
-  char strategy[16];
+  char algorithm[16]; /* the compositing strategy that ran */
 } rd_times_t;
 
 /*

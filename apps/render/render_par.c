@@ -121,7 +121,7 @@ int rd_parallel(bpc_ctx_t *ctx, const rd_par_t *p, float *rgba, rd_times_t *time
   /* composite, gathered to rank 0 */
   t0 = MPI_Wtime();
   bpc_composite_params_t cp = bpc_composite_params_default();
-  cp.strategy = p->strategy;
+  cp.algorithm = p->algorithm;
   cp.k = p->k;
   cp.nk = p->nk;
   cp.order = order;
@@ -145,7 +145,7 @@ int rd_parallel(bpc_ctx_t *ctx, const rd_par_t *p, float *rgba, rd_times_t *time
   }
   T.composite = MPI_Wtime() - t0;
   T.total = MPI_Wtime() - t_start;
-  snprintf(T.strategy, sizeof T.strategy, "%s", info.name);
+  snprintf(T.algorithm, sizeof T.algorithm, "%s", info.name);
   if (times != NULL) {
     double l[4] = {T.load, T.render, T.composite, T.total}, g[4];
     MPI_Allreduce(l, g, 4, MPI_DOUBLE, MPI_MAX, comm);

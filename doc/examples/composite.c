@@ -63,7 +63,7 @@ int main(int argc, char **argv)
   float *final = rank == 0 ? malloc(sizeof(float) * 4 * W * H) : NULL;
 
   bpc_composite_params_t p = bpc_composite_params_default(); /* auto, over, active pixels */
-  p.strategy = argc > 1 ? argv[1] : "auto";
+  p.algorithm = argc > 1 ? argv[1] : "auto";
   p.order = order;        /* front to back */
   p.gather_rank = 0;      /* the whole image to rank 0 as well */
   p.gather_rgba = final;

@@ -20,7 +20,6 @@ man3_MANS = \
 	doc/man/man3/bpc_composite_order_view.3 \
 	doc/man/man3/bpc_composite_params_default.3 \
 	doc/man/man3/bpc_composite_piece_of.3 \
-	doc/man/man3/bpc_composite_strategies.3 \
 	doc/man/man3/bpc_ctx_comm.3 \
 	doc/man/man3/bpc_ctx_rank.3 \
 	doc/man/man3/bpc_ctx_size.3 \

@@ -9,8 +9,8 @@
  * owning one contiguous piece of the final image (a range of pixels, or of
  * whole rows), in place in its own image. Optionally the whole image is
  * gathered to one rank. Strategies (one file each in
- * lib/composite/strategies/): radix-k, binary swap, direct send,
- * shift-based, parallel pipeline. Active pixels: pieces that are mostly
+ * lib/composite/strategies/, listed by bpc_algorithms("composite")):
+ * radix-k, binary swap, direct send, shift-based, parallel pipeline. Active pixels: pieces that are mostly
  * transparent travel as a bounding range plus run-length-encoded
  * transparent runs; the result is bit-identical to the dense path.
  */
@@ -43,7 +43,7 @@ typedef enum bpc_composite_op {
    * wins, so the operator commutes exactly); needs depth. Empty pixel:
    * rgba 0 and depth +infinity. */
   BPC_COMPOSITE_ZBUFFER = 1,
-  /* params.user_fn */
+  /* params.user_op */
   BPC_COMPOSITE_USER = 2
 } bpc_composite_op_t;
 
@@ -58,13 +58,20 @@ typedef enum bpc_composite_op {
 typedef int (*bpc_composite_user_fn)(float *inout, const float *in, size_t npix, int stride,
                                      int in_first, void *user);
 
+/* The user operator of BPC_COMPOSITE_USER. */
+typedef struct bpc_composite_user_op {
+  bpc_composite_user_fn fn;
+  int commutative; /* nonzero: a o b == b o a (pieces may combine in any order) */
+  void *user;      /* passed to fn */
+} bpc_composite_user_op_t;
+
 /* How the final image is cut into the blocks' pieces. */
 typedef enum bpc_composite_split {
   BPC_COMPOSITE_PIXELS = 0, /* ranges of pixels (row-major) */
   BPC_COMPOSITE_ROWS = 1    /* ranges of whole rows */
 } bpc_composite_split_t;
 
-/* Strategies (the ids of the strategy table). */
+/* Strategies (the ids of the strategy table, bpc_algorithms("composite")). */
 typedef enum bpc_composite_strategy {
   BPC_COMPOSITE_AUTO = 0,
   BPC_COMPOSITE_RADIXK = 1,      /* "radixk": k-vector rounds (given or automatic) */
@@ -74,31 +81,21 @@ typedef enum bpc_composite_strategy {
   BPC_COMPOSITE_PIPELINE = 5     /* "pipeline": parallel pipeline (ring) */
 } bpc_composite_strategy_t;
 
-typedef struct bpc_composite_strategy_info {
-  int id;
-  const char *name;
-  const char *desc;
-} bpc_composite_strategy_info_t;
-
-/* The strategy table (static storage; not "auto"). */
-int bpc_composite_strategies(const bpc_composite_strategy_info_t **table, int *n);
-
 typedef struct bpc_composite_params {
-  /* "radixk", "binary-swap", "direct-send", "shift", "pipeline" or "auto"
-   * (NULL = "auto"). "auto" takes BPC_COMPOSITE_STRATEGY from the
+  /* A strategy name of bpc_algorithms("composite") ("radixk",
+   * "binary-swap", "direct-send", "shift", "pipeline"; any case) or "auto"
+   * (NULL = "auto"). "auto" takes BPC_COMPOSITE_ALGORITHM from the
    * environment if set, else radixk with an automatic k-vector. */
-  const char *strategy;
-  int op;                        /* bpc_composite_op_t */
-  bpc_composite_user_fn user_fn; /* BPC_COMPOSITE_USER only */
-  void *user;
-  int user_commutative;          /* the user operator commutes */
+  const char *algorithm;
+  bpc_composite_op_t op;
+  bpc_composite_user_op_t user_op; /* BPC_COMPOSITE_USER only */
   /* radixk: k-vector (product = number of blocks), or NULL / 0 = automatic */
   const int *k;
   int nk;
   /* visibility order, front to back: order[pos] = gid (a permutation; the
    * same on every rank); NULL = gid order. See bpc_composite_order_view. */
   const int *order;
-  int split;         /* bpc_composite_split_t */
+  bpc_composite_split_t split;
   int active_pixels; /* nonzero (default): encode sparse pieces; 0: dense */
   /* Gather the final image to this rank (-1 = no gather, the default):
    * gather_rgba (width*height*4 floats) and, when the images have depth,
@@ -106,7 +103,7 @@ typedef struct bpc_composite_params {
   int gather_rank;
   float *gather_rgba;
   float *gather_depth;
-  int nthreads; /* OpenMP threads for the reductions: 0 default, 1 none */
+  int nthreads; /* OpenMP threads for the reductions: 0 = OpenMP default, 1 none, n */
 } bpc_composite_params_t;
 
 /* Defaults: auto, over, automatic k, identity order, pixel ranges, active
@@ -121,13 +118,13 @@ typedef struct bpc_composite_piece {
 
 /* What a call did (this rank). */
 typedef struct bpc_composite_info {
-  int strategy;              /* bpc_composite_strategy_t (never AUTO) */
-  char name[16];
+  bpc_composite_strategy_t algorithm; /* the strategy that ran (never AUTO) */
+  char name[16];                      /* its name */
+  bpc_algo_source_t source;           /* where the choice came from */
   bpc_swap_info_t swap;      /* the swap schedule that ran */
   unsigned long long bytes_dense;   /* bytes this rank's pieces would take dense */
   unsigned long long bytes_sent;    /* bytes actually sent by this rank's pieces */
   unsigned long long bytes_saved;   /* bytes_dense - bytes_sent (active pixels) */
-  int source; /* 0 argument, 1 BPC_COMPOSITE_STRATEGY */
 } bpc_composite_info_t;
 
 /*
@@ -142,14 +139,21 @@ typedef struct bpc_composite_info {
  *    rank has no blocks.
  *  pieces: out, one per local block (may be NULL).
  *  info:   out (may be NULL).
- * Errors (the same on every rank; nothing is sent before they are found):
+ * With a gather, the pieces travel to the gather rank through bpc's
+ * exchange (counted in bpc_stats_last_call, as a round after the swap's).
+ * Errors (the same code on every rank, with the failing rank's message;
+ * nothing is sent before they are found):
  *  BPC_ENULL (ctx, assign, images or an image's rgba NULL where needed,
- *  user_fn NULL for BPC_COMPOSITE_USER, gather_rgba NULL on the gather
- *  rank), BPC_EINVAL (images of different sizes or depth presence on any
- *  block, negative sizes, z-buffer without depth, unknown op or split,
- *  gather_rank out of range), BPC_EALGO (unknown strategy, also in
- *  BPC_COMPOSITE_STRATEGY), and bpc_swap's errors (BPC_EKVEC, BPC_EPERM,
- *  BPC_ECALLBACK, ...).
+ *  user_op.fn NULL for BPC_COMPOSITE_USER, gather_rgba NULL on the gather
+ *  rank), BPC_EINVAL (images of different sizes or depth presence among
+ *  this rank's blocks, negative sizes, z-buffer without depth, unknown op
+ *  or split, gather_rank out of range, nthreads < 0), BPC_EALGO (unknown
+ *  strategy, also in BPC_COMPOSITE_ALGORITHM), BPC_EKVEC (params.k does not
+ *  fit the block count), BPC_EPERM (order is not a permutation),
+ *  BPC_EMISMATCH (valid values that differ between ranks: image width,
+ *  height or depth presence, op, split, strategy, k-vector, order,
+ *  active_pixels, gather_rank, the user operator's commutativity), and
+ *  bpc_swap's errors (BPC_ECALLBACK, ...).
  */
 int bpc_composite(bpc_ctx_t *ctx, const bpc_assign_t *assign, bpc_image_t *images,
                   const bpc_composite_params_t *params, bpc_composite_piece_t *pieces,
@@ -160,8 +164,8 @@ int bpc_composite(bpc_ctx_t *ctx, const bpc_assign_t *assign, bpc_image_t *image
  * described by `info`, for images of width x height with the given split.
  * Errors: BPC_ENULL, BPC_ERANGE, BPC_EINVAL.
  */
-int bpc_composite_piece_of(const bpc_composite_info_t *info, int width, int height, int split,
-                           int pos, bpc_composite_piece_t *piece);
+int bpc_composite_piece_of(const bpc_composite_info_t *info, int width, int height,
+                           bpc_composite_split_t split, int pos, bpc_composite_piece_t *piece);
 
 /*
  * Visibility order of a regular block grid (gid = c0 + divs[0] * (c1 +

@@ -294,20 +294,56 @@ void bpc__sig_str(bpc__sig_t *s, const char *name, const char *str)
   bpc__sig_bytes(s, name, str, str ? strlen(str) : 0);
 }
 
+void bpc__sig_open(bpc__sig_t *s, const char *name)
+{
+  sig_put(s, name, 0, 0);
+  if (!s->overflow)
+    s->kind[s->n - 1] = BPC__SIG_OPEN;
+}
+
+void bpc__sig_max(bpc__sig_t *s, const char *name, long long v)
+{
+  sig_put(s, name, v, 0);
+  if (!s->overflow)
+    s->kind[s->n - 1] = BPC__SIG_MAXED;
+}
+
+/* The agreed values from a reduced buffer (min, -max per field). */
+static void sig_vals(const bpc__sig_t *sig, const long long *buf, long long *vals)
+{
+  for (int i = 0; vals != NULL && i < sig->n; i++) {
+    if (sig->kind[i] == BPC__SIG_MAXED)
+      vals[i] = -buf[2 + 2 * i];
+    else
+      vals[i] = buf[1 + 2 * i] == LLONG_MAX ? BPC__SIG_NONE : buf[1 + 2 * i];
+  }
+}
+
 int bpc__agree_args(bpc_ctx_t *ctx, const char *engine, int rc, const bpc__sig_t *sig)
 {
+  return bpc__agree_args_vals(ctx, engine, rc, sig, NULL);
+}
+
+int bpc__agree_args_vals(bpc_ctx_t *ctx, const char *engine, int rc, const bpc__sig_t *sig,
+                         long long *vals)
+{
   if (ctx == NULL)
-    return rc;
-  if (ops_of(ctx) == &bpc__coll_self)
     return rc;
   const int nf = sig != NULL ? sig->n : 0;
   long long buf[1 + 2 * BPC__SIG_MAX];
   /* the lowest code (0 = BPC_OK is the largest), then min and -max of each
-   * field, all in one MIN reduction */
+   * field, all in one MIN reduction (open fields: +inf both, so they never
+   * decide; max fields: only the -max slot counts) */
   buf[0] = rc;
   for (int i = 0; i < nf; i++) {
-    buf[1 + 2 * i] = sig->val[i];
-    buf[2 + 2 * i] = -sig->val[i];
+    const int open = sig->kind[i] == BPC__SIG_OPEN;
+    buf[1 + 2 * i] = open ? LLONG_MAX : sig->val[i];
+    buf[2 + 2 * i] = open ? LLONG_MAX : -sig->val[i];
+  }
+  if (ops_of(ctx) == &bpc__coll_self) {
+    if (rc == BPC_OK && sig != NULL)
+      sig_vals(sig, buf, vals);
+    return rc;
   }
   int mrc = bpc__allreduce_ll(ctx, buf, buf, 1 + 2 * nf, BPC__RED_MIN);
   if (mrc != BPC_OK)
@@ -316,14 +352,22 @@ int bpc__agree_args(bpc_ctx_t *ctx, const char *engine, int rc, const bpc__sig_t
     return bpc__agree(ctx, rc);
   int f = -1;
   for (int i = 0; i < nf && f < 0; i++)
-    if (buf[1 + 2 * i] != -buf[2 + 2 * i])
+    if (sig->kind[i] != BPC__SIG_MAXED && buf[1 + 2 * i] != LLONG_MAX &&
+        buf[1 + 2 * i] != -buf[2 + 2 * i])
       f = i;
-  if (f < 0)
+  if (f < 0) {
+    if (sig != NULL)
+      sig_vals(sig, buf, vals);
     return BPC_OK;
-  /* which rank differs from rank 0 in field f (the lowest such rank) */
+  }
+  /* the lowest rank that states field f, and the lowest that differs from it */
+  const int stated = sig->kind[f] != BPC__SIG_OPEN;
+  long long ref = stated ? ctx->rank : LLONG_MAX;
+  mrc = bpc__allreduce_ll(ctx, &ref, &ref, 1, BPC__RED_MIN);
   long long v0 = sig->val[f];
-  mrc = bpc__bcast(ctx, &v0, sizeof v0, 0);
-  long long who = sig->val[f] != v0 ? ctx->rank : LLONG_MAX;
+  if (mrc == BPC_OK)
+    mrc = bpc__bcast(ctx, &v0, sizeof v0, (int)ref);
+  long long who = stated && sig->val[f] != v0 ? ctx->rank : LLONG_MAX;
   if (mrc == BPC_OK)
     mrc = bpc__allreduce_ll(ctx, &who, &who, 1, BPC__RED_MIN);
   if (mrc != BPC_OK)
@@ -335,9 +379,9 @@ int bpc__agree_args(bpc_ctx_t *ctx, const char *engine, int rc, const bpc__sig_t
   const char *e = engine != NULL ? engine : "bpc";
   if (sig->hashed[f])
     return bpc__err(ctx, BPC_EMISMATCH,
-                    "%s: ranks disagree on %s (rank %lld differs from rank 0); pass the same "
-                    "value on every rank", e, sig->name[f], who);
+                    "%s: ranks disagree on %s (rank %lld differs from rank %lld); pass the same "
+                    "value on every rank", e, sig->name[f], who, ref);
   return bpc__err(ctx, BPC_EMISMATCH,
-                  "%s: ranks disagree on %s (%lld on rank 0, %lld on rank %lld); pass the same "
-                  "value on every rank", e, sig->name[f], v0, vw, who);
+                  "%s: ranks disagree on %s (%lld on rank %lld, %lld on rank %lld); pass the "
+                  "same value on every rank", e, sig->name[f], v0, ref, vw, who);
 }

@@ -15,6 +15,7 @@
 #ifndef BPC_LIB_COMM_COLL_H
 #define BPC_LIB_COMM_COLL_H
 
+#include <limits.h>
 #include <mpi.h>
 #include <stdint.h>
 
@@ -93,7 +94,17 @@ typedef struct bpc__sig {
   const char *name[BPC__SIG_MAX];
   long long val[BPC__SIG_MAX];
   int hashed[BPC__SIG_MAX]; /* 1: val is a hash, 0: the value itself */
+  int kind[BPC__SIG_MAX];   /* bpc__sig_kind_t */
 } bpc__sig_t;
+
+typedef enum bpc__sig_kind {
+  BPC__SIG_MATCH = 0, /* must be the same on every rank */
+  BPC__SIG_OPEN = 1,  /* this rank has no value: matches any (bpc__sig_open) */
+  BPC__SIG_MAXED = 2  /* not compared: reduced to the largest (bpc__sig_max) */
+} bpc__sig_kind_t;
+
+/* The agreed value of a field no rank stated (bpc__agree_args_vals). */
+#define BPC__SIG_NONE LLONG_MIN
 
 void bpc__sig_init(bpc__sig_t *s);
 /* An integer field (kept as is when it fits in 62 bits, else hashed). */
@@ -102,6 +113,15 @@ void bpc__sig_int(bpc__sig_t *s, const char *name, long long v);
 void bpc__sig_bytes(bpc__sig_t *s, const char *name, const void *data, size_t len);
 /* A field hashed from a string (NULL hashes as "absent"). */
 void bpc__sig_str(bpc__sig_t *s, const char *name, const char *str);
+/* A must-match integer field that this rank cannot state (e.g. the image
+ * size on a rank without blocks): it matches whatever the other ranks
+ * state, and bpc__agree_args_vals tells this rank their value. Add it in the
+ * same position as the ranks that add the value with bpc__sig_int. */
+void bpc__sig_open(bpc__sig_t *s, const char *name);
+/* A field that is not compared but reduced to its largest value over ranks
+ * (a flag any rank may raise), read back with bpc__agree_args_vals. Every
+ * rank adds it in the same position. */
+void bpc__sig_max(bpc__sig_t *s, const char *name, long long v);
 
 /*
  * The agreement every collective entry makes before any message: each rank
@@ -111,13 +131,25 @@ void bpc__sig_str(bpc__sig_t *s, const char *name, const char *str);
  *  - a rank's own error when some rank failed (every rank gets the failing
  *    rank's code and message, as bpc__agree);
  *  - else BPC_EMISMATCH when a signature field differs between ranks,
- *    naming the first such field, its range (for integer fields) and a rank
- *    that differs from rank 0: "swap: ranks disagree on count (10 on rank 0,
+ *    naming the first such field, its values (for integer fields) on the
+ *    lowest rank that states it (rank 0 unless it left the field open) and
+ *    on a rank that differs: "swap: ranks disagree on count (10 on rank 0,
  *    12 on rank 3)";
  *  - else BPC_OK.
  * `engine` prefixes the mismatch message. Costs one reduction of 2 n + 1
- * long longs (n = fields); a mismatch costs two more.
+ * long longs (n = fields); a mismatch costs two more reductions and two
+ * broadcasts.
  */
 int bpc__agree_args(bpc_ctx_t *ctx, const char *engine, int rc, const bpc__sig_t *sig);
+
+/*
+ * bpc__agree_args, and (when it returns BPC_OK and vals is not NULL) the
+ * agreed value of every field in vals[0..sig->n-1]: the common value of a
+ * must-match field (also on ranks that left it open; BPC__SIG_NONE when no
+ * rank stated it), the largest value of a bpc__sig_max field. Same cost as
+ * bpc__agree_args.
+ */
+int bpc__agree_args_vals(bpc_ctx_t *ctx, const char *engine, int rc, const bpc__sig_t *sig,
+                         long long *vals);
 
 #endif /* BPC_LIB_COMM_COLL_H */

@@ -106,6 +106,22 @@ int bpc__exch_take(bpc__exch_t *ex, int dst_gid, int src_gid, int seq, bpc__msg_
  * (BPC_ESTATE) rather than a hang. */
 int bpc__exch_wait(bpc__exch_t *ex, int dst_gid, int src_gid, int seq, bpc__msg_t **msg);
 
+/*
+ * Have the payload of the next message (src_gid -> dst_gid, seq) land in
+ * the caller's `buf` (`cap` bytes) instead of a pool buffer: a remote
+ * payload is received straight into it, a local one copied into it once.
+ * The message is then taken as any other (bpc__exch_wait/take), with data
+ * == buf; bpc__msg_release leaves buf alone. Post destinations before this
+ * rank makes progress on the exchange (any wait, take, progress or flush),
+ * so that the message cannot have arrived yet; several for the same
+ * envelope are used in the order posted. A message that arrived earlier, or
+ * whose payload is larger than cap, lands in a pool buffer as usual (the
+ * caller sees data != buf). Unused destinations are dropped at close.
+ * Errors: BPC_ENULL (buf NULL with cap > 0), BPC_ENOMEM.
+ */
+int bpc__exch_recv_into(bpc__exch_t *ex, int dst_gid, int src_gid, int seq, void *buf,
+                        size_t cap);
+
 /* Return a message's buffer to the pool (NULL allowed). */
 void bpc__msg_release(bpc__exch_t *ex, bpc__msg_t *msg);
 

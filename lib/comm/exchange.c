@@ -63,8 +63,41 @@ static int record_err(bpc__exch_t *ex, int rc)
   return rc;
 }
 
+int bpc__exch_recv_into(bpc__exch_t *ex, int dst_gid, int src_gid, int seq, void *buf,
+                        size_t cap)
+{
+  if (buf == NULL && cap > 0)
+    return record_err(ex, bpc__err(ex->ctx, BPC_ENULL, "receive destination of %zu bytes for "
+                                                       "gid %d is NULL", cap, dst_gid));
+  if (ex->ndests == ex->capdests) {
+    int ncap = ex->capdests ? 2 * ex->capdests : 16;
+    bpc__dest_t *nd = realloc(ex->dests, sizeof *nd * (size_t)ncap);
+    if (nd == NULL)
+      return record_err(ex, bpc__err(ex->ctx, BPC_ENOMEM, "receive destinations: out of memory"));
+    ex->dests = nd;
+    ex->capdests = ncap;
+  }
+  ex->dests[ex->ndests++] = (bpc__dest_t){src_gid, dst_gid, seq, buf, cap};
+  return BPC_OK;
+}
+
+void *bpc__exch_dest(bpc__exch_t *ex, int src_gid, int dst_gid, int seq, size_t bytes)
+{
+  for (int i = 0; i < ex->ndests; i++) {
+    const bpc__dest_t *d = &ex->dests[i];
+    if (d->src_gid != src_gid || d->dst_gid != dst_gid || d->seq != seq)
+      continue;
+    void *buf = bytes <= d->cap ? d->buf : NULL;
+    memmove(&ex->dests[i], &ex->dests[i + 1], sizeof *d * (size_t)(ex->ndests - i - 1));
+    ex->ndests--;
+    return buf;
+  }
+  return NULL;
+}
+
 /* Deliver a message to a block of this process: no MPI; the payload is
- * copied once into a pool buffer, or borrowed. */
+ * copied once into a pool buffer (or into the caller's destination), or
+ * borrowed. */
 static int send_local(bpc__exch_t *ex, int src_gid, int dst_gid, int seq, const void *data,
                       size_t bytes, int flags)
 {
@@ -77,8 +110,12 @@ static int send_local(bpc__exch_t *ex, int src_gid, int dst_gid, int seq, const 
   m->seq = seq;
   m->bytes = bytes;
   m->local = 1;
+  void *dest = ex->ndests > 0 ? bpc__exch_dest(ex, src_gid, dst_gid, seq, bytes) : NULL;
   if (bytes == 0) {
     m->data = NULL;
+  } else if (dest != NULL) {
+    memcpy(dest, data, bytes);
+    m->data = dest;
   } else if (flags & BPC__SEND_BORROW) {
     m->borrowed = 1;
     m->data = (void *)data;
@@ -324,6 +361,7 @@ int bpc__exch_close(bpc__exch_t **pex)
     rc = bpc__err(ex->ctx, BPC_ESTATE, "exchange closed with %lld message(s) never taken", left);
   for (int i = 0; i < ex->nsends; i++)
     free(ex->sends[i]);
+  free(ex->dests);
   free(ex->sends);
   free(ex->sdone);
   if (rc == BPC_OK)

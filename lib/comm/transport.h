@@ -86,8 +86,23 @@ struct bpc__exch {
   int *sidx;
   int capsreq;
 
+  /* caller buffers posted with bpc__exch_recv_into, in posting order */
+  struct bpc__dest *dests;
+  int ndests, capdests;
+
   int err; /* first error seen inside the exchange */
 };
+
+typedef struct bpc__dest {
+  int src_gid, dst_gid, seq;
+  void *buf;
+  size_t cap;
+} bpc__dest_t;
+
+/* The caller's buffer posted (bpc__exch_recv_into) for the message
+ * (src, dst, seq) of `bytes` payload bytes, taken off the list; NULL when
+ * none was posted or it is too small (then it is dropped). */
+void *bpc__exch_dest(bpc__exch_t *ex, int src_gid, int dst_gid, int seq, size_t bytes);
 
 /* Put a message in the mailbox, in arrival order of its header. If
  * m->pending, it holds its place (messages with the same envelope behind it

@@ -212,24 +212,33 @@ static bpc__msg_t *msg_of(const bpc__hdr_t *h, int seq, size_t bytes)
   return m;
 }
 
-/* Post the receive of m's payload (m->bytes > 0) from `source` into a pool
- * buffer, at the sender's page offset (tags.h; the pages past the payload
- * are never touched, so rounding the buffer up costs no memory), and put m
- * in the mailbox as pending: it holds its place, so a later message with
- * the same envelope cannot overtake it. Room for the request is reserved. */
+/* Post the receive of m's payload (m->bytes > 0) from `source` into the
+ * caller's destination if one was posted (bpc__exch_recv_into), else into a
+ * pool buffer at the sender's page offset (tags.h; the pages past the
+ * payload are never touched, so rounding the buffer up costs no memory),
+ * and put m in the mailbox as pending: it holds its place, so a later
+ * message with the same envelope cannot overtake it. Room for the request
+ * is reserved. */
 static int post_payload(bpc__exch_t *ex, bpc__msg_t *m, uint32_t page_off, int source)
 {
   bpc_ctx_t *ctx = ex->ctx;
-  m->buf = bpc__pool_get(ctx, m->bytes + 4095u, &m->cap);
-  if (m->buf == NULL) {
-    size_t bytes = m->bytes;
-    free(m);
-    return bpc__err(ctx, BPC_ENOMEM, "receive of %zu bytes: out of memory", bytes);
+  void *dest =
+      ex->ndests > 0 ? bpc__exch_dest(ex, m->src_gid, m->dst_gid, m->seq, m->bytes) : NULL;
+  if (dest != NULL) {
+    m->data = dest;
+  } else {
+    m->buf = bpc__pool_get(ctx, m->bytes + 4095u, &m->cap);
+    if (m->buf == NULL) {
+      size_t bytes = m->bytes;
+      free(m);
+      return bpc__err(ctx, BPC_ENOMEM, "receive of %zu bytes: out of memory", bytes);
+    }
+    m->data = (char *)m->buf + ((page_off - (uintptr_t)m->buf) & 4095u);
   }
-  m->data = (char *)m->buf + ((page_off - (uintptr_t)m->buf) & 4095u);
   int mrc = post_bytes(ex, 0, m->data, m->bytes, source, &ex->rreq[ex->nrecv]);
   if (mrc != MPI_SUCCESS) {
-    bpc__pool_put(ctx, m->buf, m->cap);
+    if (m->buf != NULL)
+      bpc__pool_put(ctx, m->buf, m->cap);
     free(m);
     return bpc__err_mpi(ctx, mrc, "MPI_Irecv (payload)");
   }
@@ -302,10 +311,18 @@ static int take_header(bpc__exch_t *ex, MPI_Message *mm, MPI_Status *st)
   }
   void *keep = NULL; /* buf, once the head message owns it */
   if (is_inline) {
-    m->buf = buf;
-    m->cap = cap;
-    m->data = h.bytes ? (char *)buf + sizeof h : NULL;
-    keep = buf;
+    void *dest = ex->ndests > 0 ? bpc__exch_dest(ex, m->src_gid, m->dst_gid, m->seq, m->bytes)
+                                : NULL;
+    if (dest != NULL) { /* the caller's destination (bpc__exch_recv_into) */
+      if (h.bytes > 0)
+        memcpy(dest, (char *)buf + sizeof h, (size_t)h.bytes);
+      m->data = h.bytes ? dest : NULL;
+    } else {
+      m->buf = buf;
+      m->cap = cap;
+      m->data = h.bytes ? (char *)buf + sizeof h : NULL;
+      keep = buf;
+    }
     bpc__exch_deliver(ex, m);
   } else {
     rc = post_payload(ex, m, h.page_off, source);
@@ -316,8 +333,11 @@ static int take_header(bpc__exch_t *ex, MPI_Message *mm, MPI_Status *st)
     bpc__msg_t *p = msg_of(&h, d.seq, (size_t)d.bytes);
     if (p == NULL)
       rc = bpc__err(ctx, BPC_ENOMEM, "receive: out of memory");
-    else if (d.bytes == 0)
+    else if (d.bytes == 0) {
+      if (ex->ndests > 0) /* an empty part uses up its destination too */
+        bpc__exch_dest(ex, p->src_gid, p->dst_gid, p->seq, 0);
       bpc__exch_deliver(ex, p);
+    }
     else
       rc = post_payload(ex, p, d.page_off, source);
   }

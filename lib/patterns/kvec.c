@@ -112,10 +112,44 @@ int bpc__kvec_check(int n, const int *k, int nrounds, char *msg, size_t msglen)
   return BPC_OK;
 }
 
+/* The prime factors of n >= 1, ascending, into primes (room for 30: n <
+ * 2^31); returns how many (trial division; d*d computed in 64 bits). */
+static int prime_factors(int n, int *primes)
+{
+  int np = 0, m = n;
+  for (int d = 2; (int64_t)d * d <= m; d += (d == 2 ? 1 : 2)) {
+    while (m % d == 0) {
+      primes[np++] = d;
+      m /= d;
+    }
+  }
+  if (m > 1)
+    primes[np++] = m;
+  return np;
+}
+
+int bpc__kvec_primes(int n, int *k, int cap, int *nrounds)
+{
+  int primes[BPC__MAX_ROUNDS];
+  if (nrounds == NULL)
+    return BPC_ENULL;
+  *nrounds = 0;
+  if (n < 1 || cap < 0)
+    return BPC_EINVAL;
+  if (k == NULL && cap > 0)
+    return BPC_ENULL;
+  const int np = prime_factors(n, primes);
+  if (np > cap)
+    return BPC_EINVAL;
+  for (int i = 0; i < np; i++)
+    k[i] = primes[i];
+  *nrounds = np;
+  return BPC_OK;
+}
+
 int bpc__kvec_auto(int n, int target, int *k, int cap, int *nrounds)
 {
   int primes[BPC__MAX_ROUNDS]; /* n < 2^31 has at most 30 prime factors */
-  int np = 0;
   int rounds[BPC__MAX_ROUNDS];
   int nr = 0;
 
@@ -127,16 +161,8 @@ int bpc__kvec_auto(int n, int target, int *k, int cap, int *nrounds)
   if (k == NULL && cap > 0)
     return BPC_ENULL;
 
-  /* 1. prime factors, ascending (trial division; d*d computed in 64 bits) */
-  int m = n;
-  for (int d = 2; (int64_t)d * d <= m; d += (d == 2 ? 1 : 2)) {
-    while (m % d == 0) {
-      primes[np++] = d;
-      m /= d;
-    }
-  }
-  if (m > 1)
-    primes[np++] = m;
+  /* 1. prime factors, ascending */
+  const int np = prime_factors(n, primes);
 
   /* 2. first-fit packing, largest prime first */
   for (int i = np - 1; i >= 0; i--) {

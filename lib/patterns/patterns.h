@@ -54,6 +54,17 @@ int bpc__kvec_check(int n, const int *k, int nrounds, char *msg, size_t msglen);
  */
 int bpc__kvec_auto(int n, int target, int *k, int cap, int *nrounds);
 
+/*
+ * The k-vector of one round per prime factor of n, ascending: binary swap
+ * generalised to any n (n = 2^m * q, q odd: m rounds of 2, then one round
+ * per odd prime factor of q, ascending; 12 -> 2x2x3, 6 -> 2x3, 7 -> 7; a
+ * prime n is one round of direct send). Writes at most `cap` entries;
+ * *nrounds = 0 for n == 1 (n < 2^31 has at most 30 prime factors). Returns
+ * BPC_EINVAL for n < 1 or too small cap (BPC_ENULL for nrounds NULL, or k
+ * NULL with cap > 0).
+ */
+int bpc__kvec_primes(int n, int *k, int cap, int *nrounds);
+
 /* Format "4x4x2" (or "1" for zero rounds) into buf; always NUL-terminated
  * when len > 0; a string that does not fit ends in "...". */
 void bpc__kvec_format(const int *k, int nrounds, char *buf, size_t len);

@@ -297,6 +297,70 @@ START_TEST(test_same_envelope_fifo)
 }
 END_TEST
 
+START_TEST(test_recv_into)
+{
+  /* messages land in the receiver's own buffers (bpc__exch_recv_into):
+   * large (payload message), inline and empty ones, from the ring
+   * neighbour and from a local block; a destination that is too small is
+   * not used (pool buffer as usual); several for one envelope go in order */
+  int n = 2 * t_size;
+  bpc_assign_t *a = NULL;
+  ck_assert_int_eq(bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a), BPC_OK);
+  const int *gids = NULL;
+  int nl = 0;
+  bpc_assign_local(a, &gids, &nl);
+  const int me = gids[0], mine2 = gids[1];
+  const int dst = (me + 2) % n, src = (me + n - 2) % n; /* the next rank's first block */
+  size_t sizes[4] = {300000, 100, 0, 70000};
+  unsigned char *out[4], *in[4];
+  bpc__exch_t *ex = NULL;
+  T_CHECK(bpc__exch_open(ctx, NULL, bpc__assign_rank_cb, a, &ex) == BPC_OK, "open");
+  for (int i = 0; i < 4; i++) {
+    out[i] = malloc(sizes[i] + 1);
+    in[i] = malloc(sizes[i] + 1);
+    memset(out[i], 7 * i + 1, sizes[i]);
+    /* the last one's destination is too small */
+    T_CHECK(bpc__exch_recv_into(ex, me, src, 4, in[i], i == 3 ? sizes[i] - 1 : sizes[i]) ==
+                BPC_OK, "recv_into %d", i);
+  }
+  /* and one from the local second block */
+  unsigned char *lin = malloc(5000), *lout = malloc(5000);
+  memset(lout, 9, 5000);
+  T_CHECK(bpc__exch_recv_into(ex, me, mine2, 1, lin, 5000) == BPC_OK, "recv_into local");
+  for (int i = 0; i < 4; i++)
+    T_CHECK(bpc__exch_send(ex, me, dst, 4, out[i], sizes[i], 0) == BPC_OK, "send %d", i);
+  T_CHECK(bpc__exch_send(ex, mine2, me, 1, lout, 5000, 0) == BPC_OK, "send local");
+  for (int i = 0; i < 4; i++) {
+    bpc__msg_t *m = NULL;
+    T_CHECK(bpc__exch_wait(ex, me, src, 4, &m) == BPC_OK && m, "wait %d", i);
+    if (m) {
+      T_CHECK(m->bytes == sizes[i], "message %d: %zu bytes, expected %zu", i, m->bytes, sizes[i]);
+      if (sizes[i] > 0)
+        T_CHECK((m->data == in[i]) == (i != 3), "message %d at %p, its destination %p", i,
+                m->data, (void *)in[i]);
+      T_CHECK(m->bytes == 0 || ((unsigned char *)m->data)[m->bytes - 1] == 7 * i + 1,
+              "content %d", i);
+      bpc__msg_release(ex, m);
+    }
+  }
+  bpc__msg_t *m = NULL;
+  T_CHECK(bpc__exch_wait(ex, me, mine2, 1, &m) == BPC_OK && m, "wait local");
+  if (m) {
+    T_CHECK(m->data == lin && m->bytes == 5000 && lin[4999] == 9, "local message not in place");
+    bpc__msg_release(ex, m);
+  }
+  T_CHECK(bpc__exch_close(&ex) == BPC_OK, "close: %s", bpc_last_error(ctx));
+  for (int i = 0; i < 4; i++) {
+    free(out[i]);
+    free(in[i]);
+  }
+  free(lin);
+  free(lout);
+  bpc_assign_destroy(&a);
+  T_SYNC();
+}
+END_TEST
+
 /* Messages of test_send_parts: the pattern's bytes (comm_pattern.h) for
  * (sending rank, message id), of any size. */
 static void parts_fill(unsigned char *b, size_t n, int sender, int id)
@@ -445,6 +509,7 @@ static Suite *comm_suite(void)
   tcase_add_test(tc, test_untaken_message_is_reported);
   tcase_add_test(tc, test_same_envelope_fifo);
   tcase_add_test(tc, test_send_parts);
+  tcase_add_test(tc, test_recv_into);
   suite_add_tcase(s, tc);
   return s;
 }

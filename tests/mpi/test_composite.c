@@ -7,11 +7,14 @@
  * reference composite computed on every rank; sparse images with and
  * without active pixels (identical results, fewer bytes); empty images
  * (almost no bytes); odd sizes (1x1, 3x7, 1000x1), images smaller than the
- * number of blocks, row splits, gather to rank 0; bad input (mismatched
- * image sizes on one rank, unknown strategy, NULL buffers) failing on every
- * rank alike without a hang.
+ * number of blocks, row splits, gather to rank 0; the gather's bytes in
+ * bpc_stats_last_call; every documented argument error and every field
+ * that must match across ranks, bad on rank 0 only, on the last rank only
+ * and on all ranks: the same code on every rank, never a hang. Strategies
+ * come from the table (bpc_algorithms("composite")).
  */
 #include "mpi_check.h"
+#include "bad_rank.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -20,10 +23,20 @@
 
 static bpc_ctx_t *ctx;
 
-static void setup(void) { ck_assert_int_eq(bpc_init(MPI_COMM_WORLD, NULL, &ctx), BPC_OK); }
-static void teardown(void) { bpc_finalize(&ctx); }
+/* the strategy table, read in setup */
+static bpc_algo_info_t table[16];
+static int nstrats;
+static const char *strats[16];
 
-static const char *strats[] = {"radixk", "binary-swap", "direct-send", "shift", "pipeline"};
+static void setup(void)
+{
+  ck_assert_int_eq(bpc_init(MPI_COMM_WORLD, NULL, &ctx), BPC_OK);
+  ck_assert_int_eq(bpc_algorithms("composite", table, 16, &nstrats), BPC_OK);
+  ck_assert_int_ge(nstrats, 5);
+  for (int i = 0; i < nstrats; i++)
+    strats[i] = table[i].name;
+}
+static void teardown(void) { bpc_finalize(&ctx); }
 
 static bpc_assign_t *make_assign(int n, int rr)
 {
@@ -40,7 +53,7 @@ static int run_case(bpc_assign_t *a, cr_case_t *c, const char *what, cr_out_t *o
   bpc_assign_nblocks(a, &n);
   snprintf(tag, sizeof tag, "[rank %d/%d] %s n=%d %dx%d %s op=%d split=%d strat=%s ap=%d",
            t_rank, t_size, what, n, c->W, c->H, cr_kind_names[c->kind], c->op, c->split,
-           c->P.strategy, c->P.active_pixels);
+           c->P.algorithm, c->P.active_pixels);
   memset(out, 0, sizeof *out);
   int f = cr_run(ctx, a, c, tag, out);
   T_CHECK(f == 0, "%s: %d failure(s)", tag, f);
@@ -54,7 +67,7 @@ START_TEST(test_matrix)
   for (int bpp = 1; bpp <= 4; bpp++) {
     const int n = bpp * t_size;
     bpc_assign_t *a = make_assign(n, bpp == 2);
-    for (int s = 0; s < 5; s++)
+    for (int s = 0; s < nstrats; s++)
       for (int op = 0; op < 2; op++)
         for (int kind = 0; kind < 3; kind++, idx++) {
           cr_case_t c;
@@ -67,7 +80,7 @@ START_TEST(test_matrix)
           c.split = idx % 5 == 4 ? BPC_COMPOSITE_ROWS : BPC_COMPOSITE_PIXELS;
           c.gather = idx % 3 == 0;
           c.P = bpc_composite_params_default();
-          c.P.strategy = strats[s];
+          c.P.algorithm = strats[s];
           c.P.nthreads = 1;
           cr_order((idx + bpp) % 4, n, (uint32_t)(77 + idx), order);
           c.P.order = order;
@@ -132,7 +145,7 @@ START_TEST(test_kvec_user)
   c.op = BPC_COMPOSITE_OVER;
   c.gather = 1;
   c.P = bpc_composite_params_default();
-  c.P.strategy = "radixk";
+  c.P.algorithm = "radixk";
   c.P.k = k;
   c.P.nk = nk;
   cr_order(2, n, 5, order);
@@ -141,7 +154,7 @@ START_TEST(test_kvec_user)
   run_case(a, &c, "kvec", &o);
   T_CHECK(o.info.swap.nk == nk, "nk %d, want %d", o.info.swap.nk, nk);
   /* binary swap's k-vector: 2s then odd primes */
-  c.P.strategy = "binary-swap";
+  c.P.algorithm = "binary-swap";
   c.P.k = NULL;
   c.P.nk = 0;
   run_case(a, &c, "binary-swap", &o);
@@ -151,13 +164,13 @@ START_TEST(test_kvec_user)
   T_CHECK(prod == n, "binary swap k-vector multiplies to %d, not %d", prod, n);
   /* a user operator (over, written here) */
   c.op = BPC_COMPOSITE_USER;
-  c.P.user_fn = user_over;
-  c.P.strategy = "shift";
+  c.P.user_op.fn = user_over;
+  c.P.algorithm = "shift";
   run_case(a, &c, "user-op", &o);
   c.op = BPC_COMPOSITE_OVER;
   /* over with depth (depth follows the front non-transparent pixel) */
   c.depth = 1;
-  c.P.strategy = "direct-send";
+  c.P.algorithm = "direct-send";
   run_case(a, &c, "over-depth", &o);
   T_SYNC();
   bpc_assign_destroy(&a);
@@ -172,7 +185,7 @@ START_TEST(test_odd_sizes)
     const int n = bpp * t_size;
     bpc_assign_t *a = make_assign(n, 0);
     for (int si = 0; si < 5; si++)
-      for (int s = 0; s < 5; s++) {
+      for (int s = 0; s < nstrats; s++) {
         cr_case_t c;
         memset(&c, 0, sizeof c);
         c.W = sizes[si][0];
@@ -183,7 +196,7 @@ START_TEST(test_odd_sizes)
         c.split = (si + s) % 3 == 0 ? BPC_COMPOSITE_ROWS : BPC_COMPOSITE_PIXELS;
         c.gather = 1;
         c.P = bpc_composite_params_default();
-        c.P.strategy = strats[s];
+        c.P.algorithm = strats[s];
         cr_order(1 + s % 3, n, 9, order);
         c.P.order = order;
         cr_out_t o;
@@ -200,7 +213,7 @@ START_TEST(test_few_blocks)
 {
   const int n = t_size > 2 ? t_size - 2 : 1;
   bpc_assign_t *a = make_assign(n, 0);
-  for (int s = 0; s < 5; s++) {
+  for (int s = 0; s < nstrats; s++) {
     cr_case_t c;
     memset(&c, 0, sizeof c);
     c.W = 9;
@@ -209,7 +222,7 @@ START_TEST(test_few_blocks)
     c.op = BPC_COMPOSITE_OVER;
     c.gather = 1;
     c.P = bpc_composite_params_default();
-    c.P.strategy = strats[s];
+    c.P.algorithm = strats[s];
     cr_out_t o;
     run_case(a, &c, "few", &o);
   }
@@ -218,66 +231,244 @@ START_TEST(test_few_blocks)
 }
 END_TEST
 
-START_TEST(test_bad_input)
+/* Everything one bad-argument call needs: 2 blocks per rank, 4 x 3 images. */
+enum { BW = 4, BH = 3, BNP = BW * BH };
+typedef struct bad_state {
+  bpc_assign_t *a;
+  const bpc_assign_t *pa;
+  bpc_image_t im[2], *pim;
+  float rgba[2][4 * BNP], depth[2][BNP], gat[4 * BNP], gatd[BNP];
+  bpc_composite_params_t P;
+  int k[2], order[64];
+} bad_state_t;
+
+static void bad_reset(bad_state_t *b, int n)
+{
+  b->pa = b->a;
+  b->pim = b->im;
+  for (int i = 0; i < 2; i++) {
+    b->im[i].width = BW;
+    b->im[i].height = BH;
+    b->im[i].rgba = b->rgba[i];
+    b->im[i].depth = NULL;
+    for (int p = 0; p < BNP; p++) {
+      b->rgba[i][4 * p] = b->rgba[i][4 * p + 3] = 0.5f;
+      b->rgba[i][4 * p + 1] = b->rgba[i][4 * p + 2] = 0.0f;
+      b->depth[i][p] = (float)p;
+    }
+  }
+  b->P = bpc_composite_params_default();
+  b->k[0] = n;
+  b->k[1] = 2;
+  for (int i = 0; i < n; i++)
+    b->order[i] = n - 1 - i;
+}
+
+/* The argument errors of bpc_composite's header: each case makes the
+ * arguments bad on this rank when `bad`; code: what every rank must get. */
+static const struct {
+  const char *what;
+  int code;
+} arg_cases[] = {
+    {"assign NULL", BPC_ENULL},
+    {"images NULL", BPC_ENULL},
+    {"rgba NULL", BPC_ENULL},
+    {"negative width", BPC_EINVAL},
+    {"local images differ", BPC_EINVAL},
+    {"z-buffer without depth", BPC_EINVAL},
+    {"unknown op", BPC_EINVAL},
+    {"user op without fn", BPC_ENULL},
+    {"unknown split", BPC_EINVAL},
+    {"gather_rank out of range", BPC_EINVAL},
+    {"gather_rgba NULL on the gather rank", BPC_ENULL},
+    {"unknown algorithm", BPC_EALGO},
+    {"unknown algorithm in BPC_COMPOSITE_ALGORITHM", BPC_EALGO},
+    {"k-vector does not multiply to n", BPC_EKVEC},
+    {"order not a permutation", BPC_EPERM},
+    {"nthreads < 0", BPC_EINVAL},
+};
+
+static void arg_case(bad_state_t *b, int c, int bad, int mode)
+{
+  if (!bad)
+    return;
+  switch (c) {
+  case 0: b->pa = NULL; break;
+  case 1: b->pim = NULL; break;
+  case 2: b->im[1].rgba = NULL; break;
+  case 3: b->im[0].width = b->im[1].width = -1; break;
+  case 4: b->im[1].height = BH - 1; break;
+  case 5: b->P.op = BPC_COMPOSITE_ZBUFFER; break;
+  case 6: b->P.op = (bpc_composite_op_t)7; break;
+  case 7: b->P.op = BPC_COMPOSITE_USER; break;
+  case 8: b->P.split = (bpc_composite_split_t)5; break;
+  case 9: b->P.gather_rank = t_size; break;
+  case 10: /* the bad rank is the gather rank, without a buffer */
+    b->P.gather_rank = mode == BAD_LAST ? t_size - 1 : 0;
+    b->P.gather_rgba = NULL;
+    break;
+  case 11: b->P.algorithm = "binary-swop"; break;
+  case 12: setenv("BPC_COMPOSITE_ALGORITHM", "binary-swop", 1); break;
+  case 13:
+    b->P.algorithm = "radixk";
+    b->P.k = b->k;
+    b->k[0] = 2 * t_size + 1;
+    b->P.nk = 1;
+    break;
+  case 14:
+    b->P.order = b->order;
+    b->order[0] = b->order[1];
+    break;
+  case 15: b->P.nthreads = -1; break;
+  }
+}
+
+/* Fields that must match across ranks: valid everywhere, different on the
+ * bad ranks (so bad on all ranks is a valid call). */
+static const char *const match_cases[] = {
+    "image width", "image height", "depth presence", "op", "split", "strategy",
+    "k-vector", "order", "gather_rank", "active_pixels", "user_op.commutative",
+};
+
+static void match_case(bad_state_t *b, int c, int bad)
+{
+  int n = 0;
+  bpc_assign_nblocks(b->a, &n);
+  /* what every rank passes for this case */
+  if (c == 3) /* op: everyone has depth */
+    b->im[0].depth = b->depth[0], b->im[1].depth = b->depth[1];
+  if (c == 6) /* k-vector: radixk everywhere */
+    b->P.algorithm = "radixk";
+  if (c == 7) /* order */
+    b->P.order = b->order;
+  if (c == 8) { /* gather: buffers on both candidate roots */
+    b->P.gather_rank = 0;
+    b->P.gather_rgba = b->gat;
+  }
+  if (c == 10)
+    b->P.op = BPC_COMPOSITE_USER, b->P.user_op.fn = user_over;
+  if (!bad)
+    return;
+  switch (c) {
+  case 0: b->im[0].width = b->im[1].width = BW - 1; break;
+  case 1: b->im[0].height = b->im[1].height = BH + 1; break;
+  case 2: b->im[0].depth = b->depth[0], b->im[1].depth = b->depth[1]; break;
+  case 3: b->P.op = BPC_COMPOSITE_ZBUFFER; break;
+  case 4: b->P.split = BPC_COMPOSITE_ROWS; break;
+  case 5: b->P.algorithm = "shift"; break;
+  case 6:
+    b->k[0] = n;
+    b->P.k = b->k;
+    b->P.nk = 1;
+    break;
+  case 7:
+    for (int i = 0; i < n; i++)
+      b->order[i] = i;
+    break;
+  case 8: b->P.gather_rank = t_size - 1; break;
+  case 9: b->P.active_pixels = 0; break;
+  case 10: b->P.user_op.commutative = 1; break;
+  }
+}
+
+START_TEST(test_bad_args)
 {
   const int n = 2 * t_size;
-  bpc_assign_t *a = make_assign(n, 0);
+  bad_state_t b;
+  memset(&b, 0, sizeof b);
+  b.a = make_assign(n, 0);
+  const int nargs = (int)(sizeof arg_cases / sizeof arg_cases[0]);
+  const int nmatch = (int)(sizeof match_cases / sizeof match_cases[0]);
+  for (int mode = 0; mode < BAD_NMODES; mode++) {
+    const int bad = bad_here(mode);
+    for (int c = 0; c < nargs; c++) {
+      bad_reset(&b, n);
+      arg_case(&b, c, bad, mode);
+      int rc = bpc_composite(ctx, b.pa, b.pim, &b.P, NULL, NULL);
+      unsetenv("BPC_COMPOSITE_ALGORITHM");
+      T_CHECK(rc == arg_cases[c].code, "%s, %s: %s (%s), expected %s", arg_cases[c].what,
+              bad_mode_name(mode), bpc_err_name(rc), bpc_last_error(ctx),
+              bpc_err_name(arg_cases[c].code));
+    }
+    for (int c = 0; c < nmatch; c++) {
+      bad_reset(&b, n);
+      match_case(&b, c, bad);
+      int rc = bpc_composite(ctx, b.pa, b.pim, &b.P, NULL, NULL);
+      const int want = mode == BAD_ALL || t_size == 1 ? BPC_OK : BPC_EMISMATCH;
+      T_CHECK(rc == want, "%s differs, %s: %s (%s), expected %s", match_cases[c],
+              bad_mode_name(mode), bpc_err_name(rc), bpc_last_error(ctx), bpc_err_name(want));
+      if (want == BPC_EMISMATCH)
+        T_CHECK(strstr(bpc_last_error(ctx), match_cases[c]) != NULL, "%s: message '%s'",
+                match_cases[c], bpc_last_error(ctx));
+    }
+  }
+  /* and the call still works afterwards */
+  bad_reset(&b, n);
+  int rc = bpc_composite(ctx, b.a, b.im, &b.P, NULL, NULL);
+  T_CHECK(rc == BPC_OK, "good call after errors: %s %s", bpc_err_name(rc), bpc_last_error(ctx));
+  T_SYNC();
+  bpc_assign_destroy(&b.a);
+}
+END_TEST
+
+/* The gather travels through the exchange: its bytes are in the last call's
+ * statistics, as the last round (remote pieces received on the gather rank,
+ * sent by the others; the gather rank's own pieces as local copies). */
+START_TEST(test_gather_stats)
+{
+  const int bpp = 2, n = bpp * t_size, root = t_size - 1;
+  bpc_assign_t *a = make_assign(n, 1);
   const int *gids = NULL;
   int nl = 0;
   bpc_assign_local(a, &gids, &nl);
+  const int W = 33, H = 7;
+  const size_t np = (size_t)W * H;
   bpc_image_t im[2];
-  float buf[2][4 * 12];
-  memset(buf, 0, sizeof buf);
+  float *gat = malloc(np * 4 * sizeof(float));
   for (int i = 0; i < nl; i++) {
-    im[i].width = 4;
-    im[i].height = 3;
-    im[i].rgba = buf[i];
+    im[i].width = W;
+    im[i].height = H;
+    im[i].rgba = malloc(np * 4 * sizeof(float));
     im[i].depth = NULL;
+    cr_image(gids[i], W, H, CR_FULL, 1, im[i].rgba, NULL);
   }
-  bpc_composite_params_t P = bpc_composite_params_default();
-  /* mismatched sizes on the last rank's last block */
-  if (t_rank == t_size - 1)
-    im[nl - 1].width = 3;
-  int rc = bpc_composite(ctx, a, im, &P, NULL, NULL);
-  T_CHECK(rc == BPC_EINVAL, "mismatched sizes: %s", bpc_err_name(rc));
-  T_CHECK(strstr(bpc_last_error(ctx), "differ") != NULL, "message: %s", bpc_last_error(ctx));
-  im[nl - 1].width = 4;
-  /* unknown strategy */
-  P.strategy = "binary-swop";
-  rc = bpc_composite(ctx, a, im, &P, NULL, NULL);
-  T_CHECK(rc == BPC_EALGO, "unknown strategy: %s", bpc_err_name(rc));
-  T_CHECK(strstr(bpc_last_error(ctx), "binary-swop") != NULL, "message: %s", bpc_last_error(ctx));
-  P.strategy = "auto";
-  /* NULL buffers on one rank */
-  rc = bpc_composite(ctx, a, t_rank == 0 ? NULL : im, &P, NULL, NULL);
-  T_CHECK(rc == BPC_ENULL, "NULL images: %s", bpc_err_name(rc));
-  if (t_rank == t_size - 1)
-    im[0].rgba = NULL;
-  rc = bpc_composite(ctx, a, im, &P, NULL, NULL);
-  T_CHECK(rc == BPC_ENULL, "NULL rgba: %s", bpc_err_name(rc));
-  im[0].rgba = buf[0];
-  /* z-buffer without depth */
-  P.op = BPC_COMPOSITE_ZBUFFER;
-  rc = bpc_composite(ctx, a, im, &P, NULL, NULL);
-  T_CHECK(rc == BPC_EINVAL, "z-buffer without depth: %s", bpc_err_name(rc));
-  P.op = BPC_COMPOSITE_OVER;
-  /* gather with no buffer on the root */
-  P.gather_rank = 0;
-  rc = bpc_composite(ctx, a, im, &P, NULL, NULL);
-  T_CHECK(rc == BPC_ENULL, "gather without buffer: %s", bpc_err_name(rc));
-  P.gather_rank = -1;
-  /* a bad k-vector comes back from the swap engine, on every rank */
-  int k[1] = {n + 1};
-  P.strategy = "radixk";
-  P.k = k;
-  P.nk = 1;
-  rc = bpc_composite(ctx, a, im, &P, NULL, NULL);
-  T_CHECK(rc == BPC_EKVEC, "bad k-vector: %s", bpc_err_name(rc));
-  /* and the call still works afterwards */
-  P.k = NULL;
-  P.nk = 0;
-  rc = bpc_composite(ctx, a, im, &P, NULL, NULL);
-  T_CHECK(rc == BPC_OK, "good call after errors: %s %s", bpc_err_name(rc), bpc_last_error(ctx));
+  for (int s = 0; s < nstrats; s++) {
+    bpc_composite_params_t P = bpc_composite_params_default();
+    P.algorithm = strats[s];
+    P.active_pixels = 0;
+    P.gather_rank = root;
+    P.gather_rgba = t_rank == root ? gat : NULL;
+    bpc_composite_piece_t pc[2];
+    int rc = bpc_composite(ctx, a, im, &P, pc, NULL);
+    T_CHECK(rc == BPC_OK, "%s: %s", strats[s], bpc_last_error(ctx));
+    bpc_call_stats_t st;
+    bpc_stats_last_call(ctx, &st);
+    unsigned long long mine = 0, nmine = 0;
+    for (int i = 0; i < nl; i++) {
+      mine += pc[i].count * 16;
+      nmine += pc[i].count > 0;
+    }
+    const bpc_counters_t *g = &st.round[st.nrounds - 1];
+    if (t_rank == root) {
+      T_CHECK(g->local_bytes == mine && g->local_msgs == nmine,
+              "%s: gather rank's own pieces: %llu bytes in %llu copies, expected %llu in %llu",
+              strats[s], (unsigned long long)g->local_bytes,
+              (unsigned long long)g->local_msgs, mine, nmine);
+      T_CHECK(g->bytes_recv == np * 16 - mine,
+              "%s: gather rank received %llu bytes in the gather round, expected %llu",
+              strats[s], (unsigned long long)g->bytes_recv, (unsigned long long)(np * 16 - mine));
+      T_CHECK(g->bytes_sent == 0, "%s: the gather rank sent %llu bytes", strats[s],
+              (unsigned long long)g->bytes_sent);
+    } else {
+      T_CHECK(g->bytes_sent == mine && g->msgs_sent == nmine,
+              "%s: rank %d sent %llu bytes in %llu messages in the gather round, expected %llu "
+              "in %llu", strats[s], t_rank, (unsigned long long)g->bytes_sent,
+              (unsigned long long)g->msgs_sent, mine, nmine);
+    }
+  }
+  for (int i = 0; i < nl; i++)
+    free(im[i].rgba);
+  free(gat);
   T_SYNC();
   bpc_assign_destroy(&a);
 }
@@ -293,7 +484,8 @@ static Suite *suite(void)
   tcase_add_test(tc, test_kvec_user);
   tcase_add_test(tc, test_odd_sizes);
   tcase_add_test(tc, test_few_blocks);
-  tcase_add_test(tc, test_bad_input);
+  tcase_add_test(tc, test_bad_args);
+  tcase_add_test(tc, test_gather_stats);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -121,6 +121,47 @@ START_TEST(test_agree_args)
 }
 END_TEST
 
+START_TEST(test_agree_args_vals)
+{
+  /* open fields match anything and learn the others' value; max fields are
+   * not compared but reduced; a mismatch names the lowest stating rank */
+  bpc_ctx_t *ctx = NULL;
+  ck_assert_int_eq(bpc_init(MPI_COMM_WORLD, NULL, &ctx), BPC_OK);
+  const int last = t_size - 1;
+  for (int mode = 0; mode < 3; mode++) {
+    bpc__sig_t sig;
+    long long vals[3] = {0, 0, 0};
+    bpc__sig_init(&sig);
+    if (t_rank == 0) /* mode 0: only rank 0 leaves it open */
+      bpc__sig_open(&sig, "width");
+    else
+      bpc__sig_int(&sig, "width", mode == 1 && t_rank == last ? 8 : 7);
+    bpc__sig_max(&sig, "flag", t_rank == last ? 5 : t_rank);
+    if (mode == 2) /* every rank leaves it open */
+      bpc__sig_open(&sig, "height");
+    else
+      bpc__sig_int(&sig, "height", 3);
+    int rc = bpc__agree_args_vals(ctx, "test", BPC_OK, &sig, vals);
+    const int want = mode == 1 && t_size > 2 ? BPC_EMISMATCH : BPC_OK;
+    T_CHECK(rc == want, "mode %d: %d (%s)", mode, rc, bpc_last_error(ctx));
+    if (rc == BPC_OK) {
+      const long long w = t_size == 1 ? BPC__SIG_NONE : mode == 1 ? 8 : 7;
+      T_CHECK(vals[0] == w, "mode %d: width %lld, expected %lld", mode, vals[0], w);
+      T_CHECK(vals[1] == (last > 5 ? last - 1 : 5), "mode %d: flag %lld", mode, vals[1]);
+      T_CHECK(vals[2] == (mode == 2 ? BPC__SIG_NONE : 3), "mode %d: height %lld", mode, vals[2]);
+    } else {
+      char exp[160];
+      snprintf(exp, sizeof exp,
+               "BPC_EMISMATCH: test: ranks disagree on width (7 on rank 1, 8 on rank %d)", last);
+      T_CHECK(strncmp(bpc_last_error(ctx), exp, strlen(exp)) == 0, "message '%s', expected '%s'",
+              bpc_last_error(ctx), exp);
+    }
+  }
+  bpc_finalize(&ctx);
+  T_SYNC();
+}
+END_TEST
+
 START_TEST(test_tags_in_step)
 {
   bpc_ctx_t *ctx = NULL;
@@ -161,6 +202,7 @@ static Suite *core_mpi_suite(void)
   tcase_add_test(tc, test_init_dup);
   tcase_add_test(tc, test_agree);
   tcase_add_test(tc, test_agree_args);
+  tcase_add_test(tc, test_agree_args_vals);
   tcase_add_test(tc, test_tags_in_step);
   tcase_add_test(tc, test_two_contexts);
   suite_add_tcase(s, tc);

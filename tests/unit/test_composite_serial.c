@@ -4,8 +4,8 @@
  * checked against rays marched through the block grid (orthographic and
  * perspective, eye inside and outside the grid, 2-D and 3-D); every
  * strategy with 1..9 blocks against the serial reference; active pixels
- * bit-identical to the dense path; the strategy table and
- * BPC_COMPOSITE_STRATEGY.
+ * bit-identical to the dense path; the strategy table
+ * (bpc_algorithms("composite")) and BPC_COMPOSITE_ALGORITHM.
  */
 #include "unit_check.h"
 
@@ -97,12 +97,20 @@ START_TEST(test_serial_strategies)
 {
   bpc_ctx_t *ctx = NULL;
   ck_assert_int_eq(bpc_init_serial(NULL, &ctx), BPC_OK);
-  const char *strats[] = {"radixk", "binary-swap", "direct-send", "shift", "pipeline", "auto"};
+  /* every strategy of the table, then "auto" */
+  bpc_algo_info_t table[16];
+  int nt = 0;
+  ck_assert_int_eq(bpc_algorithms("composite", table, 16, &nt), BPC_OK);
+  ck_assert_int_ge(nt, 5);
+  const char *strats[17];
+  for (int i = 0; i < nt; i++)
+    strats[i] = table[i].name;
+  strats[nt] = "auto";
   int order[16];
   for (int n = 1; n <= 9; n++) {
     bpc_assign_t *a = NULL;
     ck_assert_int_eq(bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a), BPC_OK);
-    for (int s = 0; s < 6; s++)
+    for (int s = 0; s <= nt; s++)
       for (int kind = 0; kind < 3; kind++)
         for (int op = 0; op < 2; op++) {
           cr_case_t c;
@@ -115,7 +123,7 @@ START_TEST(test_serial_strategies)
           c.split = (s + kind) % 2;
           c.gather = 1;
           c.P = bpc_composite_params_default();
-          c.P.strategy = strats[s];
+          c.P.algorithm = strats[s];
           cr_order((s + kind + op) % 4, n, (uint32_t)(n + s), order);
           c.P.order = order;
           cr_out_t o;
@@ -155,9 +163,9 @@ START_TEST(test_active_identical)
         }
         bpc_composite_params_t P = bpc_composite_params_default();
         P.op = op ? BPC_COMPOSITE_ZBUFFER : BPC_COMPOSITE_OVER;
-        P.split = split;
+        P.split = (bpc_composite_split_t)split;
         P.active_pixels = ap;
-        P.strategy = "binary-swap";
+        P.algorithm = "binary-swap";
         P.gather_rank = 0;
         res[ap] = malloc(sizeof(float) * 4 * W * H);
         P.gather_rgba = res[ap];
@@ -184,9 +192,11 @@ END_TEST
 
 START_TEST(test_table_env)
 {
-  const bpc_composite_strategy_info_t *t = NULL;
+  bpc_algo_info_t t[16];
   int n = 0;
-  ck_assert_int_eq(bpc_composite_strategies(&t, &n), BPC_OK);
+  ck_assert_int_eq(bpc_algorithms("composite", t, 16, &n), BPC_OK);
+  ck_assert_int_eq(n, 5);
+  ck_assert_int_eq(bpc_algorithms("Composite", NULL, 0, &n), BPC_OK);
   ck_assert_int_eq(n, 5);
   bpc_ctx_t *ctx = NULL;
   ck_assert_int_eq(bpc_init_serial(NULL, &ctx), BPC_OK);
@@ -196,17 +206,31 @@ START_TEST(test_table_env)
   memset(px, 0, sizeof px);
   bpc_image_t im[3] = {{2, 1, px[0], NULL}, {2, 1, px[1], NULL}, {2, 1, px[2], NULL}};
   bpc_composite_info_t info;
+  bpc_composite_params_t P = bpc_composite_params_default();
   for (int i = 0; i < n; i++) {
-    setenv("BPC_COMPOSITE_STRATEGY", t[i].name, 1);
+    /* from the environment, any case */
+    char upper[32];
+    snprintf(upper, sizeof upper, "%s", t[i].name);
+    for (char *c = upper; *c; c++)
+      *c = (char)(*c >= 'a' && *c <= 'z' ? *c - 32 : *c);
+    setenv("BPC_COMPOSITE_ALGORITHM", upper, 1);
     ck_assert_int_eq(bpc_composite(ctx, a, im, NULL, NULL, &info), BPC_OK);
-    ck_assert_int_eq(info.strategy, t[i].id);
-    ck_assert_int_eq(info.source, 1);
+    ck_assert_int_eq(info.algorithm, t[i].id);
+    ck_assert_str_eq(info.name, t[i].name);
+    ck_assert_int_eq(info.source, BPC_SOURCE_ENV);
+    /* the argument wins over the environment */
+    P.algorithm = t[(i + 1) % n].name;
+    ck_assert_int_eq(bpc_composite(ctx, a, im, &P, NULL, &info), BPC_OK);
+    ck_assert_int_eq(info.algorithm, t[(i + 1) % n].id);
+    ck_assert_int_eq(info.source, BPC_SOURCE_ARGUMENT);
   }
-  setenv("BPC_COMPOSITE_STRATEGY", "nope", 1);
+  setenv("BPC_COMPOSITE_ALGORITHM", "nope", 1);
   ck_assert_int_eq(bpc_composite(ctx, a, im, NULL, NULL, &info), BPC_EALGO);
-  unsetenv("BPC_COMPOSITE_STRATEGY");
+  ck_assert_ptr_nonnull(strstr(bpc_last_error(ctx), "BPC_COMPOSITE_ALGORITHM"));
+  unsetenv("BPC_COMPOSITE_ALGORITHM");
   ck_assert_int_eq(bpc_composite(ctx, a, im, NULL, NULL, &info), BPC_OK);
   ck_assert_str_eq(info.name, "radixk");
+  ck_assert_int_eq(info.source, BPC_SOURCE_BUILTIN);
   bpc_assign_destroy(&a);
   bpc_finalize(&ctx);
 }

@@ -145,6 +145,49 @@ START_TEST(test_kvec_auto)
 }
 END_TEST
 
+/* bpc__kvec_primes: one round per prime factor, ascending; checked against
+ * a reference that strips factors by increasing trial divisor */
+START_TEST(test_kvec_primes)
+{
+  int k[BPC__MAX_ROUNDS], R = -1;
+  for (int n = 1; n <= 5000; n++) {
+    T_EQ(bpc__kvec_primes(n, k, BPC__MAX_ROUNDS, &R), BPC_OK);
+    T_EQ(bpc__kvec_check(n, k, R, NULL, 0), BPC_OK);
+    int m = n, r = 0;
+    for (int d = 2; m > 1; d++)
+      while (m % d == 0) {
+        T_REQ(r < R, "n=%d: only %d rounds", n, R);
+        T_REQ(k[r] == d, "n=%d: k[%d] = %d, expected %d", n, r, k[r], d);
+        r++;
+        m /= d;
+      }
+    T_EQ(r, R);
+    /* cap exactly R is enough, R - 1 is not */
+    T_EQ(bpc__kvec_primes(n, k, R, &R), BPC_OK);
+    if (R > 0)
+      T_EQ(bpc__kvec_primes(n, k, R - 1, &R), BPC_EINVAL);
+  }
+  /* documented examples; the largest counts */
+  const int ex[][5] = {{12, 2, 2, 3, 0}, {6, 2, 3, 0, 0}, {7, 7, 0, 0, 0}, {8, 2, 2, 2, 0}};
+  for (int e = 0; e < 4; e++) {
+    T_EQ(bpc__kvec_primes(ex[e][0], k, BPC__MAX_ROUNDS, &R), BPC_OK);
+    for (int r = 0; r < R; r++)
+      T_EQ(k[r], ex[e][1 + r]);
+    T_EQ(ex[e][1 + R], 0);
+  }
+  T_EQ(bpc__kvec_primes(1 << 30, k, BPC__MAX_ROUNDS, &R), BPC_OK);
+  T_EQ(R, 30);
+  T_EQ(bpc__kvec_primes(2147483647, k, BPC__MAX_ROUNDS, &R), BPC_OK);
+  T_EQ(R, 1);
+  T_EQ(k[0], 2147483647);
+  T_EQ(bpc__kvec_primes(1, k, 0, &R), BPC_OK);
+  T_EQ(R, 0);
+  T_EQ(bpc__kvec_primes(0, k, BPC__MAX_ROUNDS, &R), BPC_EINVAL);
+  T_EQ(bpc__kvec_primes(6, NULL, 2, &R), BPC_ENULL);
+  T_EQ(bpc__kvec_primes(6, k, 2, NULL), BPC_ENULL);
+}
+END_TEST
+
 START_TEST(test_kvec_check)
 {
   char msg[256];
@@ -718,6 +761,7 @@ static Suite *patterns_suite(void)
   TCase *tc = tcase_create("patterns");
   tcase_set_timeout(tc, 30);
   tcase_add_test(tc, test_kvec_auto);
+  tcase_add_test(tc, test_kvec_primes);
   tcase_add_test(tc, test_kvec_check);
   tcase_add_test(tc, test_kvec_format);
   tcase_add_test(tc, test_groups);

@@ -17,29 +17,15 @@
  * generalised: 12 = 2x2x3, 6 = 2x3, 7 = 7). Every block keeps working and
  * ends up with a piece; the bytes stay at the optimum N (n-1)/n and only the
  * latency term grows (a prime n degenerates to direct send: n-1 messages).
+ * The k-vector is the prime factorisation, bpc__kvec_primes (lib/patterns).
  */
 #include "composite/composite_internal.h"
+#include "patterns/patterns.h"
 
-int bpc__cp_binary_swap(bpc_ctx_t *ctx, int n, const bpc_composite_params_t *P,
-                        bpc_swap_params_t *sp, int *kbuf)
+int bpc__cp_binary_swap(void *call)
 {
-  (void)ctx;
-  (void)P;
-  int nk = 0, m = n;
-  while (m % 2 == 0 && nk < BPC_SWAP_MAX_K) {
-    kbuf[nk++] = 2;
-    m /= 2;
-  }
-  for (int f = 3; m > 1 && nk < BPC_SWAP_MAX_K; f += 2) {
-    if ((long long)f * f > m)
-      f = m; /* m is prime now */
-    while (m % f == 0 && nk < BPC_SWAP_MAX_K) {
-      kbuf[nk++] = f;
-      m /= f;
-    }
-  }
-  sp->algorithm = "radixk";
-  sp->k = kbuf;
-  sp->nk = nk;
-  return BPC_OK;
+  bpc__cp_call_t *c = call;
+  c->swap_algo = BPC_SWAP_RADIXK;
+  c->k = c->kbuf;
+  return bpc__kvec_primes(c->nblocks, c->kbuf, BPC_SWAP_MAX_K, &c->nk);
 }

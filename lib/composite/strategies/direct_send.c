@@ -13,14 +13,12 @@
  */
 #include "composite/composite_internal.h"
 
-int bpc__cp_direct_send(bpc_ctx_t *ctx, int n, const bpc_composite_params_t *P,
-                        bpc_swap_params_t *sp, int *kbuf)
+int bpc__cp_direct_send(void *call)
 {
-  (void)ctx;
-  (void)P;
-  sp->algorithm = "radixk";
-  kbuf[0] = n;
-  sp->k = kbuf;
-  sp->nk = n > 1 ? 1 : 0;
+  bpc__cp_call_t *c = call;
+  c->swap_algo = BPC_SWAP_RADIXK;
+  c->kbuf[0] = c->nblocks;
+  c->k = c->kbuf;
+  c->nk = c->nblocks > 1 ? 1 : 0;
   return BPC_OK;
 }

@@ -18,14 +18,11 @@
  */
 #include "composite/composite_internal.h"
 
-int bpc__cp_radixk(bpc_ctx_t *ctx, int n, const bpc_composite_params_t *P, bpc_swap_params_t *sp,
-                   int *kbuf)
+int bpc__cp_radixk(void *call)
 {
-  (void)ctx;
-  (void)n;
-  (void)kbuf;
-  sp->algorithm = "radixk";
-  sp->k = P->k;
-  sp->nk = P->k != NULL ? P->nk : 0;
+  bpc__cp_call_t *c = call;
+  c->swap_algo = BPC_SWAP_RADIXK;
+  c->k = c->P->k != NULL && c->P->nk > 0 ? c->P->k : NULL; /* NULL: the swap engine's own */
+  c->nk = c->k != NULL ? c->P->nk : 0;
   return BPC_OK;
 }

@@ -13,15 +13,11 @@
  */
 #include "composite/composite_internal.h"
 
-int bpc__cp_shift(bpc_ctx_t *ctx, int n, const bpc_composite_params_t *P, bpc_swap_params_t *sp,
-                  int *kbuf)
+int bpc__cp_shift(void *call)
 {
-  (void)ctx;
-  (void)n;
-  (void)P;
-  (void)kbuf;
-  sp->algorithm = "shift";
-  sp->k = NULL;
-  sp->nk = 0;
+  bpc__cp_call_t *c = call;
+  c->swap_algo = BPC_SWAP_SHIFT;
+  c->k = NULL;
+  c->nk = 0;
   return BPC_OK;
 }

@@ -314,7 +314,8 @@ int bpc__swap_exec(bpc__swap_plan_t *pl, void *const *bufs, bpc_swap_piece_t *pi
   c.err = BPC_OK;
   c.codec = pl->params.codec;
 
-  int rc = bpc__exch_open(ctx, "swap", bpc__assign_rank_cb, a, &c.ex);
+  int rc = bpc__exch_open(ctx, pl->engine != NULL ? pl->engine : "swap", bpc__assign_rank_cb, a,
+                           &c.ex);
   if (rc == BPC_OK) {
     rc = pl->row->run(&c);
     if (rc == BPC_OK)

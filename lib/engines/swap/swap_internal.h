@@ -43,7 +43,9 @@ extern const bpc__engine_t bpc__engine_swap;
 /*
  * A planned call: everything bpc__swap_plan decided, owned by the plan
  * (free with bpc__swap_plan_free). Fields are read-only for callers; the
- * ones they may read: rc, row, source, k/nk, nrounds.
+ * ones they may read: rc, row, source, k/nk, nrounds. A caller may set
+ * `engine` (the name of the statistics record bpc__swap_exec starts;
+ * "swap" by default) between planning and executing.
  */
 typedef struct bpc__swap_plan {
   bpc_ctx_t *ctx;
@@ -62,6 +64,7 @@ typedef struct bpc__swap_plan {
   int *pos_of;               /* pos_of[gid] = pos */
   int *lpos;                 /* position of each local block */
   int rc;                    /* the first error found on this rank, or BPC_OK */
+  const char *engine;        /* statistics record name ("swap") */
 } bpc__swap_plan_t;
 
 /*

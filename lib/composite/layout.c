@@ -1,0 +1,252 @@
+/*
+ * lib/composite/layout.c - the pixel layout handed to the swap engine and
+ * what comes back:
+ *  - pack: the swap reduces the user's rgba in place (4 floats a pixel), or,
+ *    with depth, rgba and depth interleaved into one buffer per block (5
+ *    floats a pixel); a swap element is one pixel, or one row (row splits);
+ *  - the one call into the swap engine (bpc__cp_swap), with the strategy's
+ *    schedule as data;
+ *  - unpack: each block's owned piece back into its rgba (and depth);
+ *  - gather: every block's piece to the gather rank through the exchange
+ *    (counted in the statistics), each received straight into its place.
+ */
+#include "composite/composite_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/comm.h"
+#include "engines/swap/swap_internal.h"
+
+int bpc__cp_pack(bpc__cp_call_t *c)
+{
+  bpc_ctx_t *ctx = c->ctx;
+  const bpc_composite_params_t *P = c->P;
+  const int nl = c->nlocal > 0 ? c->nlocal : 1;
+  const int stride = c->hasdepth ? 5 : 4;
+  const size_t npix = (size_t)c->width * (size_t)c->height;
+  c->bufs = calloc((size_t)nl, sizeof *c->bufs);
+  c->packed = calloc((size_t)nl, sizeof *c->packed);
+  c->sp = calloc((size_t)nl, sizeof *c->sp);
+  if (c->bufs == NULL || c->packed == NULL || c->sp == NULL)
+    return bpc__err(ctx, BPC_ENOMEM, "composite: out of memory for %d blocks", c->nlocal);
+  if (P->gather_rank == c->rank) {
+    c->pos_of = malloc(sizeof(int) * (size_t)(c->nblocks > 0 ? c->nblocks : 1));
+    if (c->pos_of == NULL)
+      return bpc__err(ctx, BPC_ENOMEM, "composite: out of memory to gather %d blocks",
+                      c->nblocks);
+    for (int p = 0; p < c->nblocks; p++)
+      c->pos_of[P->order != NULL ? P->order[p] : p] = p;
+  }
+  double minfrac = 1.0;
+  for (int i = 0; i < c->nlocal; i++) {
+    const bpc_image_t *im = &c->images[i];
+    if (c->hasdepth) {
+      float *pk = c->packed[i] = malloc(npix * 5 * sizeof(float) + 1);
+      if (pk == NULL)
+        return bpc__err(ctx, BPC_ENOMEM, "composite: out of memory packing a %d x %d image",
+                        c->width, c->height);
+      for (size_t p = 0; p < npix; p++) {
+        memcpy(pk + 5 * p, im->rgba + 4 * p, 4 * sizeof(float));
+        pk[5 * p + 4] = im->depth[p];
+      }
+      c->bufs[i] = pk;
+    } else {
+      c->bufs[i] = im->rgba;
+    }
+    if (P->active_pixels) {
+      double f = bpc__cp_active_fraction(c->bufs[i], npix, stride);
+      if (f < minfrac)
+        minfrac = f;
+    }
+  }
+  c->sparse = P->active_pixels && minfrac < 0.5;
+  return BPC_OK;
+}
+
+void bpc__cp_format(bpc__cp_call_t *c)
+{
+  const bpc_composite_params_t *P = c->P;
+  bpc__cp_t *cp = &c->cp;
+  cp->op = P->op;
+  cp->stride = c->hasdepth ? 5 : 4;
+  cp->px_per_elem = P->split == BPC_COMPOSITE_ROWS ? (size_t)c->width : 1;
+  cp->ufn = P->user_op.fn;
+  cp->user = P->user_op.user;
+  c->npix = (size_t)c->width * (size_t)c->height;
+  c->count = c->npix == 0 ? 0 : P->split == BPC_COMPOSITE_ROWS ? (size_t)c->height : c->npix;
+  c->es = sizeof(float) * (size_t)cp->stride * (cp->px_per_elem > 0 ? cp->px_per_elem : 1);
+}
+
+/*
+ * The one call into the swap engine: the strategy's schedule (swap
+ * algorithm id, k-vector) goes in as data through the swap engine's
+ * internal entry (lib/engines/swap/swap_internal.h). Compositing has
+ * already agreed on everything the schedule depends on (block count, image
+ * format, strategy, k-vector, order), so the swap does not pick or agree on
+ * its arguments again: plan (local), one agreement on the plan's outcome
+ * (an allocation may fail on one rank), execute (which agrees on the
+ * result). The statistics record is "composite".
+ */
+int bpc__cp_swap(bpc__cp_call_t *c)
+{
+  const bpc_composite_params_t *P = c->P;
+  bpc_swap_params_t S = bpc_swap_params_default();
+  S.k = c->k;
+  S.nk = c->nk;
+  S.order = P->order;
+  S.nthreads = P->nthreads;
+  const bpc_swap_codec_t codec = {bpc__cp_encode, bpc__cp_decode, &c->cp};
+  S.codec = &codec;
+  const bpc_swap_op_t op = {bpc__cp_op,
+                            P->op == BPC_COMPOSITE_ZBUFFER ||
+                                (P->op == BPC_COMPOSITE_USER && P->user_op.commutative),
+                            &c->cp};
+  const bpc_type_t type = bpc_type_contiguous(c->es, MPI_BYTE);
+  bpc__swap_plan_t plan;
+  int rc = bpc__swap_plan_by_id(c->ctx, c->assign, &type, c->count, &op, &S,
+                                (bpc_swap_algorithm_t)c->swap_algo, &plan);
+  rc = bpc__agree(c->ctx, rc);
+  if (rc == BPC_OK) {
+    plan.engine = "composite";
+    rc = bpc__swap_exec(&plan, c->nlocal > 0 ? c->bufs : NULL, c->nlocal > 0 ? c->sp : NULL,
+                        &c->sinfo);
+  }
+  bpc__swap_plan_free(&plan);
+  return rc;
+}
+
+void bpc__cp_unpack(bpc__cp_call_t *c, bpc_composite_piece_t *pieces)
+{
+  const size_t ppe = c->cp.px_per_elem;
+  for (int i = 0; i < c->nlocal; i++) {
+    const size_t off = c->sp[i].offset * ppe, n = c->sp[i].count * ppe;
+    if (pieces != NULL) {
+      pieces[i].offset = off;
+      pieces[i].count = n;
+    }
+    if (c->hasdepth) {
+      const float *pk = c->packed[i];
+      bpc_image_t *im = &c->images[i];
+      for (size_t p = off; p < off + n; p++) {
+        memcpy(im->rgba + 4 * p, pk + 5 * p, 4 * sizeof(float));
+        im->depth[p] = pk[5 * p + 4];
+      }
+    }
+  }
+}
+
+/* The gather's rank map: the real blocks where the assignment puts them,
+ * and one virtual block, gid nblocks, on the gather rank. */
+static int gather_rank_of(const void *arg, int gid)
+{
+  const bpc__cp_call_t *c = arg;
+  int r = -1;
+  if (gid == c->nblocks)
+    return c->P->gather_rank;
+  bpc_assign_rank(c->assign, gid, &r);
+  return r;
+}
+
+/*
+ * Every block sends its piece (elements [offset, offset + count) of its
+ * swap buffer, without a copy) to the virtual block on the gather rank, which
+ * has posted every piece's place in the final image (without depth: the
+ * user's gather_rgba itself) as its receive destination beforehand, so each
+ * piece lands there straight from the wire (a local one with one copy).
+ * With depth, the interleaved image is split into gather_rgba and
+ * gather_depth at the end. If the gather rank cannot allocate that image,
+ * it still takes every piece (into pool buffers) and fails afterwards.
+ */
+int bpc__cp_gather(bpc__cp_call_t *c)
+{
+  bpc_ctx_t *ctx = c->ctx;
+  const bpc_composite_params_t *P = c->P;
+  const int root = P->gather_rank, vgid = c->nblocks;
+  const size_t es = c->es;
+  unsigned char *gbuf = NULL, *dst = NULL;
+  bpc__exch_t *ex = NULL;
+  int rc = bpc__exch_open(ctx, NULL, gather_rank_of, c, &ex);
+  if (rc != BPC_OK)
+    return rc;
+  bpc__stats_set_round(ctx, ctx->last.nrounds); /* a round of its own, after the swap's */
+  if (c->rank == root) {
+    if (c->hasdepth && (gbuf = malloc(c->npix * 5 * sizeof(float) + 1)) == NULL)
+      rc = bpc__err(ctx, BPC_ENOMEM, "composite: out of memory to gather a %d x %d image",
+                    c->width, c->height);
+    dst = c->hasdepth ? gbuf : (unsigned char *)P->gather_rgba;
+    for (int g = 0; g < c->nblocks && dst != NULL; g++) {
+      bpc_swap_piece_t pc;
+      bpc_swap_piece_of(&c->sinfo, c->count, c->pos_of[g], &pc);
+      if (pc.count > 0) {
+        int rc2 = bpc__exch_recv_into(ex, vgid, g, 0, dst + pc.offset * es, pc.count * es);
+        rc = rc != BPC_OK ? rc : rc2;
+      }
+    }
+  }
+  for (int i = 0; i < c->nlocal; i++)
+    if (c->sp[i].count > 0) {
+      int rc2 = bpc__exch_send(ex, c->lgids[i], vgid, 0,
+                               (unsigned char *)c->bufs[i] + c->sp[i].offset * es,
+                               c->sp[i].count * es, 0);
+      rc = rc != BPC_OK ? rc : rc2;
+    }
+  for (int g = 0; g < c->nblocks && c->rank == root; g++) {
+    bpc_swap_piece_t pc;
+    bpc__msg_t *m = NULL;
+    bpc_swap_piece_of(&c->sinfo, c->count, c->pos_of[g], &pc);
+    if (pc.count == 0)
+      continue;
+    int rc2 = bpc__exch_wait(ex, vgid, g, 0, &m);
+    if (rc2 == BPC_OK && m->bytes != pc.count * es)
+      rc2 = bpc__err(ctx, BPC_ETRUNC, "composite: block %d's gathered piece has %zu bytes, "
+                                      "expected %zu", g, m->bytes, pc.count * es);
+    else if (rc2 == BPC_OK && dst != NULL && m->data != dst + pc.offset * es)
+      memcpy(dst + pc.offset * es, m->data, m->bytes); /* arrived before its place was posted */
+    bpc__msg_release(ex, m);
+    rc = rc != BPC_OK ? rc : rc2;
+    if (rc2 != BPC_OK && m == NULL)
+      break; /* the exchange itself failed */
+  }
+  int rc2 = bpc__exch_close(&ex);
+  rc = rc != BPC_OK ? rc : rc2;
+  if (rc == BPC_OK && c->rank == root && c->hasdepth) {
+    const size_t ps = 5 * sizeof(float);
+    for (size_t p = 0; p < c->npix; p++) {
+      memcpy(P->gather_rgba + 4 * p, gbuf + p * ps, 4 * sizeof(float));
+      if (P->gather_depth != NULL)
+        memcpy(P->gather_depth + p, gbuf + p * ps + 4 * sizeof(float), sizeof(float));
+    }
+  }
+  free(gbuf);
+  return rc;
+}
+
+void bpc__cp_free(bpc__cp_call_t *c)
+{
+  for (int i = 0; c->packed != NULL && i < c->nlocal; i++)
+    free(c->packed[i]);
+  free(c->packed);
+  free(c->bufs);
+  free(c->sp);
+  free(c->pos_of);
+}
+
+int bpc_composite_piece_of(const bpc_composite_info_t *info, int width, int height,
+                           bpc_composite_split_t split, int pos, bpc_composite_piece_t *piece)
+{
+  if (info == NULL || piece == NULL)
+    return BPC_ENULL;
+  if (width < 0 || height < 0 || (split != BPC_COMPOSITE_PIXELS && split != BPC_COMPOSITE_ROWS))
+    return BPC_EINVAL;
+  const size_t per = split == BPC_COMPOSITE_ROWS ? (size_t)width : 1;
+  const size_t count = split == BPC_COMPOSITE_ROWS ? (size_t)height
+                                                     : (size_t)width * (size_t)height;
+  bpc_swap_piece_t sp;
+  int rc = bpc_swap_piece_of(&info->swap, count, pos, &sp);
+  if (rc != BPC_OK)
+    return rc;
+  piece->offset = sp.offset * per;
+  piece->count = sp.count * per;
+  return BPC_OK;
+}
