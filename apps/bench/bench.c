@@ -82,6 +82,84 @@ int bench_pattern_ok(const unsigned char *buf, size_t bytes, uint64_t key, int r
 
 /* ----------------------------------------------------------------- usage */
 
+
+/* ------------------------------------------------------------ variants */
+
+const char *const BENCH_AUTO_ROWS[] = {NULL};
+const char *const BENCH_AUTO_ALL[] = {NULL};
+
+#define BENCH_MAX_ENGINES 16
+static struct {
+  const bench_engine_t *e;
+  const char *names[BENCH_MAX_ALGOS + 1];
+  int ids[BENCH_MAX_ALGOS];
+  int nrows;
+} variant_cache[BENCH_MAX_ENGINES];
+
+static int variant_slot(const bench_engine_t *e)
+{
+  int i = 0;
+  for (; i < BENCH_MAX_ENGINES && variant_cache[i].e != NULL; i++)
+    if (variant_cache[i].e == e)
+      return i;
+  if (i == BENCH_MAX_ENGINES)
+    return -1;
+  variant_cache[i].e = e;
+  int n = 0;
+  if (e->registry != NULL) {
+    bpc_algo_info_t t[BENCH_MAX_ALGOS];
+    if (bpc_algorithms(e->registry, t, BENCH_MAX_ALGOS, &n) != BPC_OK)
+      n = 0;
+    for (int j = 0; j < n; j++) {
+      variant_cache[i].names[j] = t[j].name; /* the library's static strings */
+      variant_cache[i].ids[j] = t[j].id;
+    }
+  }
+  variant_cache[i].nrows = n;
+  for (int j = 0; e->algorithms != NULL && e->algorithms[j] != NULL && n < BENCH_MAX_ALGOS; j++)
+    variant_cache[i].names[n++] = e->algorithms[j];
+  variant_cache[i].names[n] = NULL;
+  return i;
+}
+
+const char *const *bench_variants(const bench_engine_t *e)
+{
+  static const char *const none[] = {NULL};
+  int i = variant_slot(e);
+  return i < 0 ? none : variant_cache[i].names;
+}
+
+int bench_variant_id(const bench_engine_t *e, const char *name)
+{
+  int i = variant_slot(e);
+  for (int j = 0; i >= 0 && j < variant_cache[i].nrows; j++)
+    if (strcmp(variant_cache[i].names[j], name) == 0)
+      return variant_cache[i].ids[j];
+  return 0;
+}
+
+/* What "auto" runs, NULL-terminated. */
+static const char *const *auto_variants(const bench_engine_t *e)
+{
+  static const char *first[2];
+  const char *const *v = bench_variants(e);
+  if (e->auto_algorithms == BENCH_AUTO_ROWS) {
+    static const char *rows[BENCH_MAX_ALGOS + 1];
+    int i = variant_slot(e), n = 0;
+    for (; i >= 0 && n < variant_cache[i].nrows; n++)
+      rows[n] = v[n];
+    rows[n] = NULL;
+    return rows;
+  }
+  if (e->auto_algorithms == BENCH_AUTO_ALL)
+    return v;
+  if (e->auto_algorithms != NULL)
+    return e->auto_algorithms;
+  first[0] = v[0];
+  first[1] = NULL;
+  return first;
+}
+
 static void usage(FILE *f, const bench_engine_t *e)
 {
   fprintf(f, "usage: bpc-bench <engine> [options]\n"
@@ -107,14 +185,11 @@ static void usage(FILE *f, const bench_engine_t *e)
              "  --help                this text (with an engine: its variants too)\n");
   if (e != NULL) {
     fprintf(f, "\nengine %s: %s\n  algorithms:", e->name, e->desc);
-    for (int i = 0; e->algorithms[i] != NULL; i++)
-      fprintf(f, " %s", e->algorithms[i]);
+    for (const char *const *v = bench_variants(e); *v != NULL; v++)
+      fprintf(f, " %s", *v);
     fprintf(f, "\n  auto runs:");
-    if (e->auto_algorithms != NULL)
-      for (int i = 0; e->auto_algorithms[i] != NULL; i++)
-        fprintf(f, " %s", e->auto_algorithms[i]);
-    else
-      fprintf(f, " %s", e->algorithms[0]);
+    for (const char *const *v = auto_variants(e); *v != NULL; v++)
+      fprintf(f, " %s", *v);
     fprintf(f, "\n  default --bytes: ");
     for (int i = 0; i < e->n_default_bytes; i++) {
       char b[32];
@@ -383,12 +458,13 @@ static int parse_args(int argc, char **argv, bench_opts_t *o, parse_result_t *r)
     for (;;) {
       const char *comma = strchr(p, ',');
       size_t len = comma ? (size_t)(comma - p) : strlen(p);
-      if (!in_list(e->algorithms, p, len)) {
+      if (!in_list(bench_variants(e), p, len)) {
         int n = snprintf(r->msg, sizeof r->msg,
                          "engine %s has no algorithm '%.*s'; known: auto all", e->name,
                          (int)(len < 64 ? len : 64), p);
-        for (int j = 0; e->algorithms[j] != NULL && n > 0 && (size_t)n < sizeof r->msg; j++)
-          n += snprintf(r->msg + n, sizeof r->msg - (size_t)n, " %s", e->algorithms[j]);
+        const char *const *v = bench_variants(e);
+        for (int j = 0; v[j] != NULL && n > 0 && (size_t)n < sizeof r->msg; j++)
+          n += snprintf(r->msg + n, sizeof r->msg - (size_t)n, " %s", v[j]);
         return PARSE_ERROR;
       }
       if (comma == NULL)
@@ -455,19 +531,17 @@ int bench_agree(const bench_env_t *env, int status)
 int bench_algorithms(const bench_env_t *env, const char **names, int cap)
 {
   const bench_engine_t *e = env->engine;
+  const char *const *v = bench_variants(e);
   const char *a = env->opts->algorithm;
   int n = 0;
   if (strcmp(a, "auto") == 0) {
-    if (e->auto_algorithms == NULL)
-      names[n++] = e->algorithms[0];
-    else
-      for (int i = 0; e->auto_algorithms[i] != NULL && n < cap; i++)
-        names[n++] = e->auto_algorithms[i];
+    for (const char *const *u = auto_variants(e); *u != NULL && n < cap; u++)
+      names[n++] = *u;
     return n;
   }
   if (strcmp(a, "all") == 0) {
-    for (int i = 0; e->algorithms[i] != NULL && n < cap; i++)
-      names[n++] = e->algorithms[i];
+    for (int i = 0; v[i] != NULL && n < cap; i++)
+      names[n++] = v[i];
     return n;
   }
   /* a validated comma list: map each item to the table's string */
@@ -475,9 +549,9 @@ int bench_algorithms(const bench_env_t *env, const char **names, int cap)
   while (n < cap) {
     const char *comma = strchr(p, ',');
     size_t len = comma ? (size_t)(comma - p) : strlen(p);
-    for (int i = 0; e->algorithms[i] != NULL; i++)
-      if (strlen(e->algorithms[i]) == len && strncmp(e->algorithms[i], p, len) == 0) {
-        names[n++] = e->algorithms[i];
+    for (int i = 0; v[i] != NULL; i++)
+      if (strlen(v[i]) == len && strncmp(v[i], p, len) == 0) {
+        names[n++] = v[i];
         break;
       }
     if (comma == NULL)

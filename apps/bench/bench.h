@@ -108,8 +108,15 @@ typedef struct bench_eopt {
 typedef struct bench_engine {
   const char *name;
   const char *desc;                   /* one line for the usage text */
-  const char *const *algorithms;      /* bpc variants, NULL-terminated */
-  const char *const *auto_algorithms; /* what "auto" runs (NULL: algorithms[0]) */
+  /* bpc variants: the rows of bpc_algorithms(registry) when registry is
+   * set, then `algorithms` (bench-only variants, NULL-terminated; may be
+   * NULL). bench_variants() gives the whole list. */
+  const char *registry;
+  const char *const *algorithms;
+  /* what "auto" runs, NULL-terminated (NULL: the first variant;
+   * BENCH_AUTO_ROWS: every row of the registry; BENCH_AUTO_ALL: every
+   * variant) */
+  const char *const *auto_algorithms;
   int uses_k;                         /* --k applies */
   const size_t *default_bytes;        /* default --bytes, n_default_bytes entries */
   int n_default_bytes;
@@ -120,6 +127,16 @@ typedef struct bench_engine {
    * BENCH_EXIT_* code, the same on every rank. */
   int (*run)(bench_env_t *env);
 } bench_engine_t;
+
+/* auto_algorithms values: "auto" runs every registry row / every variant. */
+extern const char *const BENCH_AUTO_ROWS[];
+extern const char *const BENCH_AUTO_ALL[];
+
+/* Every variant of engine e (registry rows, then e->algorithms),
+ * NULL-terminated; static storage. */
+const char *const *bench_variants(const bench_engine_t *e);
+/* The registry id of variant `name` of e (0: not a registry row). */
+int bench_variant_id(const bench_engine_t *e, const char *name);
 
 /* The benchmarks (one per bench_<engine>.c). */
 /* Test payloads: word j of the message identified by `key` in repetition

@@ -242,24 +242,9 @@ static int has_item(const char *list, const char *item)
   return 0;
 }
 
-/* The strategy table (bpc_algorithms("composite")) plus radixk-k2 after
- * radixk, NULL-terminated; filled before main, since bench.c reads the list
- * to parse --algorithm. */
-enum { CB_MAX_ALGOS = 32 };
-static const char *cb_algorithms[CB_MAX_ALGOS + 2];
-static bpc_algo_info_t cb_table[CB_MAX_ALGOS];
-
-__attribute__((constructor)) static void cb_fill_algorithms(void)
-{
-  int n = 0, at = 0;
-  bpc_algorithms("composite", cb_table, CB_MAX_ALGOS, &n);
-  for (int i = 0; i < n && i < CB_MAX_ALGOS; i++) {
-    cb_algorithms[at++] = cb_table[i].name;
-    if (strcmp(cb_table[i].name, "radixk") == 0)
-      cb_algorithms[at++] = "radixk-k2";
-  }
-  cb_algorithms[at] = NULL;
-}
+/* The variants: the strategy table (.registry = "composite"), then the
+ * bench-only radixk-k2; "auto" runs them all. */
+static const char *const cb_extra[] = {"radixk-k2", NULL};
 static const size_t cb_default_bytes[] = {0};
 static const bench_eopt_t cb_options[] = {
     {"image", "SIDES", "square image sides, e.g. 1024,2048 (default)"},
@@ -438,8 +423,9 @@ static int cb_run(bench_env_t *env)
 const bench_engine_t bench_engine_composite = {
     .name = "composite",
     .desc = "image compositing (every strategy) vs MPI_Reduce_scatter_block / MPI_Reduce",
-    .algorithms = cb_algorithms,
-    .auto_algorithms = cb_algorithms,
+    .registry = "composite",
+    .algorithms = cb_extra,
+    .auto_algorithms = BENCH_AUTO_ALL,
     .uses_k = 1,
     .default_bytes = cb_default_bytes,
     .n_default_bytes = 1,

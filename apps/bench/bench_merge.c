@@ -321,29 +321,8 @@ static int radix_kvec(merge_state_t *s, const char *r, size_t len, char *kv, siz
   return 0;
 }
 
-/* The rows of bpc_algorithms("merge"), NULL-terminated: filled before main
- * (the table is static data of the library; no context needed). */
-static const char *merge_algorithms[BENCH_MAX_ALGOS + 1];
-static int merge_algo_ids[BENCH_MAX_ALGOS];
-
-__attribute__((constructor)) static void merge_list_algorithms(void)
-{
-  bpc_algo_info_t t[BENCH_MAX_ALGOS];
-  int n = 0;
-  bpc_algorithms("merge", t, BENCH_MAX_ALGOS, &n);
-  for (int i = 0; i < n && i < BENCH_MAX_ALGOS; i++) {
-    merge_algorithms[i] = t[i].name; /* static strings */
-    merge_algo_ids[i] = t[i].id;
-  }
-}
-
-static int merge_algo_id(const char *name)
-{
-  for (int i = 0; merge_algorithms[i] != NULL; i++)
-    if (strcmp(merge_algorithms[i], name) == 0)
-      return merge_algo_ids[i];
-  return 0;
-}
+/* The variants are the merge table (.registry = "merge"); "auto" runs
+ * doubling. */
 static const char *const merge_auto[] = {"doubling", NULL};
 static const size_t merge_default_bytes[] = {1 << 20, 4 << 20, 16 << 20};
 static const bench_eopt_t merge_options[] = {
@@ -407,7 +386,7 @@ static int merge_run(bench_env_t *env)
       return BENCH_EXIT_USAGE;
     }
   for (int a = 0; a < nalgos; a++)
-    if (merge_algo_id(algos[a]) == BPC_MERGE_HALVING && s.op == OP_OVER) {
+    if (bench_variant_id(&bench_engine_merge, algos[a]) == BPC_MERGE_HALVING && s.op == OP_OVER) {
       if (env->rank == 0)
         bench_error(env, "merge: %s needs a commutative merge; --op over is not", algos[a]);
       return BENCH_EXIT_USAGE;
@@ -532,7 +511,7 @@ cleanup:
 const bench_engine_t bench_engine_merge = {
     .name = "merge",
     .desc = "merge-reduce (bpc_merge) vs MPI_Reduce, one item per block, sum or over",
-    .algorithms = merge_algorithms,
+    .registry = "merge",
     .auto_algorithms = merge_auto,
     .uses_k = 1,
     .default_bytes = merge_default_bytes,

@@ -372,27 +372,10 @@ static int sw_kvecs(const bench_env_t *env, int n, int kv[][BPC_SWAP_MAX_K], int
   return m;
 }
 
-/* The schedules come from the registry (bpc_algorithms("swap")), filled
- * before main runs: a new schedule is benchmarked by adding its table row.
- * sw_algorithms also has "auto-bpc" (bpc's own choice); "auto" runs every
- * schedule. */
-static const char *sw_algorithms[BENCH_MAX_ALGOS + 2];
-static const char *sw_auto[BENCH_MAX_ALGOS + 1];
-static int sw_radixk_row = -1; /* index of radixk in sw_algorithms */
-
-__attribute__((constructor)) static void sw_fill_algorithms(void)
-{
-  bpc_algo_info_t t[BENCH_MAX_ALGOS];
-  int n = 0;
-  if (bpc_algorithms("swap", t, BENCH_MAX_ALGOS, &n) != BPC_OK)
-    n = 0;
-  for (int i = 0; i < n; i++) {
-    sw_algorithms[i] = sw_auto[i] = t[i].name;
-    if (t[i].id == BPC_SWAP_RADIXK)
-      sw_radixk_row = i;
-  }
-  sw_algorithms[n] = "auto-bpc";
-}
+/* The schedules come from the registry (.registry = "swap"): a new
+ * schedule is benchmarked by adding its table row. One bench-only variant,
+ * "auto-bpc" (bpc's own choice); "auto" runs every schedule. */
+static const char *const sw_extra[] = {"auto-bpc", NULL};
 static const size_t sw_default_bytes[] = {1 << 20, 4 << 20, 16 << 20};
 static const bench_eopt_t sw_options[] = {
     {"op", "LIST", "sum, over or sum,over (default both)"},
@@ -514,7 +497,7 @@ static int sw_run(bench_env_t *env)
                s.nthreads);
 
       for (int ai = 0; ai < nalgos && ret == BENCH_EXIT_OK; ai++) {
-        const int is_rk = sw_radixk_row >= 0 && strcmp(algos[ai], sw_algorithms[sw_radixk_row]) == 0;
+        const int is_rk = bench_variant_id(&bench_engine_swap, algos[ai]) == BPC_SWAP_RADIXK;
         for (int kvi = 0; kvi < (is_rk ? nk : 1) && ret == BENCH_EXIT_OK; kvi++)
           for (int b = 0; b < 2 && ret == BENCH_EXIT_OK; b++) {
             int all2 = is_rk && nkv[kvi] > 0;
@@ -576,8 +559,9 @@ cleanup:
 const bench_engine_t bench_engine_swap = {
     .name = "swap",
     .desc = "swap-reduce (radixk, shift, ring) vs MPI_Reduce_scatter_block and binary swap",
-    .algorithms = sw_algorithms,
-    .auto_algorithms = sw_auto,
+    .registry = "swap",
+    .algorithms = sw_extra,
+    .auto_algorithms = BENCH_AUTO_ROWS,
     .uses_k = 1,
     .default_bytes = sw_default_bytes,
     .n_default_bytes = (int)(sizeof sw_default_bytes / sizeof sw_default_bytes[0]),
