@@ -22,7 +22,7 @@ static void setup(void) { ck_assert_int_eq(bpc_init_serial(NULL, &ctx), BPC_OK);
 static void teardown(void) { bpc_finalize(&ctx); }
 
 /* n blocks; block g links to (g+1) mod n, (g+2) mod n and itself. */
-static bpc_neighbor_t *make_ring(int n, const bpc_type_t *type, const bpc_neighbor_options_t *o,
+static bpc_neighbor_t *make_ring(int n, const bpc_type_t *type, const bpc_neighbor_params_t *o,
                                  bpc_assign_t **a)
 {
   bpc_neighbor_t *nb = NULL;
@@ -199,7 +199,7 @@ START_TEST(test_iterate_threads)
   for (int nt = 1; nt <= 4; nt += 3) {
     const int n = 16;
     bpc_type_t type = bpc_type_contiguous(sizeof(int64_t), MPI_INT64_T);
-    bpc_neighbor_options_t o = bpc_neighbor_options_default();
+    bpc_neighbor_params_t o = bpc_neighbor_params_default();
     o.nthreads = nt;
     bpc_assign_t *a = NULL;
     bpc_neighbor_t *nb = make_ring(n, &type, &o, &a);
@@ -226,7 +226,7 @@ START_TEST(test_iterate_threads)
   {
     const int n = 16;
     bpc_type_t type = bpc_type_contiguous(sizeof(int64_t), MPI_INT64_T);
-    bpc_neighbor_options_t o = bpc_neighbor_options_default();
+    bpc_neighbor_params_t o = bpc_neighbor_params_default();
     o.max_rounds = 5;
     bpc_assign_t *a = NULL;
     bpc_neighbor_t *nb = make_ring(n, &type, &o, &a);
