@@ -468,6 +468,8 @@ int trace_run(bpc_ctx_t *ctx, const trace_params_t *P, trace_result_t *res)
                P->nblocks, bpc_err_name(rc));
     goto cleanup;
   }
+  /* trace_cb keeps to its own block (counters are atomic), so any thread
+   * count works */
   bpc_neighbor_params_t o = bpc_neighbor_params_default();
   o.synchrony = P->synchrony;
   o.nthreads = P->nthreads;
