@@ -67,7 +67,7 @@ static void usage(FILE *f)
           "                       it leaves the block)\n"
           "  --synchrony F        fraction of expected messages a round waits for, (0, 1]\n"
           "                       (default 1; BPC_NEIGHBOR_SYNCHRONY)\n"
-          "  --threads N          threads over local blocks (default 1)\n"
+          "  --threads N          threads over local blocks (default 1; 0: OpenMP default)\n"
           "output:\n"
           "  --vtk FILE           streamlines, legacy VTK (default trace.vtk; 'none': skip)\n"
           "  --png FILE           picture (default trace.png; 'none': skip)\n"

@@ -107,7 +107,7 @@ typedef struct trace_params {
   int round_steps;   /* steps per particle per round before yielding (0: no limit) */
   double synchrony;  /* of the neighbour exchange */
   int record;        /* record trajectories */
-  int nthreads;      /* callback threads */
+  int nthreads;      /* callback threads: bpc_neighbor_params_t.nthreads (0: OpenMP default) */
   const double *seeds; /* nseeds points */
   int64_t nseeds;
   /* progress on stderr from rank 0 (0: none), every this many seconds */

@@ -468,7 +468,9 @@ int trace_run(bpc_ctx_t *ctx, const trace_params_t *P, trace_result_t *res)
                P->nblocks, bpc_err_name(rc));
     goto cleanup;
   }
-  bpc_neighbor_options_t o = bpc_neighbor_options_default();
+  /* trace_cb keeps to its own block (counters are atomic), so any thread
+   * count works */
+  bpc_neighbor_params_t o = bpc_neighbor_params_default();
   o.synchrony = P->synchrony;
   o.nthreads = P->nthreads;
   bpc_type_t type = bpc_type_contiguous(sizeof(trace_particle_t), MPI_BYTE);

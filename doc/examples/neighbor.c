@@ -20,7 +20,9 @@ static void *make_block(int gid, void *user)
 static void free_block(void *b, int gid, void *user) { (void)gid; (void)user; free(b); }
 
 /* One round of one block: read what arrived, keep the maximum, tell the
- * neighbours if it grew. No work is left once nothing changes (*more = 0). */
+ * neighbours if it grew. No work is left once nothing changes (*more = 0).
+ * It touches only its own block, so blocks may run in parallel (threads:
+ * params.nthreads, by default the OpenMP default). */
 static int spread(void *blk, int gid, bpc_neighbor_t *nb, void *user, int *more)
 {
   (void)user; (void)more;
@@ -36,7 +38,7 @@ static int spread(void *blk, int gid, bpc_neighbor_t *nb, void *user, int *more)
     }
   }
   const bpc_link_t *links;
-  int nlinks;
+  int nlinks = 0;
   if (rc == BPC_OK) rc = bpc_neighbor_links(nb, gid, &links, &nlinks);
   for (int i = 0; i < nlinks && b->changed && rc == BPC_OK; i++) {
     bpc_buf_t item = {&b->value, 1};                   /* copied by enqueue */
@@ -65,8 +67,8 @@ int main(int argc, char **argv)
   p.wrap[0] = p.wrap[1] = 1;                                /* periodic: 8 neighbours each */
   p.nblocks = 64;
   bpc_type_t type = bpc_type_contiguous(sizeof(long), MPI_LONG);
-  bpc_neighbor_options_t opts = bpc_neighbor_options_default();
-  opts.synchrony = 0.5;                        /* a round waits for half of its messages */
+  bpc_neighbor_params_t prm = bpc_neighbor_params_default();
+  prm.synchrony = 0.5;                         /* a round waits for half of its messages */
   long rounds = 0, expect = 0;
   for (int g = 0; g < p.nblocks; g++)
     if ((g * 7919L) % 1000 > expect) expect = (g * 7919L) % 1000;
@@ -74,7 +76,7 @@ int main(int argc, char **argv)
   int rc = bpc_init(MPI_COMM_WORLD, NULL, &ctx);
   if (rc == BPC_OK) rc = bpc_decomp_create(ctx, &p, &d);
   if (rc == BPC_OK) rc = bpc_blocks_create(bpc_decomp_assign(d), make_block, free_block, NULL, &blocks);
-  if (rc == BPC_OK) rc = bpc_neighbor_create_decomp(ctx, d, &type, &opts, &nb);
+  if (rc == BPC_OK) rc = bpc_neighbor_create_decomp(ctx, d, &type, &prm, &nb);
   long long nr = 0;
   if (rc == BPC_OK) rc = bpc_neighbor_iterate(nb, blocks, spread, NULL, &nr);
   if (rc == BPC_OK) rc = bpc_blocks_foreach(blocks, check, &expect, 1);

@@ -61,7 +61,7 @@ man3_MANS = \
 	doc/man/man3/bpc_neighbor_incoming.3 \
 	doc/man/man3/bpc_neighbor_iterate.3 \
 	doc/man/man3/bpc_neighbor_links.3 \
-	doc/man/man3/bpc_neighbor_options_default.3 \
+	doc/man/man3/bpc_neighbor_params_default.3 \
 	doc/man/man3/bpc_neighbor_round.3 \
 	doc/man/man3/bpc_neighbor_set_synchrony.3 \
 	doc/man/man3/bpc_neighbor_stats.3 \

@@ -26,10 +26,21 @@
  *    a later round: never lost, never duplicated.
  *
  * Threading: enqueue and dequeue may be called from several threads at once
- * for different local blocks (the callback drivers run blocks in parallel
- * with OpenMP when nthreads != 1). Everything else - exchange, round,
+ * for different local blocks. The callback drivers (round, iterate) run
+ * blocks in parallel with OpenMP unless params.nthreads is 1 (the default,
+ * 0, is the OpenMP default: OMP_NUM_THREADS), so their callbacks must be
+ * thread-safe unless nthreads is 1. Everything else - exchange, round,
  * iterate, create, destroy - is called by one thread at a time (the comm
  * layer's rule; MPI_THREAD_FUNNELED is enough).
+ *
+ * Collective calls (create_decomp, create_graph, round, iterate) check
+ * their arguments on every rank and agree before any message: a bad
+ * argument on some ranks returns the same code on every rank (that rank's
+ * message in bpc_last_error), and values that must match (block count, item
+ * type kind and element size, algorithm, max_rounds, and at creation the
+ * synchrony) but differ between ranks give BPC_EMISMATCH everywhere. Only a
+ * NULL ctx (create) or NULL object (round, iterate) returns at once, on its
+ * own rank. bpc_neighbor_exchange does not agree (see it).
  */
 #ifndef BPC_NEIGHBOR_H
 #define BPC_NEIGHBOR_H
@@ -44,25 +55,32 @@ extern "C" {
 
 typedef struct bpc_neighbor bpc_neighbor_t;
 
-typedef struct bpc_neighbor_options {
+typedef struct bpc_neighbor_params {
+  /* Algorithm variant by name, case-insensitive: NULL or "auto" (default:
+   * the environment variable BPC_NEIGHBOR_ALGORITHM if set, else the
+   * built-in choice), or a name of bpc_algorithms("neighbor"): "packed"
+   * (one bundle per process pair and round, DIY Algorithm 3). The same on
+   * every rank. */
+  const char *algorithm;
   /* Fraction of the expected arrivals a round waits for, in (0, 1]. 1.0 is
    * fully synchronous. A negative value (the default) means: the
-   * environment variable BPC_NEIGHBOR_SYNCHRONY if set, else 1.0. */
+   * environment variable BPC_NEIGHBOR_SYNCHRONY if set, else 1.0. The same
+   * on every rank at creation (bpc_neighbor_set_synchrony may change it per
+   * process later). */
   double synchrony;
   /* Threads running the callbacks of bpc_neighbor_round/iterate over local
-   * blocks: 1 (default) serial, 0 the OpenMP default, n > 1 that many. */
+   * blocks: 0 (default) the OpenMP default (OMP_NUM_THREADS), 1 none, n
+   * that many. Callbacks must be thread-safe unless this is 1. May differ
+   * between ranks. */
   int nthreads;
   /* bpc_neighbor_iterate stops with BPC_ERANGE on every process once some
-   * process has run this many rounds in the call. 0 (default): no limit. */
+   * process has run this many rounds in the call. 0 (default): no limit.
+   * The same on every rank. */
   long long max_rounds;
-  /* Algorithm variant by name: NULL or "auto" (default: the environment
-   * variable BPC_NEIGHBOR_ALGORITHM if set, else automatic), or "packed"
-   * (one bundle per process pair and round, DIY Algorithm 3). */
-  const char *algorithm;
-} bpc_neighbor_options_t;
+} bpc_neighbor_params_t;
 
-/* Options with every field at its default. */
-bpc_neighbor_options_t bpc_neighbor_options_default(void);
+/* Parameters with every field at its default. */
+bpc_neighbor_params_t bpc_neighbor_params_default(void);
 
 /*
  * bpc_neighbor_create_decomp: a neighbourhood whose links are those of the
@@ -70,17 +88,20 @@ bpc_neighbor_options_t bpc_neighbor_options_default(void);
  * a block may be its own neighbour, and a block may appear several times in
  * one block's links when a dimension has 1 or 2 blocks and wraps).
  * `type` is the item type of every enqueue/dequeue on this object (copied;
- * type->user must outlive the object). `opts` may be NULL (defaults).
+ * type->user must outlive the object). `params` may be NULL (defaults).
  * Collective over the context's processes (every rank calls it, in the same
- * order as the other engine calls); no message is sent. d must outlive the
- * object.
- * Ownership: *out is freed with bpc_neighbor_destroy.
- * Errors (on every rank alike): BPC_ENULL, BPC_ETYPE (bad type), BPC_EINVAL
- * (synchrony outside (0, 1], negative nthreads or max_rounds, d made on
- * another context), BPC_EALGO (unknown algorithm), BPC_ENOMEM.
+ * order as the other engine calls); only agreements, no message between
+ * blocks. d must outlive the object.
+ * Ownership: *out is freed with bpc_neighbor_destroy (NULL on failure).
+ * Errors (on every rank alike, with the failing rank's message): BPC_ENULL
+ * (out, d or type NULL), BPC_ETYPE (bad type), BPC_EINVAL (synchrony
+ * outside (0, 1] or a bad BPC_NEIGHBOR_SYNCHRONY, negative nthreads or
+ * max_rounds, d made on another context), BPC_EALGO (unknown algorithm),
+ * BPC_EMISMATCH (ranks pass a different block count, item type kind or
+ * element size, algorithm, synchrony or max_rounds), BPC_ENOMEM.
  */
 int bpc_neighbor_create_decomp(bpc_ctx_t *ctx, const bpc_decomp_t *d, const bpc_type_t *type,
-                               const bpc_neighbor_options_t *opts, bpc_neighbor_t **out);
+                               const bpc_neighbor_params_t *params, bpc_neighbor_t **out);
 
 /*
  * bpc_neighbor_create_graph: a neighbourhood over any directed graph of gids.
@@ -89,15 +110,20 @@ int bpc_neighbor_create_decomp(bpc_ctx_t *ctx, const bpc_decomp_t *d, const bpc_
  * targets[offsets[i] .. offsets[i+1]) (offsets has nlocal + 1 entries,
  * offsets[0] == 0; duplicates and self-links allowed; targets may be NULL
  * when there are no links). Links need not be symmetric: a block receives
- * from whoever links to it. Collective (one MPI_Alltoall of one int per
- * process finds who sends to whom). `a` must outlive the object.
+ * from whoever links to it. Collective (one all-to-all of one int per
+ * process finds who sends to whom). `a` must outlive the object; `params`
+ * as for bpc_neighbor_create_decomp.
+ * Ownership: *out is freed with bpc_neighbor_destroy (NULL on failure).
  * Errors (on every rank alike, naming the rank and block at fault):
- * BPC_ENULL, BPC_ETYPE, BPC_EINVAL (bad offsets, options), BPC_ERANGE (a
- * neighbour gid outside [0, nblocks)), BPC_EALGO, BPC_ENOMEM, BPC_EMPI.
+ * BPC_ENULL (out, a, offsets or type NULL, or targets NULL with links),
+ * BPC_ETYPE, BPC_EINVAL (offsets[0] not 0, decreasing offsets, a made on
+ * another context, bad params as for create_decomp), BPC_ERANGE (a
+ * neighbour gid outside [0, nblocks)), BPC_EALGO, BPC_EMISMATCH (as for
+ * create_decomp), BPC_ENOMEM, BPC_EMPI.
  */
 int bpc_neighbor_create_graph(bpc_ctx_t *ctx, const bpc_assign_t *a, const int *offsets,
                               const int *targets, const bpc_type_t *type,
-                              const bpc_neighbor_options_t *opts, bpc_neighbor_t **out);
+                              const bpc_neighbor_params_t *params, bpc_neighbor_t **out);
 
 /*
  * bpc_neighbor_destroy: free the object. Collective: messages still in
@@ -110,7 +136,8 @@ int bpc_neighbor_create_graph(bpc_ctx_t *ctx, const bpc_assign_t *a, const int *
  */
 int bpc_neighbor_destroy(bpc_neighbor_t **nb);
 
-/* The algorithm variant in use ("packed"); never NULL. */
+/* The name of the algorithm variant in use ("packed", a row of
+ * bpc_algorithms("neighbor")); never NULL ("" for a NULL object). */
 const char *bpc_neighbor_algorithm(const bpc_neighbor_t *nb);
 
 /*
@@ -165,7 +192,10 @@ int bpc_neighbor_enqueue_ref(bpc_neighbor_t *nb, int gid, int dst_gid, const bpc
  * messages from the processes that link to its blocks.
  * An error (out of memory, MPI failure, a malformed message) is returned on
  * the process where it happened, after that process has finished its part
- * of the round (so no peer hangs); it is not agreed over processes.
+ * of the round (so no peer hangs); it is not agreed over processes (that
+ * would make every round wait for every process, which partial synchrony
+ * avoids). Its only argument error is a NULL nb (BPC_ENULL, returned at
+ * once); every process must call it alike.
  */
 int bpc_neighbor_exchange(bpc_neighbor_t *nb);
 
@@ -210,13 +240,18 @@ int bpc_neighbor_dequeue(bpc_neighbor_t *nb, int gid, int src_gid, void **item, 
 typedef int (*bpc_neighbor_fn)(void *block, int gid, bpc_neighbor_t *nb, void *user, int *more);
 
 /*
- * bpc_neighbor_round: call fn for every local block (in parallel when
- * nthreads != 1), then exchange. `blocks` may be NULL; if given, it must
- * hold the object's local blocks. A callback failure on any rank comes back
- * as BPC_ECALLBACK on every rank (one MPI_Allreduce at the end of the round:
- * this call synchronises all processes; bpc_neighbor_iterate does not).
- * Collective. Errors: BPC_ENULL, BPC_EINVAL (blocks of another assignment),
- * BPC_ECALLBACK, and the errors of bpc_neighbor_exchange (agreed).
+ * bpc_neighbor_round: call fn for every local block (in parallel unless
+ * nthreads is 1: fn must then be thread-safe), then exchange. `blocks` may
+ * be NULL; if given, it must hold the object's local blocks. The arguments
+ * are agreed before the round (one reduction) and a callback failure on any
+ * rank comes back as BPC_ECALLBACK on every rank (one more at the end of
+ * the round: this call synchronises all processes; bpc_neighbor_iterate
+ * does not). Collective.
+ * Errors (on every rank alike): BPC_ENULL (nb NULL: at once, on that rank
+ * only; fn NULL), BPC_EINVAL (blocks of another assignment), BPC_EMISMATCH
+ * (ranks call round and iterate, or objects of a different block count,
+ * item type, algorithm or max_rounds), BPC_ECALLBACK, and the errors of
+ * bpc_neighbor_exchange (agreed).
  */
 int bpc_neighbor_round(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn, void *user);
 
@@ -230,9 +265,13 @@ int bpc_neighbor_round(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn
  * processes may finish at different round counts. *rounds (may be NULL) gets
  * the number of rounds this process ran. After a success every item was
  * delivered and the callbacks of the last round saw everything; the object
- * can be used again. Collective. Errors (on every rank alike): BPC_ENULL,
- * BPC_EINVAL, BPC_ECALLBACK (a callback or enqueue inside failed), BPC_ERANGE
- * (max_rounds reached), BPC_EMPI, BPC_ENOMEM.
+ * can be used again. Callbacks run in parallel unless nthreads is 1 (fn
+ * must then be thread-safe). Collective; the arguments are agreed before
+ * the first round, as for bpc_neighbor_round.
+ * Errors (on every rank alike): BPC_ENULL (nb NULL: at once, on that rank
+ * only; fn NULL), BPC_EINVAL (blocks of another assignment), BPC_EMISMATCH
+ * (as for bpc_neighbor_round), BPC_ECALLBACK (a callback or enqueue inside
+ * failed), BPC_ERANGE (max_rounds reached), BPC_EMPI, BPC_ENOMEM.
  */
 int bpc_neighbor_iterate(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn,
                          void *user, long long *rounds);

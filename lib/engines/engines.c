@@ -4,16 +4,19 @@
  * (each engine defines its bpc__engine_<name> beside its rows).
  */
 #include "core/registry.h"
+#include "engines/neighbor/neighbor.h"
 
 extern const bpc__engine_t bpc__engine_merge;
 extern const bpc__engine_t bpc__engine_swap;
 extern const bpc__engine_t bpc__engine_alltoall;
+extern const bpc__engine_t bpc__engine_neighbor;
 extern const bpc__engine_t bpc__engine_composite;
 
 const bpc__engine_t *const bpc__engines[] = {
     &bpc__engine_merge,
     &bpc__engine_swap,
     &bpc__engine_alltoall,
+    &bpc__engine_neighbor,
     &bpc__engine_composite,
 };
 const int bpc__nengines = BPC__NROWS(bpc__engines);

@@ -19,10 +19,18 @@
  *    synchrony fractions, 1 and 2 threads; reuse of the object afterwards;
  *  - bad input: a neighbour gid out of range (on one rank), an enqueue to a
  *    block that is not linked, from a block that is not local, failing
- *    callbacks in round and iterate (BPC_ECALLBACK on every rank), bad
- *    options, undelivered items at destroy.
+ *    callbacks in round and iterate (BPC_ECALLBACK on every rank),
+ *    undelivered items at destroy;
+ *  - the entry frame: every documented argument error of create_decomp,
+ *    create_graph, round and iterate, and every field that must match
+ *    (block count, item type kind and element size, algorithm, synchrony,
+ *    max_rounds, round vs iterate), on rank 0 only, on the last rank only
+ *    and on all ranks (tests/mpi/bad_rank.h): the same code on every rank,
+ *    never a hang.
+ * Every algorithm of bpc_algorithms("neighbor") runs the graph rounds.
  */
 #include "mpi_check.h"
+#include "bad_rank.h"
 
 #include <unistd.h>
 
@@ -303,15 +311,24 @@ static int graph_cb(void *block, int gid, bpc_neighbor_t *nb, void *user, int *m
 START_TEST(test_graph_rounds)
 {
   const int counts[] = {t_size, 2 * t_size, 3 * t_size, 4 * t_size, t_size > 1 ? t_size - 1 : 1};
-  for (int c = 0; c < 5; c++) {
-    const int n = counts[c];
+  bpc_algo_info_t algos[8];
+  int nalgos = 0;
+  T_CHECK(bpc_algorithms("neighbor", algos, 8, &nalgos) == BPC_OK && nalgos >= 1,
+          "bpc_algorithms(neighbor): %d rows", nalgos);
+  for (int c = 0; c < 5 * nalgos; c++) {
+    const bpc_algo_info_t *al = &algos[c / 5];
+    const int n = counts[c % 5];
     const int custom = c % 2;
     bpc_assign_t *a = NULL;
     bpc_neighbor_t *nb = NULL;
+    /* graph_cb checks with T_CHECK, which is not thread-safe */
+    bpc_neighbor_params_t prm = bpc_neighbor_params_default();
+    prm.nthreads = 1;
+    prm.algorithm = al->name;
     ref_graph_t g;
     bpc_type_t type = ni_type(custom);
     ref_random(n, 77 + c, &g);
-    int rc = bpc_assign_create(ctx, n, c == 2 ? BPC_ASSIGN_ROUND_ROBIN : BPC_ASSIGN_CONTIGUOUS,
+    int rc = bpc_assign_create(ctx, n, c % 5 == 2 ? BPC_ASSIGN_ROUND_ROBIN : BPC_ASSIGN_CONTIGUOUS,
                                NULL, &a);
     const int *gids;
     int nl = 0;
@@ -324,8 +341,11 @@ START_TEST(test_graph_rounds)
       memcpy(tgt + off[i], g.tgt + g.off[s], sizeof(int) * (size_t)(g.off[s + 1] - g.off[s]));
     }
     if (rc == BPC_OK)
-      rc = bpc_neighbor_create_graph(ctx, a, off, tgt, &type, NULL, &nb);
-    T_CHECK(rc == BPC_OK, "create graph of %d: %s", n, bpc_last_error(ctx));
+      rc = bpc_neighbor_create_graph(ctx, a, off, tgt, &type, &prm, &nb);
+    T_CHECK(rc == BPC_OK, "create graph of %d (%s): %s", n, al->name, bpc_last_error(ctx));
+    if (rc == BPC_OK)
+      T_CHECK(strcmp(bpc_neighbor_algorithm(nb), al->name) == 0, "algorithm %s, asked for %s",
+              bpc_neighbor_algorithm(nb), al->name);
     for (int i = 0; rc == BPC_OK && i < nl; i++)
       check_links(nb, &g, gids[i]);
     graph_round_t gr = {&g, &type, custom, 0, 500 + c};
@@ -384,7 +404,7 @@ static void run_synchrony(double f, int items)
   p.wrap[0] = p.wrap[1] = 1;
   bpc_decomp_t *d = NULL;
   bpc_neighbor_t *nb = NULL;
-  bpc_neighbor_options_t o = bpc_neighbor_options_default();
+  bpc_neighbor_params_t o = bpc_neighbor_params_default();
   o.synchrony = f;
   bpc_type_t type = ni_type(custom);
   ref_graph_t g;
@@ -619,7 +639,7 @@ static void run_pingpong(double f, int bpp, int nthreads, int dim)
   bpc_decomp_t *d = NULL;
   bpc_blocks_t *blocks = NULL;
   bpc_neighbor_t *nb = NULL;
-  bpc_neighbor_options_t o = bpc_neighbor_options_default();
+  bpc_neighbor_params_t o = bpc_neighbor_params_default();
   o.synchrony = f;
   o.nthreads = nthreads;
   pp_ctx_t c = {p.nblocks, bpc_type_contiguous(sizeof(token_t), MPI_BYTE), -1, -1, 0};
@@ -736,24 +756,8 @@ START_TEST(test_bad_input)
   T_CHECK(rc == BPC_ERANGE, "negative gid: rc %d", rc);
   tgt[0] = save;
 
-  /* bad options: everywhere alike */
-  bpc_neighbor_options_t o = bpc_neighbor_options_default();
-  o.synchrony = 1.5;
-  rc = bpc_neighbor_create_graph(ctx, a, off, tgt, &type, &o, &nb);
-  T_CHECK(rc == BPC_EINVAL, "synchrony 1.5: rc %d", rc);
-  o.synchrony = 0.0;
-  rc = bpc_neighbor_create_graph(ctx, a, off, tgt, &type, &o, &nb);
-  T_CHECK(rc == BPC_EINVAL, "synchrony 0: rc %d", rc);
-  o = bpc_neighbor_options_default();
-  o.algorithm = "nope";
-  rc = bpc_neighbor_create_graph(ctx, a, off, tgt, &type, &o, &nb);
-  T_CHECK(rc == BPC_EALGO, "algorithm nope: rc %d", rc);
-  bpc_type_t bad = bpc_type_contiguous(0, MPI_BYTE);
-  rc = bpc_neighbor_create_graph(ctx, a, off, tgt, &bad, NULL, &nb);
-  T_CHECK(rc == BPC_ETYPE, "bad type: rc %d", rc);
-
-  o = bpc_neighbor_options_default();
-  o.algorithm = "packed";
+  bpc_neighbor_params_t o = bpc_neighbor_params_default();
+  o.algorithm = "PACKED"; /* names are case-insensitive */
   rc = bpc_neighbor_create_graph(ctx, a, off, tgt, &type, &o, &nb);
   T_CHECK(rc == BPC_OK, "create: %s", bpc_last_error(ctx));
   if (rc == BPC_OK) {
@@ -833,6 +837,370 @@ START_TEST(test_bad_input)
 }
 END_TEST
 
+/* ------------------------------------------------ entry frame: bad ranks */
+
+/* Objects every bad-argument test uses, made on every rank alike: two
+ * decompositions and assignments (2 and 3 blocks per process), a ring graph
+ * over each assignment (gid -> gid + 1), and a decomposition on a second
+ * context. */
+typedef struct frame_world {
+  bpc_ctx_t *ctx2;
+  bpc_decomp_t *d, *d3, *dother;
+  bpc_assign_t *a, *a3;
+  int off[4], tgt[3], off3[4], tgt3[3];
+} frame_world_t;
+
+static void ring_links(const bpc_assign_t *a, int *off, int *tgt)
+{
+  const int *gids;
+  int nl = 0, n = 0;
+  bpc_assign_local(a, &gids, &nl);
+  bpc_assign_nblocks(a, &n);
+  off[0] = 0;
+  for (int i = 0; i < nl; i++) {
+    tgt[i] = (gids[i] + 1) % n;
+    off[i + 1] = i + 1;
+  }
+}
+
+static int frame_open(frame_world_t *w)
+{
+  memset(w, 0, sizeof *w);
+  bpc_decomp_params_t p = bpc_decomp_params_default();
+  p.dim = 2;
+  p.domain_max[0] = p.domain_max[1] = 64;
+  p.wrap[0] = p.wrap[1] = 1;
+  p.nblocks = 2 * t_size;
+  int rc = bpc_decomp_create(ctx, &p, &w->d);
+  p.nblocks = 3 * t_size;
+  if (rc == BPC_OK)
+    rc = bpc_decomp_create(ctx, &p, &w->d3);
+  if (rc == BPC_OK)
+    rc = bpc_init(MPI_COMM_WORLD, NULL, &w->ctx2);
+  p.nblocks = 2 * t_size;
+  if (rc == BPC_OK)
+    rc = bpc_decomp_create(w->ctx2, &p, &w->dother);
+  if (rc == BPC_OK)
+    rc = bpc_assign_create(ctx, 2 * t_size, BPC_ASSIGN_CONTIGUOUS, NULL, &w->a);
+  if (rc == BPC_OK)
+    rc = bpc_assign_create(ctx, 3 * t_size, BPC_ASSIGN_CONTIGUOUS, NULL, &w->a3);
+  T_CHECK(rc == BPC_OK, "frame setup: %s", bpc_last_error(ctx));
+  if (rc == BPC_OK) {
+    ring_links(w->a, w->off, w->tgt);
+    ring_links(w->a3, w->off3, w->tgt3);
+  }
+  return rc;
+}
+
+static void frame_close(frame_world_t *w)
+{
+  bpc_decomp_destroy(&w->d);
+  bpc_decomp_destroy(&w->d3);
+  bpc_decomp_destroy(&w->dother);
+  bpc_assign_destroy(&w->a);
+  bpc_assign_destroy(&w->a3);
+  bpc_finalize(&w->ctx2);
+}
+
+/* The bad-argument cases of the creators. Each changes one argument on the
+ * ranks that are "bad"; `code` is what every rank must get (mismatch cases:
+ * BPC_EMISMATCH when only some ranks differ, BPC_OK when all do or there is
+ * one rank); `msg` must be in the message. */
+enum {
+  CR_OUT_NULL, CR_BASE_NULL, CR_TYPE_NULL, CR_TYPE_BAD, CR_SYNC_HIGH, CR_SYNC_ZERO,
+  CR_NTHREADS, CR_MAXROUNDS, CR_ALGO, CR_OTHER_CTX, CR_OFF_NULL, CR_OFF0, CR_OFF_DOWN,
+  CR_TGT_NULL, CR_TGT_RANGE, CR_TGT_NEG,
+  /* must match */
+  CR_M_BLOCKS, CR_M_KIND, CR_M_ELEM, CR_M_ALGO, CR_M_SYNC, CR_M_MAXROUNDS, CR_M_ENTRY, CR_NCASES
+};
+
+typedef struct cr_case {
+  int graph_only; /* 1: create_graph only, 0: both */
+  int code;
+  const char *name, *msg;
+} cr_case_t;
+
+static const cr_case_t cr_cases[CR_NCASES] = {
+    [CR_OUT_NULL] = {0, BPC_ENULL, "out NULL", "out is NULL"},
+    [CR_BASE_NULL] = {0, BPC_ENULL, "d / a NULL", "is NULL"},
+    [CR_TYPE_NULL] = {0, BPC_ENULL, "type NULL", "item type is NULL"},
+    [CR_TYPE_BAD] = {0, BPC_ETYPE, "type elem_size 0", ""},
+    [CR_SYNC_HIGH] = {0, BPC_EINVAL, "synchrony 1.5", "synchrony 1.5"},
+    [CR_SYNC_ZERO] = {0, BPC_EINVAL, "synchrony 0", "synchrony 0"},
+    [CR_NTHREADS] = {0, BPC_EINVAL, "nthreads -1", "nthreads is -1"},
+    [CR_MAXROUNDS] = {0, BPC_EINVAL, "max_rounds -2", "max_rounds is -2"},
+    [CR_ALGO] = {0, BPC_EALGO, "algorithm nope", "'nope'"},
+    [CR_OTHER_CTX] = {0, BPC_EINVAL, "another context", "another context"},
+    [CR_OFF_NULL] = {1, BPC_ENULL, "offsets NULL", "offsets is NULL"},
+    [CR_OFF0] = {1, BPC_EINVAL, "offsets[0] 1", "offsets[0] is 1"},
+    [CR_OFF_DOWN] = {1, BPC_EINVAL, "offsets decrease", "offsets decrease"},
+    [CR_TGT_NULL] = {1, BPC_ENULL, "targets NULL", "targets is NULL"},
+    [CR_TGT_RANGE] = {1, BPC_ERANGE, "target too large", "outside"},
+    [CR_TGT_NEG] = {1, BPC_ERANGE, "target -1", "outside"},
+    [CR_M_BLOCKS] = {0, BPC_EMISMATCH, "block count", "block count"},
+    [CR_M_KIND] = {0, BPC_EMISMATCH, "item type kind", "item type kind"},
+    [CR_M_ELEM] = {0, BPC_EMISMATCH, "element size", "item element size"},
+    [CR_M_ALGO] = {0, BPC_EMISMATCH, "algorithm", "algorithm"},
+    [CR_M_SYNC] = {0, BPC_EMISMATCH, "synchrony", "synchrony"},
+    [CR_M_MAXROUNDS] = {0, BPC_EMISMATCH, "max_rounds", "max_rounds"},
+    [CR_M_ENTRY] = {0, BPC_EMISMATCH, "create_decomp vs create_graph", "entry"},
+};
+
+/* One creator call of case k in mode m (graph: create_graph, else
+ * create_decomp); returns its code and sets *nb. */
+static int cr_call(frame_world_t *w, int k, int m, int graph, bpc_neighbor_t **nb)
+{
+  const int bad = bad_here(m);
+  bpc_type_t type = bpc_type_contiguous(sizeof(int), MPI_INT);
+  bpc_type_t type8 = bpc_type_contiguous(8, MPI_BYTE), tbad = bpc_type_contiguous(0, MPI_BYTE);
+  bpc_type_t tcustom = ni_type(1);
+  bpc_neighbor_params_t prm = bpc_neighbor_params_default();
+  prm.nthreads = 1;
+  const bpc_type_t *tp = &type;
+  const bpc_decomp_t *d = w->d;
+  const bpc_assign_t *a = w->a;
+  int off[4], tgt[3];
+  memcpy(off, w->off, sizeof off);
+  memcpy(tgt, w->tgt, sizeof tgt);
+  const int *offp = off, *tgtp = tgt;
+  bpc_neighbor_t **out = nb;
+  bpc_algo_info_t algos[8];
+  int nalgos = 0;
+  bpc_algorithms("neighbor", algos, 8, &nalgos);
+  if (bad) {
+    switch (k) {
+    case CR_OUT_NULL: out = NULL; break;
+    case CR_BASE_NULL: d = NULL; a = NULL; break;
+    case CR_TYPE_NULL: tp = NULL; break;
+    case CR_TYPE_BAD: tp = &tbad; break;
+    case CR_SYNC_HIGH: prm.synchrony = 1.5; break;
+    case CR_SYNC_ZERO: prm.synchrony = 0.0; break;
+    case CR_NTHREADS: prm.nthreads = -1; break;
+    case CR_MAXROUNDS: prm.max_rounds = -2; break;
+    case CR_ALGO: prm.algorithm = "nope"; break;
+    case CR_OTHER_CTX: d = w->dother; a = bpc_decomp_assign(w->dother); break;
+    case CR_OFF_NULL: offp = NULL; break;
+    case CR_OFF0: off[0] = 1; break;
+    case CR_OFF_DOWN: off[2] = 0; break; /* every rank has 2 blocks: off[1] = 1 */
+    case CR_TGT_NULL: tgtp = NULL; break;
+    case CR_TGT_RANGE: tgt[1] = 2 * t_size + 5; break;
+    case CR_TGT_NEG: tgt[0] = -1; break;
+    case CR_M_BLOCKS:
+      d = w->d3;
+      a = w->a3;
+      memcpy(off, w->off3, sizeof off);
+      memcpy(tgt, w->tgt3, sizeof tgt);
+      break;
+    case CR_M_KIND: tp = &tcustom; break;
+    case CR_M_ELEM: tp = &type8; break;
+    case CR_M_ALGO: prm.algorithm = algos[nalgos - 1].name; break;
+    case CR_M_SYNC: prm.synchrony = 0.5; break;
+    case CR_M_MAXROUNDS: prm.max_rounds = 7; break;
+    case CR_M_ENTRY: graph = !graph; break;
+    }
+  } else if (k == CR_M_ALGO) {
+    prm.algorithm = algos[0].name;
+  }
+  if (graph)
+    return bpc_neighbor_create_graph(ctx, a, offp, tgtp, tp, &prm, out);
+  return bpc_neighbor_create_decomp(ctx, d, tp, &prm, out);
+}
+
+START_TEST(test_frame_create)
+{
+  frame_world_t w;
+  if (frame_open(&w) != BPC_OK) {
+    T_SYNC();
+    return;
+  }
+  int nalgos = 0;
+  bpc_algorithms("neighbor", NULL, 0, &nalgos);
+  for (int graph = 0; graph <= 1; graph++)
+    for (int k = 0; k < CR_NCASES; k++) {
+      const cr_case_t *c = &cr_cases[k];
+      if (c->graph_only && !graph)
+        continue;
+      for (int m = 0; m < BAD_NMODES; m++) {
+        int want = c->code;
+        /* a must-match field differs only when some ranks are bad and some not;
+         * the algorithm only when the table has two rows */
+        if (want == BPC_EMISMATCH && (m == BAD_ALL || t_size == 1 || (k == CR_M_ALGO && nalgos < 2)))
+          want = BPC_OK;
+        bpc_neighbor_t *nb = (bpc_neighbor_t *)&w; /* must come back NULL on failure */
+        int rc = cr_call(&w, k, m, graph, &nb);
+        T_CHECK(rc == want, "%s, %s, %s: rc %s, expected %s (%s)",
+                graph ? "create_graph" : "create_decomp", c->name, bad_mode_name(m),
+                bpc_err_name(rc), bpc_err_name(want), bpc_last_error(ctx));
+        if (rc != BPC_OK && rc == want && c->msg[0] != '\0')
+          T_CHECK(strstr(bpc_last_error(ctx), c->msg) != NULL, "%s, %s: message '%s' lacks '%s'",
+                  c->name, bad_mode_name(m), bpc_last_error(ctx), c->msg);
+        if (rc != BPC_OK && !(k == CR_OUT_NULL && bad_here(m)))
+          T_CHECK(nb == NULL, "%s, %s: *out not NULL after a failure", c->name, bad_mode_name(m));
+        if (rc == BPC_OK) {
+          T_CHECK(nb != NULL && nb != (bpc_neighbor_t *)&w, "%s: no object", c->name);
+          T_CHECK(bpc_neighbor_destroy(&nb) == BPC_OK, "destroy: %s", bpc_last_error(ctx));
+        }
+      }
+    }
+  /* a NULL context returns at once (there is nobody to agree with): all ranks */
+  bpc_neighbor_t *nb = NULL;
+  bpc_type_t type = bpc_type_contiguous(sizeof(int), MPI_INT);
+  T_CHECK(bpc_neighbor_create_decomp(NULL, w.d, &type, NULL, &nb) == BPC_ENULL, "ctx NULL");
+  T_CHECK(bpc_neighbor_create_graph(NULL, w.a, w.off, w.tgt, &type, NULL, &nb) == BPC_ENULL,
+          "ctx NULL");
+  frame_close(&w);
+  T_SYNC();
+}
+END_TEST
+
+static int frame_cb(void *block, int gid, bpc_neighbor_t *nb, void *user, int *more)
+{
+  (void)block;
+  (void)gid;
+  (void)nb;
+  (void)more;
+  int *calls = user;
+#pragma omp atomic
+  (*calls)++;
+  return 0;
+}
+
+enum { RI_FN_NULL, RI_BLOCKS, RI_M_ENTRY, RI_M_BLOCKS, RI_M_MAXROUNDS, RI_M_ELEM, RI_NCASES };
+
+static const cr_case_t ri_cases[RI_NCASES] = {
+    [RI_FN_NULL] = {0, BPC_ENULL, "fn NULL", "callback is NULL"},
+    [RI_BLOCKS] = {0, BPC_EINVAL, "blocks of another assignment", "another assignment"},
+    [RI_M_ENTRY] = {0, BPC_EMISMATCH, "round vs iterate", "entry"},
+    [RI_M_BLOCKS] = {0, BPC_EMISMATCH, "object of another block count", "block count"},
+    [RI_M_MAXROUNDS] = {0, BPC_EMISMATCH, "object of another max_rounds", "max_rounds"},
+    [RI_M_ELEM] = {0, BPC_EMISMATCH, "object of another item type", "item element size"},
+};
+
+START_TEST(test_frame_round_iterate)
+{
+  frame_world_t w;
+  if (frame_open(&w) != BPC_OK) {
+    T_SYNC();
+    return;
+  }
+  /* objects every rank makes alike: the one the good ranks use, and one per
+   * must-match field that the bad ranks use instead */
+  bpc_neighbor_t *nb = NULL, *nb3 = NULL, *nbmax = NULL, *nb8 = NULL;
+  bpc_blocks_t *blocks = NULL, *blocks3 = NULL;
+  bpc_type_t type = bpc_type_contiguous(sizeof(int), MPI_INT);
+  bpc_type_t type8 = bpc_type_contiguous(8, MPI_BYTE);
+  bpc_neighbor_params_t prm = bpc_neighbor_params_default();
+  prm.nthreads = 1;
+  int rc = bpc_neighbor_create_decomp(ctx, w.d, &type, &prm, &nb);
+  if (rc == BPC_OK)
+    rc = bpc_neighbor_create_decomp(ctx, w.d3, &type, &prm, &nb3);
+  if (rc == BPC_OK)
+    rc = bpc_neighbor_create_decomp(ctx, w.d, &type8, &prm, &nb8);
+  prm.max_rounds = 50;
+  if (rc == BPC_OK)
+    rc = bpc_neighbor_create_decomp(ctx, w.d, &type, &prm, &nbmax);
+  if (rc == BPC_OK)
+    rc = bpc_blocks_create(bpc_decomp_assign(w.d), pp_create, pp_destroy, NULL, &blocks);
+  if (rc == BPC_OK)
+    rc = bpc_blocks_create(bpc_decomp_assign(w.d3), pp_create, pp_destroy, NULL, &blocks3);
+  T_CHECK(rc == BPC_OK, "setup: %s", bpc_last_error(ctx));
+  for (int it = 0; rc == BPC_OK && it <= 1; it++)
+    for (int k = 0; k < RI_NCASES; k++)
+      for (int m = 0; m < BAD_NMODES; m++) {
+        const cr_case_t *c = &ri_cases[k];
+        const int bad = bad_here(m);
+        int want = c->code;
+        if (want == BPC_EMISMATCH && (m == BAD_ALL || t_size == 1))
+          want = BPC_OK;
+        bpc_neighbor_t *use = nb;
+        bpc_blocks_t *bl = blocks;
+        bpc_neighbor_fn fn = frame_cb;
+        int iterate = it;
+        if (bad) {
+          switch (k) {
+          case RI_FN_NULL: fn = NULL; break;
+          case RI_BLOCKS: bl = blocks3; break;
+          case RI_M_ENTRY: iterate = !iterate; break;
+          case RI_M_BLOCKS: use = nb3; bl = blocks3; break;
+          case RI_M_MAXROUNDS: use = nbmax; break;
+          case RI_M_ELEM: use = nb8; break;
+          }
+        }
+        int calls = 0;
+        long long rounds = -1;
+        int r = iterate ? bpc_neighbor_iterate(use, bl, fn, &calls, &rounds)
+                        : bpc_neighbor_round(use, bl, fn, &calls);
+        T_CHECK(r == want, "%s, %s, %s: rc %s, expected %s (%s)",
+                it ? "iterate" : "round", c->name, bad_mode_name(m), bpc_err_name(r),
+                bpc_err_name(want), bpc_last_error(ctx));
+        if (r != BPC_OK && r == want) {
+          T_CHECK(strstr(bpc_last_error(ctx), c->msg) != NULL, "%s, %s: message '%s' lacks '%s'",
+                  c->name, bad_mode_name(m), bpc_last_error(ctx), c->msg);
+          T_CHECK(calls == 0, "%s, %s: %d callbacks ran after a refused call", c->name,
+                  bad_mode_name(m), calls);
+        }
+        if (iterate && r != BPC_OK)
+          T_CHECK(rounds == 0, "%s, %s: %lld rounds after a refused call", c->name,
+                  bad_mode_name(m), rounds);
+      }
+  /* a NULL object returns at once (no context to agree on): all ranks */
+  T_CHECK(bpc_neighbor_round(NULL, NULL, frame_cb, NULL) == BPC_ENULL, "round(NULL)");
+  T_CHECK(bpc_neighbor_iterate(NULL, NULL, frame_cb, NULL, NULL) == BPC_ENULL, "iterate(NULL)");
+  /* the objects still work after the refused calls */
+  int calls = 0;
+  if (rc == BPC_OK) {
+    T_CHECK(bpc_neighbor_round(nb, blocks, frame_cb, &calls) == BPC_OK, "round after: %s",
+            bpc_last_error(ctx));
+    T_CHECK(bpc_neighbor_iterate(nb, NULL, frame_cb, &calls, NULL) == BPC_OK,
+            "iterate after: %s", bpc_last_error(ctx));
+  }
+  bpc_neighbor_destroy(&nb);
+  bpc_neighbor_destroy(&nb3);
+  bpc_neighbor_destroy(&nb8);
+  bpc_neighbor_destroy(&nbmax);
+  bpc_blocks_destroy(&blocks);
+  bpc_blocks_destroy(&blocks3);
+  frame_close(&w);
+  T_SYNC();
+}
+END_TEST
+
+/* bpc_last_error is untouched by a successful creation (no internal probe
+ * writes it), and the table lists "packed". */
+START_TEST(test_frame_quiet)
+{
+  frame_world_t w;
+  if (frame_open(&w) != BPC_OK) {
+    T_SYNC();
+    return;
+  }
+  bpc_neighbor_t *nb = NULL;
+  bpc_type_t type = bpc_type_contiguous(sizeof(int), MPI_INT);
+  /* a known message first */
+  T_CHECK(bpc_neighbor_set_synchrony(NULL, 0.5) == BPC_ENULL, "set_synchrony(NULL)");
+  bpc_decomp_links(w.d, -1, NULL, 0, NULL);
+  char before[512];
+  snprintf(before, sizeof before, "%s", bpc_last_error(ctx));
+  int rc = bpc_neighbor_create_decomp(ctx, w.d, &type, NULL, &nb);
+  T_CHECK(rc == BPC_OK, "create: %s", bpc_last_error(ctx));
+  T_CHECK(strcmp(bpc_last_error(ctx), before) == 0, "last error changed by a success: '%s'",
+          bpc_last_error(ctx));
+  bpc_neighbor_destroy(&nb);
+  rc = bpc_neighbor_create_graph(ctx, w.a, w.off, w.tgt, &type, NULL, &nb);
+  T_CHECK(rc == BPC_OK, "create graph: %s", bpc_last_error(ctx));
+  T_CHECK(strcmp(bpc_last_error(ctx), before) == 0, "last error changed by a success: '%s'",
+          bpc_last_error(ctx));
+  bpc_neighbor_destroy(&nb);
+  bpc_algo_info_t al[4];
+  int n = 0;
+  T_CHECK(bpc_algorithms("neighbor", al, 4, &n) == BPC_OK && n >= 1 &&
+              strcmp(al[0].name, "packed") == 0,
+          "bpc_algorithms(neighbor): %d rows", n);
+  frame_close(&w);
+  T_SYNC();
+}
+END_TEST
+
 static Suite *neighbor_suite(void)
 {
   Suite *s = suite_create("neighbor");
@@ -846,6 +1214,9 @@ static Suite *neighbor_suite(void)
   tcase_add_test(tc, test_by_reference);
   tcase_add_test(tc, test_iterate_pingpong);
   tcase_add_test(tc, test_bad_input);
+  tcase_add_test(tc, test_frame_create);
+  tcase_add_test(tc, test_frame_round_iterate);
+  tcase_add_test(tc, test_frame_quiet);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -8,9 +8,15 @@
  *  - iterate ends (termination without MPI) with tokens relayed over a ring
  *    for many rounds, run by 1 and 4 threads enqueueing concurrently; a
  *    round limit stops it with BPC_ERANGE;
- *  - argument errors of the non-collective calls.
+ *  - argument errors of the non-collective calls, and of the creators on a
+ *    serial context (the in-process agreement returns the rank's own code);
+ *  - the parameters: defaults (nthreads 0), the algorithm by argument or
+ *    BPC_NEIGHBOR_ALGORITHM, names case-insensitive, every row of
+ *    bpc_algorithms("neighbor").
  */
 #include "unit_check.h"
+
+#include <stdio.h>
 
 #include "../common/neighbor_items.h"
 #include "bpc.h"
@@ -22,7 +28,7 @@ static void setup(void) { ck_assert_int_eq(bpc_init_serial(NULL, &ctx), BPC_OK);
 static void teardown(void) { bpc_finalize(&ctx); }
 
 /* n blocks; block g links to (g+1) mod n, (g+2) mod n and itself. */
-static bpc_neighbor_t *make_ring(int n, const bpc_type_t *type, const bpc_neighbor_options_t *o,
+static bpc_neighbor_t *make_ring(int n, const bpc_type_t *type, const bpc_neighbor_params_t *o,
                                  bpc_assign_t **a)
 {
   bpc_neighbor_t *nb = NULL;
@@ -199,7 +205,7 @@ START_TEST(test_iterate_threads)
   for (int nt = 1; nt <= 4; nt += 3) {
     const int n = 16;
     bpc_type_t type = bpc_type_contiguous(sizeof(int64_t), MPI_INT64_T);
-    bpc_neighbor_options_t o = bpc_neighbor_options_default();
+    bpc_neighbor_params_t o = bpc_neighbor_params_default();
     o.nthreads = nt;
     bpc_assign_t *a = NULL;
     bpc_neighbor_t *nb = make_ring(n, &type, &o, &a);
@@ -226,7 +232,7 @@ START_TEST(test_iterate_threads)
   {
     const int n = 16;
     bpc_type_t type = bpc_type_contiguous(sizeof(int64_t), MPI_INT64_T);
-    bpc_neighbor_options_t o = bpc_neighbor_options_default();
+    bpc_neighbor_params_t o = bpc_neighbor_params_default();
     o.max_rounds = 5;
     bpc_assign_t *a = NULL;
     bpc_neighbor_t *nb = make_ring(n, &type, &o, &a);
@@ -281,12 +287,79 @@ START_TEST(test_errors)
 }
 END_TEST
 
+START_TEST(test_params)
+{
+  bpc_neighbor_params_t p = bpc_neighbor_params_default();
+  ck_assert_ptr_null(p.algorithm);
+  ck_assert_int_eq(p.nthreads, 0);
+  ck_assert_int_eq(p.max_rounds, 0);
+  ck_assert(p.synchrony < 0);
+  bpc_type_t type = bpc_type_contiguous(sizeof(int), MPI_INT);
+  bpc_algo_info_t al[8];
+  int n = 0;
+  ck_assert_int_eq(bpc_algorithms("Neighbor", al, 8, &n), BPC_OK);
+  ck_assert_int_ge(n, 1);
+  ck_assert_str_eq(al[0].name, "packed");
+  for (int i = 0; i < n; i++) {
+    /* by argument, in any case */
+    char upper[64];
+    snprintf(upper, sizeof upper, "%s", al[i].name);
+    for (char *c = upper; *c; c++)
+      *c = (char)(*c >= 'a' && *c <= 'z' ? *c - 'a' + 'A' : *c);
+    p.algorithm = upper;
+    bpc_assign_t *a = NULL;
+    bpc_neighbor_t *nb = make_ring(4, &type, &p, &a);
+    ck_assert_str_eq(bpc_neighbor_algorithm(nb), al[i].name);
+    ck_assert_int_eq(bpc_neighbor_destroy(&nb), BPC_OK);
+    bpc_assign_destroy(&a);
+    /* by the environment */
+    p.algorithm = NULL;
+    setenv("BPC_NEIGHBOR_ALGORITHM", upper, 1);
+    nb = make_ring(4, &type, &p, &a);
+    ck_assert_str_eq(bpc_neighbor_algorithm(nb), al[i].name);
+    ck_assert_int_eq(bpc_neighbor_destroy(&nb), BPC_OK);
+    bpc_assign_destroy(&a);
+  }
+  /* an unknown name from the environment names its source */
+  setenv("BPC_NEIGHBOR_ALGORITHM", "nope", 1);
+  bpc_assign_t *a = NULL;
+  bpc_neighbor_t *nb = NULL;
+  int off[5] = {0, 1, 2, 3, 4}, tgt[4] = {1, 2, 3, 0};
+  ck_assert_int_eq(bpc_assign_create(ctx, 4, BPC_ASSIGN_CONTIGUOUS, NULL, &a), BPC_OK);
+  ck_assert_int_eq(bpc_neighbor_create_graph(ctx, a, off, tgt, &type, NULL, &nb), BPC_EALGO);
+  ck_assert_ptr_nonnull(strstr(bpc_last_error(ctx), "BPC_NEIGHBOR_ALGORITHM"));
+  ck_assert_ptr_null(nb);
+  /* "auto" in the environment: the built-in choice */
+  setenv("BPC_NEIGHBOR_ALGORITHM", "AUTO", 1);
+  ck_assert_int_eq(bpc_neighbor_create_graph(ctx, a, off, tgt, &type, NULL, &nb), BPC_OK);
+  ck_assert_str_eq(bpc_neighbor_algorithm(nb), "packed");
+  ck_assert_int_eq(bpc_neighbor_destroy(&nb), BPC_OK);
+  unsetenv("BPC_NEIGHBOR_ALGORITHM");
+  /* bad parameters, one at a time */
+  p = bpc_neighbor_params_default();
+  p.nthreads = -1;
+  ck_assert_int_eq(bpc_neighbor_create_graph(ctx, a, off, tgt, &type, &p, &nb), BPC_EINVAL);
+  ck_assert_ptr_nonnull(strstr(bpc_last_error(ctx), "nthreads is -1"));
+  p = bpc_neighbor_params_default();
+  p.max_rounds = -1;
+  ck_assert_int_eq(bpc_neighbor_create_graph(ctx, a, off, tgt, &type, &p, &nb), BPC_EINVAL);
+  p = bpc_neighbor_params_default();
+  p.synchrony = 2.0;
+  ck_assert_int_eq(bpc_neighbor_create_graph(ctx, a, off, tgt, &type, &p, &nb), BPC_EINVAL);
+  ck_assert_int_eq(bpc_neighbor_create_graph(ctx, a, off, tgt, NULL, NULL, &nb), BPC_ENULL);
+  ck_assert_int_eq(bpc_neighbor_create_graph(ctx, a, off, tgt, &type, NULL, NULL), BPC_ENULL);
+  ck_assert_int_eq(bpc_neighbor_create_graph(NULL, a, off, tgt, &type, NULL, &nb), BPC_ENULL);
+  bpc_assign_destroy(&a);
+}
+END_TEST
+
 static Suite *neighbor_serial_suite(void)
 {
   Suite *s = suite_create("neighbor_serial");
   TCase *tc = tcase_create("serial");
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, test_bundle_format);
+  tcase_add_test(tc, test_params);
   tcase_add_test(tc, test_rounds);
   tcase_add_test(tc, test_iterate_threads);
   tcase_add_test(tc, test_errors);

@@ -1,11 +1,13 @@
 /*
  * lib/engines/neighbor/neighbor.c - the neighbourhood exchange engine's
- * public entry: options (synchrony, threads, round limit, algorithm by name
- * or BPC_NEIGHBOR_ALGORITHM / BPC_NEIGHBOR_SYNCHRONY from the environment),
- * the algorithm table, creation from a decomposition (bpc_decomp_links) or a
- * user graph (in-neighbour processes found with one MPI_Alltoall), argument
- * checks agreed over ranks before any message, destroy (with the drain that
- * receives every message still in flight), and queries.
+ * public entry: parameters (synchrony, threads, round limit, algorithm by
+ * name or BPC_NEIGHBOR_ALGORITHM, BPC_NEIGHBOR_SYNCHRONY from the
+ * environment), the algorithm table (bpc__engine_neighbor), the entry frame
+ * (every argument checked on each rank, then one bpc__agree_args before any
+ * message), creation from a decomposition (bpc_decomp_links) or a user graph
+ * (in-neighbour processes found with one all-to-all of one int,
+ * bpc__alltoall_int), destroy (with the drain that receives every message
+ * still in flight), and queries.
  *
  * Algorithm (see neighbor_round.c for the round and its cost): per round
  * every process sends one bundle to every process that owns a block linked
@@ -20,28 +22,38 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct nb_algo {
-  int id;
-  const char *name;
-  const char *desc;
-} nb_algo_t;
-
-static const nb_algo_t nb_algos[] = {
-    {BPC__NB_ALGO_PACKED, "packed",
-     "one bundle per process pair and round: block ids, sizes, then payloads (DIY Algorithm 3); "
-     "same-process items never touch MPI"},
+static const bpc__algo_t nb_rows[] = {
+    {{BPC__NB_ALGO_PACKED, "packed",
+      "one bundle per process pair and round: block ids, sizes, then payloads (DIY Algorithm 3); "
+      "same-process items never touch MPI"},
+     bpc__nb_run_packed},
 };
-#define NB_NALGOS ((int)(sizeof nb_algos / sizeof nb_algos[0]))
 
-bpc_neighbor_options_t bpc_neighbor_options_default(void)
+const bpc__engine_t bpc__engine_neighbor = {"neighbor", "BPC_NEIGHBOR_ALGORITHM", nb_rows,
+                                            BPC__NROWS(nb_rows), NULL};
+
+bpc_neighbor_params_t bpc_neighbor_params_default(void)
 {
-  bpc_neighbor_options_t o;
-  memset(&o, 0, sizeof o);
-  o.synchrony = -1.0;
-  o.nthreads = 1;
-  o.max_rounds = 0;
-  o.algorithm = NULL;
-  return o;
+  bpc_neighbor_params_t p;
+  memset(&p, 0, sizeof p);
+  p.algorithm = NULL;
+  p.synchrony = -1.0;
+  p.nthreads = 0;
+  p.max_rounds = 0;
+  return p;
+}
+
+void bpc__nb_sig(bpc__sig_t *s, const char *who, int nblocks, const bpc_type_t *type, int algo,
+                 long long max_rounds)
+{
+  bpc__sig_init(s);
+  bpc__sig_str(s, "entry", who);
+  bpc__sig_int(s, "block count", nblocks);
+  bpc__sig_int(s, "item type kind", type != NULL ? (long long)type->kind : -1);
+  bpc__sig_int(s, "item element size",
+               type != NULL && type->kind == BPC_TYPE_CONTIGUOUS ? (long long)type->elem_size : 0);
+  bpc__sig_int(s, "algorithm", algo);
+  bpc__sig_int(s, "max_rounds", max_rounds);
 }
 
 static int rank_identity(const void *arg, int gid)
@@ -69,12 +81,30 @@ static int sort_unique(int *v, int n)
   return m;
 }
 
-/* Resolve the options into nb; BPC_OK or a code with a message. The same
- * outcome on every rank given the same arguments and environment. */
-static int resolve_options(bpc_ctx_t *ctx, const bpc_neighbor_options_t *opts, bpc_neighbor_t *nb)
+/* The creators' settings, resolved from the parameters. */
+typedef struct nb_conf {
+  const bpc__algo_t *row;
+  bpc_algo_source_t source;
+  double synchrony;
+  int nthreads;
+  long long max_rounds;
+} nb_conf_t;
+
+/* Step 1 of both creators, after their own arguments (rc: the first problem
+ * so far): the item type and the parameters, resolved into *cf. Records a
+ * message only for the first problem; returns rc or the first new code. The
+ * same outcome on every rank given the same arguments and environment. */
+static int check_common(bpc_ctx_t *ctx, const char *fn, int rc, const bpc_type_t *type,
+                        const bpc_neighbor_params_t *params, nb_conf_t *cf)
 {
-  bpc_neighbor_options_t o = opts ? *opts : bpc_neighbor_options_default();
-  double f = o.synchrony;
+  const bpc_neighbor_params_t p = params ? *params : bpc_neighbor_params_default();
+  memset(cf, 0, sizeof *cf);
+  cf->row = &nb_rows[0];
+  if (rc == BPC_OK && type == NULL)
+    rc = bpc__err(ctx, BPC_ENULL, "%s: the item type is NULL", fn);
+  if (rc == BPC_OK)
+    rc = bpc_type_check(ctx, type);
+  double f = p.synchrony;
   if (f < 0) {
     const char *env = getenv("BPC_NEIGHBOR_SYNCHRONY");
     f = 1.0;
@@ -82,57 +112,53 @@ static int resolve_options(bpc_ctx_t *ctx, const bpc_neighbor_options_t *opts, b
       char *end = NULL;
       errno = 0;
       f = strtod(env, &end);
-      if (errno != 0 || end == env || *end != '\0' || !(f > 0.0 && f <= 1.0))
-        return bpc__err(ctx, BPC_EINVAL,
-                        "BPC_NEIGHBOR_SYNCHRONY='%s': want a fraction in (0, 1], e.g. 0.5", env);
+      if (rc == BPC_OK &&
+          (errno != 0 || end == env || *end != '\0' || !(f > 0.0 && f <= 1.0)))
+        rc = bpc__err(ctx, BPC_EINVAL,
+                      "BPC_NEIGHBOR_SYNCHRONY='%s': want a fraction in (0, 1], e.g. 0.5", env);
     }
   }
-  if (!(f > 0.0 && f <= 1.0))
-    return bpc__err(ctx, BPC_EINVAL,
-                    "synchrony %g is outside (0, 1] (1.0: wait for every expected arrival)", f);
-  if (o.nthreads < 0)
-    return bpc__err(ctx, BPC_EINVAL,
-                    "nthreads is %d; use 0 (OpenMP default), 1 (serial) or more", o.nthreads);
-  if (o.max_rounds < 0)
-    return bpc__err(ctx, BPC_EINVAL, "max_rounds is %lld; use 0 (no limit) or a positive count",
-                    o.max_rounds);
-  const char *name = o.algorithm;
-  int from_env = 0;
-  if (name == NULL || strcmp(name, "auto") == 0) {
-    const char *env = getenv("BPC_NEIGHBOR_ALGORITHM");
-    name = "auto";
-    if (env != NULL && *env != '\0' && strcmp(env, "auto") != 0) {
-      name = env;
-      from_env = 1;
-    }
-  }
-  if (strcmp(name, "auto") == 0) {
-    nb->algo = BPC__NB_ALGO_PACKED;
-  } else {
-    int found = -1;
-    for (int i = 0; i < NB_NALGOS; i++)
-      if (strcmp(nb_algos[i].name, name) == 0)
-        found = nb_algos[i].id;
-    if (found < 0)
-      return bpc__err(ctx, BPC_EALGO, "unknown neighbour-exchange algorithm '%s'%s; known: auto%s%s",
-                      name, from_env ? " (from BPC_NEIGHBOR_ALGORITHM)" : "", " ",
-                      nb_algos[0].name);
-    nb->algo = found;
-  }
-  nb->synchrony = f;
-  nb->nthreads = o.nthreads;
-  nb->max_rounds = o.max_rounds;
-  return BPC_OK;
+  if (rc == BPC_OK && !(f > 0.0 && f <= 1.0))
+    rc = bpc__err(ctx, BPC_EINVAL,
+                  "%s: synchrony %g is outside (0, 1] (1.0: wait for every expected arrival)", fn,
+                  f);
+  if (rc == BPC_OK && p.nthreads < 0)
+    rc = bpc__err(ctx, BPC_EINVAL,
+                  "%s: nthreads is %d; use 0 (OpenMP default), 1 (no threads) or more", fn,
+                  p.nthreads);
+  if (rc == BPC_OK && p.max_rounds < 0)
+    rc = bpc__err(ctx, BPC_EINVAL, "%s: max_rounds is %lld; use 0 (no limit) or a positive count",
+                  fn, p.max_rounds);
+  const bpc__algo_t *row = NULL;
+  int prc = bpc__algo_pick(rc == BPC_OK ? ctx : NULL, &bpc__engine_neighbor, p.algorithm, NULL,
+                           &row, &cf->source);
+  if (rc == BPC_OK && prc != BPC_OK)
+    rc = prc;
+  if (row != NULL)
+    cf->row = row; /* else the built-in rule: packed, the only one */
+  cf->synchrony = f;
+  cf->nthreads = p.nthreads;
+  cf->max_rounds = p.max_rounds;
+  return rc;
+}
+
+/* Steps 3-4 of both creators: agree on each rank's validity and on what
+ * must match (bpc__nb_sig and the synchrony) before any message. */
+static int agree_create(bpc_ctx_t *ctx, const char *fn, int rc, const bpc_assign_t *a,
+                        const bpc_type_t *type, const nb_conf_t *cf)
+{
+  bpc__sig_t s;
+  bpc__nb_sig(&s, fn, a != NULL ? a->nblocks : -1, rc == BPC_OK ? type : NULL,
+              cf->row->info.id, cf->max_rounds);
+  bpc__sig_bytes(&s, "synchrony", &cf->synchrony, sizeof cf->synchrony);
+  return bpc__agree_args(ctx, "neighbor", rc, &s);
 }
 
 /* A fresh object with its blocks array (links not yet set). */
 static int nb_new(bpc_ctx_t *ctx, const bpc_assign_t *a, const bpc_type_t *type,
-                  const bpc_neighbor_options_t *opts, bpc_neighbor_t **out)
+                  const nb_conf_t *cf, bpc_neighbor_t **out)
 {
   *out = NULL;
-  int rc = bpc_type_check(ctx, type);
-  if (rc != BPC_OK)
-    return rc;
   bpc_neighbor_t *nb = bpc__calloc(1, sizeof *nb);
   if (nb == NULL)
     return bpc__err(ctx, BPC_ENOMEM, "neighbour exchange: out of memory");
@@ -140,10 +166,12 @@ static int nb_new(bpc_ctx_t *ctx, const bpc_assign_t *a, const bpc_type_t *type,
   nb->assign = a;
   nb->type = *type;
   nb->local.rank = -1;
+  nb->row = cf->row;
+  nb->source = cf->source;
+  nb->synchrony = cf->synchrony;
+  nb->nthreads = cf->nthreads;
+  nb->max_rounds = cf->max_rounds;
   *out = nb;
-  rc = resolve_options(ctx, opts, nb);
-  if (rc != BPC_OK)
-    return rc;
   nb->nlocal = a->nlocal;
   if (nb->nlocal > 0) {
     nb->blocks = bpc__calloc((size_t)nb->nlocal, sizeof *nb->blocks);
@@ -243,12 +271,35 @@ cleanup:
 }
 
 /* In-neighbour processes: for a decomposition (symmetric links) the same
- * as the out-processes; for a graph, one MPI_Alltoall of flags. */
-static int build_in(bpc_neighbor_t *nb)
+ * as the out-processes; for a graph, one all-to-all of flags (`flags`: 2 P
+ * ints, allocated before the agreement so that every rank gets here).
+ * Collective for graphs: a rank whose setup failed (rc) still takes part,
+ * with no flags, and returns rc. */
+static int build_in(bpc_ctx_t *ctx, bpc_neighbor_t *nb, int *flags, int rc)
 {
-  bpc_ctx_t *ctx = nb->ctx;
-  int rc = BPC_OK, *sflag = NULL, *rflag = NULL;
-  if (nb->is_decomp || ctx->serial || ctx->size == 1) {
+  if (flags != NULL) {
+    int *sflag = flags, *rflag = flags + ctx->size;
+    for (int i = 0; rc == BPC_OK && i < nb->nout; i++)
+      sflag[nb->chans[i].rank] = 1;
+    int arc = bpc__alltoall_int(ctx, sflag, rflag);
+    if (rc == BPC_OK)
+      rc = arc;
+    if (rc != BPC_OK)
+      return rc;
+    int n = 0;
+    for (int r = 0; r < ctx->size; r++)
+      n += (rflag[r] != 0 && r != ctx->rank);
+    if (n > 0) {
+      nb->in_ranks = bpc__malloc(sizeof(int) * (size_t)n);
+      if (nb->in_ranks == NULL)
+        return bpc__err(ctx, BPC_ENOMEM, "neighbour exchange: out of memory");
+    }
+    for (int r = 0; r < ctx->size; r++)
+      if (rflag[r] != 0 && r != ctx->rank)
+        nb->in_ranks[nb->nin++] = r;
+  } else {
+    if (rc != BPC_OK)
+      return rc;
     nb->nin = nb->nout;
     if (nb->nin > 0) {
       nb->in_ranks = bpc__malloc(sizeof(int) * (size_t)nb->nin);
@@ -257,33 +308,6 @@ static int build_in(bpc_neighbor_t *nb)
       for (int i = 0; i < nb->nin; i++)
         nb->in_ranks[i] = nb->chans[i].rank;
     }
-  } else {
-    sflag = bpc__calloc((size_t)ctx->size, sizeof(int));
-    rflag = bpc__calloc((size_t)ctx->size, sizeof(int));
-    if (sflag == NULL || rflag == NULL) {
-      rc = bpc__err(ctx, BPC_ENOMEM, "neighbour exchange: out of memory for %d flags", ctx->size);
-      goto cleanup;
-    }
-    for (int i = 0; i < nb->nout; i++)
-      sflag[nb->chans[i].rank] = 1;
-    int mrc = MPI_Alltoall(sflag, 1, MPI_INT, rflag, 1, MPI_INT, ctx->comm);
-    if (mrc != MPI_SUCCESS) {
-      rc = bpc__err_mpi(ctx, mrc, "MPI_Alltoall (in-neighbour processes)");
-      goto cleanup;
-    }
-    int n = 0;
-    for (int r = 0; r < ctx->size; r++)
-      n += (rflag[r] != 0 && r != ctx->rank);
-    if (n > 0) {
-      nb->in_ranks = bpc__malloc(sizeof(int) * (size_t)n);
-      if (nb->in_ranks == NULL) {
-        rc = bpc__err(ctx, BPC_ENOMEM, "neighbour exchange: out of memory");
-        goto cleanup;
-      }
-    }
-    for (int r = 0; r < ctx->size; r++)
-      if (rflag[r] != 0 && r != ctx->rank)
-        nb->in_ranks[nb->nin++] = r;
   }
   if (nb->nin > 0) {
     nb->next_seq = bpc__calloc((size_t)nb->nin, sizeof(int));
@@ -294,26 +318,18 @@ static int build_in(bpc_neighbor_t *nb)
         nb->ref_slot == NULL)
       rc = bpc__err(ctx, BPC_ENOMEM, "neighbour exchange: out of memory");
   }
-cleanup:
-  free(sflag);
-  free(rflag);
   return rc;
 }
 
-/* The collective tail of both creators: agree on the local result, build
- * the in-processes, open the exchange (out NULL: only agree, and free). */
-static int nb_finish_create(bpc_ctx_t *ctx, bpc_neighbor_t *nb, int rc, bpc_neighbor_t **out)
+/* Step 5 of both creators, after the agreement and the local setup (rc):
+ * the in-processes (collective for graphs: flags given), agree, open the
+ * exchange, agree. Frees nb and flags. */
+static int finish_create(bpc_ctx_t *ctx, bpc_neighbor_t *nb, int *flags, int rc,
+                         bpc_neighbor_t **out)
 {
-  if (out == NULL) {
-    bpc__agree(ctx, rc);
-    nb_free(nb);
-    return rc;
-  }
+  rc = build_in(ctx, nb, flags, rc);
+  free(flags);
   rc = bpc__agree(ctx, rc);
-  if (rc == BPC_OK) {
-    rc = build_in(nb);
-    rc = bpc__agree(ctx, rc);
-  }
   if (rc == BPC_OK) {
     rc = bpc__exch_open(ctx, NULL, rank_identity, NULL, &nb->ex);
     rc = bpc__agree(ctx, rc);
@@ -324,106 +340,124 @@ static int nb_finish_create(bpc_ctx_t *ctx, bpc_neighbor_t *nb, int rc, bpc_neig
     nb_free(nb);
     return rc;
   }
+  nb->is_decomp = flags == NULL;
   *out = nb;
   return BPC_OK;
 }
 
-/* The first checks of both creators: NULL arguments, and the blocks'
- * context (`base_ctx`, from `base`, named `base_name`) being ctx. */
-static int create_args(bpc_ctx_t *ctx, const char *fn, bpc_neighbor_t **out, const void *base,
-                       const char *base_name, bpc_ctx_t *base_ctx, const bpc_type_t *type)
+/* Step 1 of both creators: out, the blocks' owner (`base`, named
+ * `base_name`, made on `base_ctx`) and its context. */
+static int check_base(bpc_ctx_t *ctx, const char *fn, bpc_neighbor_t **out, const void *base,
+                      const char *base_name, bpc_ctx_t *base_ctx)
 {
-  if (out == NULL || base == NULL || type == NULL)
-    return bpc__err(ctx, BPC_ENULL, "%s: %s is NULL", fn,
-                    out == NULL ? "out" : (base == NULL ? base_name : "the item type"));
-  *out = NULL;
+  if (out != NULL)
+    *out = NULL;
+  if (out == NULL || base == NULL)
+    return bpc__err(ctx, BPC_ENULL, "%s: %s is NULL", fn, out == NULL ? "out" : base_name);
   if (base_ctx != ctx)
     return bpc__err(ctx, BPC_EINVAL, "%s: %s was made on another context", fn, base_name);
   return BPC_OK;
 }
 
 int bpc_neighbor_create_decomp(bpc_ctx_t *ctx, const bpc_decomp_t *d, const bpc_type_t *type,
-                               const bpc_neighbor_options_t *opts, bpc_neighbor_t **out)
+                               const bpc_neighbor_params_t *params, bpc_neighbor_t **out)
 {
+  static const char fn[] = "bpc_neighbor_create_decomp";
   bpc_neighbor_t *nb = NULL;
-  int rc = BPC_OK;
+  bpc_link_t *scratch = NULL;
+  nb_conf_t cf;
   if (ctx == NULL)
     return BPC_ENULL;
-  rc = create_args(ctx, "bpc_neighbor_create_decomp", out, d, "the decomposition",
-                   d ? d->ctx : NULL, type);
+  int rc = check_base(ctx, fn, out, d, "the decomposition", d ? d->ctx : NULL);
+  const bpc_assign_t *a = rc == BPC_OK ? d->assign : NULL;
+  rc = check_common(ctx, fn, rc, type, params, &cf);
+  rc = agree_create(ctx, fn, rc, a, type, &cf);
   if (rc != BPC_OK)
-    goto agree;
-  rc = nb_new(ctx, d->assign, type, opts, &nb);
-  if (rc != BPC_OK)
-    goto agree;
-  nb->is_decomp = 1;
-  for (int i = 0; i < nb->nlocal && rc == BPC_OK; i++) {
+    return rc;
+  rc = nb_new(ctx, a, type, &cf, &nb);
+  /* every block has at most 3^dim - 1 links: one scratch array of that size
+   * (asking bpc_decomp_links for the count alone would record an error) */
+  int maxl = 1;
+  for (int i = 0; i < d->dim; i++)
+    maxl *= 3;
+  maxl -= 1;
+  if (rc == BPC_OK && nb->nlocal > 0 && maxl > 0) {
+    scratch = bpc__malloc(sizeof *scratch * (size_t)maxl);
+    if (scratch == NULL)
+      rc = bpc__err(ctx, BPC_ENOMEM, "neighbour exchange: out of memory for %d links", maxl);
+  }
+  for (int i = 0; rc == BPC_OK && i < nb->nlocal && maxl > 0; i++) {
     bpc__nb_block_t *b = &nb->blocks[i];
     int n = 0;
-    bpc_decomp_links(d, b->gid, NULL, 0, &n);
-    if (n > 0) {
-      b->links = bpc__malloc(sizeof(bpc_link_t) * (size_t)n);
-      if (b->links == NULL) {
-        rc = bpc__err(ctx, BPC_ENOMEM, "neighbour exchange: out of memory for %d links", n);
-        break;
-      }
-      rc = bpc_decomp_links(d, b->gid, b->links, n, &b->nlinks);
+    rc = bpc_decomp_links(d, b->gid, scratch, maxl, &n);
+    if (rc != BPC_OK || n == 0)
+      continue;
+    b->links = bpc__malloc(sizeof(bpc_link_t) * (size_t)n);
+    if (b->links == NULL) {
+      rc = bpc__err(ctx, BPC_ENOMEM, "neighbour exchange: out of memory for %d links", n);
+      break;
     }
+    memcpy(b->links, scratch, sizeof(bpc_link_t) * (size_t)n);
+    b->nlinks = n;
   }
+  free(scratch);
   if (rc == BPC_OK)
     rc = build_out(nb);
-agree:
-  return nb_finish_create(ctx, nb, rc, out);
+  return finish_create(ctx, nb, NULL, rc, out);
+}
+
+/* The graph's own arguments on this rank (a checked): offsets and targets. */
+static int check_graph(bpc_ctx_t *ctx, const char *fn, const bpc_assign_t *a, const int *offsets,
+                       const int *targets)
+{
+  if (offsets == NULL)
+    return bpc__err(ctx, BPC_ENULL, "%s: offsets is NULL (rank %d has %d blocks; it needs %d "
+                                    "entries)", fn, ctx->rank, a->nlocal, a->nlocal + 1);
+  if (offsets[0] != 0)
+    return bpc__err(ctx, BPC_EINVAL, "%s: offsets[0] is %d on rank %d (must be 0)", fn,
+                    offsets[0], ctx->rank);
+  for (int i = 0; i < a->nlocal; i++)
+    if (offsets[i + 1] < offsets[i])
+      return bpc__err(ctx, BPC_EINVAL, "%s: offsets decrease at block %d (gid %d) on rank %d: "
+                                       "%d then %d", fn, i, a->local[i], ctx->rank, offsets[i],
+                      offsets[i + 1]);
+  if (offsets[a->nlocal] > 0 && targets == NULL)
+    return bpc__err(ctx, BPC_ENULL, "%s: targets is NULL but rank %d gives %d links", fn,
+                    ctx->rank, offsets[a->nlocal]);
+  for (int i = 0; i < a->nlocal; i++)
+    for (int j = offsets[i]; j < offsets[i + 1]; j++)
+      if (targets[j] < 0 || targets[j] >= a->nblocks)
+        return bpc__err(ctx, BPC_ERANGE, "%s: block %d (rank %d) links to gid %d, outside "
+                                         "[0, %d)", fn, a->local[i], ctx->rank, targets[j],
+                        a->nblocks);
+  return BPC_OK;
 }
 
 int bpc_neighbor_create_graph(bpc_ctx_t *ctx, const bpc_assign_t *a, const int *offsets,
                               const int *targets, const bpc_type_t *type,
-                              const bpc_neighbor_options_t *opts, bpc_neighbor_t **out)
+                              const bpc_neighbor_params_t *params, bpc_neighbor_t **out)
 {
+  static const char fn[] = "bpc_neighbor_create_graph";
   bpc_neighbor_t *nb = NULL;
-  int rc = BPC_OK;
+  nb_conf_t cf;
   if (ctx == NULL)
     return BPC_ENULL;
-  rc = create_args(ctx, "bpc_neighbor_create_graph", out, a, "the assignment",
-                   a ? a->ctx : NULL, type);
-  if (rc != BPC_OK)
-    goto agree;
-  if (offsets == NULL) {
-    rc = bpc__err(ctx, BPC_ENULL, "bpc_neighbor_create_graph: offsets is NULL (rank %d has %d "
-                                  "blocks; it needs %d entries)", ctx->rank, a->nlocal,
-                  a->nlocal + 1);
-    goto agree;
+  int rc = check_base(ctx, fn, out, a, "the assignment", a ? a->ctx : NULL);
+  if (rc == BPC_OK)
+    rc = check_graph(ctx, fn, a, offsets, targets);
+  rc = check_common(ctx, fn, rc, type, params, &cf);
+  /* the in-process all-to-all's flags: allocated now, so that a failure is
+   * agreed and every rank takes part in the all-to-all */
+  int *flags = bpc__calloc(2 * (size_t)ctx->size, sizeof(int));
+  if (flags == NULL && rc == BPC_OK)
+    rc = bpc__err(ctx, BPC_ENOMEM, "neighbour exchange: out of memory for %d flags", ctx->size);
+  rc = agree_create(ctx, fn, rc, a, type, &cf);
+  if (rc != BPC_OK) {
+    free(flags);
+    return rc;
   }
-  if (offsets[0] != 0) {
-    rc = bpc__err(ctx, BPC_EINVAL, "bpc_neighbor_create_graph: offsets[0] is %d on rank %d "
-                                   "(must be 0)", offsets[0], ctx->rank);
-    goto agree;
-  }
-  for (int i = 0; i < a->nlocal; i++) {
-    if (offsets[i + 1] < offsets[i]) {
-      rc = bpc__err(ctx, BPC_EINVAL, "bpc_neighbor_create_graph: offsets decrease at block %d "
-                                     "(gid %d) on rank %d: %d then %d", i, a->local[i],
-                    ctx->rank, offsets[i], offsets[i + 1]);
-      goto agree;
-    }
-  }
-  if (offsets[a->nlocal] > 0 && targets == NULL) {
-    rc = bpc__err(ctx, BPC_ENULL, "bpc_neighbor_create_graph: targets is NULL but rank %d gives "
-                                  "%d links", ctx->rank, offsets[a->nlocal]);
-    goto agree;
-  }
-  for (int i = 0; i < a->nlocal; i++)
-    for (int j = offsets[i]; j < offsets[i + 1]; j++)
-      if (targets[j] < 0 || targets[j] >= a->nblocks) {
-        rc = bpc__err(ctx, BPC_ERANGE, "bpc_neighbor_create_graph: block %d (rank %d) links to "
-                                       "gid %d, outside [0, %d)", a->local[i], ctx->rank,
-                      targets[j], a->nblocks);
-        goto agree;
-      }
-  rc = nb_new(ctx, a, type, opts, &nb);
-  if (rc != BPC_OK)
-    goto agree;
-  for (int i = 0; i < nb->nlocal && rc == BPC_OK; i++) {
+  rc = nb_new(ctx, a, type, &cf, &nb);
+  for (int i = 0; rc == BPC_OK && i < nb->nlocal; i++) {
     bpc__nb_block_t *b = &nb->blocks[i];
     int n = offsets[i + 1] - offsets[i];
     if (n == 0)
@@ -439,8 +473,7 @@ int bpc_neighbor_create_graph(bpc_ctx_t *ctx, const bpc_assign_t *a, const int *
   }
   if (rc == BPC_OK)
     rc = build_out(nb);
-agree:
-  return nb_finish_create(ctx, nb, rc, out);
+  return finish_create(ctx, nb, flags, rc, out);
 }
 
 int bpc_neighbor_destroy(bpc_neighbor_t **pnb)
@@ -467,12 +500,7 @@ int bpc_neighbor_destroy(bpc_neighbor_t **pnb)
 
 const char *bpc_neighbor_algorithm(const bpc_neighbor_t *nb)
 {
-  if (nb == NULL)
-    return "";
-  for (int i = 0; i < NB_NALGOS; i++)
-    if (nb_algos[i].id == nb->algo)
-      return nb_algos[i].name;
-  return "";
+  return nb != NULL ? nb->row->info.name : "";
 }
 
 int bpc_neighbor_links(const bpc_neighbor_t *nb, int gid, const bpc_link_t **links, int *n)

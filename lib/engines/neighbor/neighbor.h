@@ -1,14 +1,16 @@
 /*
  * lib/engines/neighbor/neighbor.h - internal state of the neighbourhood
  * exchange engine, shared by its files:
- *   neighbor.c          public entry: options, argument checks, algorithm
- *                       table, creation of links (decomposition or graph),
- *                       destroy, queries;
+ *   neighbor.c          public entry: parameters, the entry frame (argument
+ *                       checks agreed over ranks), the algorithm table
+ *                       (bpc__engine_neighbor), creation of links
+ *                       (decomposition or graph), destroy, queries;
  *   neighbor_queue.c    outgoing bundles (enqueue), incoming items (delivery,
  *                       incoming, count, dequeue);
- *   neighbor_round.c    one round: send bundles, wait for the synchrony
- *                       fraction of arrivals, deliver; round driver with
- *                       callbacks; the final drain;
+ *   neighbor_round.c    one round of the "packed" algorithm (its row's run):
+ *                       send bundles, wait for the synchrony fraction of
+ *                       arrivals, deliver; round driver with callbacks; the
+ *                       final drain;
  *   neighbor_iterate.c  the iterate-until-done driver and its termination
  *                       detection.
  * Not installed.
@@ -24,8 +26,10 @@
 #define BPC_LIB_ENGINES_NEIGHBOR_H
 
 #include "bpc/neighbor.h"
+#include "comm/coll.h"
 #include "comm/comm.h"
 #include "core/core.h"
+#include "core/registry.h"
 #include "datatype/datatype.h"
 #include "decomp/decomp.h"
 
@@ -55,6 +59,9 @@
 #define BPC__NB_REF_MIN ((size_t)16384)
 
 enum { BPC__NB_ALGO_PACKED = 0 };
+
+/* The engine's algorithm table (neighbor.c), listed in lib/engines/engines.c. */
+extern const bpc__engine_t bpc__engine_neighbor;
 
 /* An outgoing bundle being built: to one other process, or to this one. */
 typedef struct bpc__nb_chan {
@@ -115,7 +122,8 @@ struct bpc_neighbor {
   bpc_ctx_t *ctx;
   const bpc_assign_t *assign; /* not owned */
   int is_decomp;
-  int algo;
+  const bpc__algo_t *row; /* the algorithm: row->run runs one round */
+  bpc_algo_source_t source;
   bpc_type_t type;
   double synchrony;
   int nthreads;
@@ -193,17 +201,32 @@ void bpc__nb_release_incoming(bpc_neighbor_t *nb);
 /* Turn the local bundle and the taken messages into per-block entries. */
 int bpc__nb_deliver(bpc_neighbor_t *nb);
 
+/* neighbor.c */
+/* The signature every entry agrees on (bpc__agree_args): which entry
+ * (`who`), block count, item type kind and element size, algorithm id and
+ * max_rounds. The creators add the synchrony. */
+void bpc__nb_sig(bpc__sig_t *s, const char *who, int nblocks, const bpc_type_t *type, int algo,
+                 long long max_rounds);
+
 /* neighbor_round.c */
-/* How a round waits: flags for bpc__nb_round_comm. */
+/* The termination detection of bpc_neighbor_iterate (neighbor_iterate.c). */
 typedef struct bpc__nb_wave bpc__nb_wave_t;
-/* Send this round's bundles and receive by the synchrony fraction, then
- * deliver. `wave` (may be NULL) is tested while waiting; the wait ends early
- * when it reports the end. */
+/* A round's call state, for the algorithm row's run. */
+typedef struct bpc__nb_call {
+  bpc_neighbor_t *nb;
+  bpc__nb_wave_t *wave;
+} bpc__nb_call_t;
+/* One round by nb's algorithm: send this round's bundles and receive by the
+ * synchrony fraction, then deliver. `wave` (may be NULL) is tested while
+ * waiting; the wait ends early when it reports the end. */
 int bpc__nb_round_comm(bpc_neighbor_t *nb, bpc__nb_wave_t *wave);
-/* Arguments of a round or iterate call (`who` names it in messages): fn not
- * NULL, and `blocks` (may be NULL) holding nb's local blocks. */
-int bpc__nb_check_call(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn,
-                       const char *who);
+/* The "packed" row's run (call: a bpc__nb_call_t). */
+int bpc__nb_run_packed(void *call);
+/* The entry frame of a round or iterate call (`who` names it in messages):
+ * checks on this rank (fn not NULL, `blocks` (may be NULL) holding nb's
+ * local blocks), then one bpc__agree_args with bpc__nb_sig, before any
+ * message. The same code on every rank. */
+int bpc__nb_enter(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn, const char *who);
 /* Run fn over local blocks into nb->cb_rc / nb->cb_more; the first failing
  * callback -> BPC_ECALLBACK with a message, BPC_OK if none. */
 int bpc__nb_callbacks(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn, void *user);
@@ -220,7 +243,7 @@ void bpc__nb_reclaim(bpc_neighbor_t *nb, int force);
  * (called by the round after its sends, before its wait). */
 void bpc__nb_wave_contribute(bpc__nb_wave_t *w);
 /* Test the reduction in flight; returns 1 once the detection has decided
- * that the iteration ends (*rc: an MPI failure, else BPC_OK). */
+ * that the iteration ends (*rc: a failed reduction, else BPC_OK). */
 int bpc__nb_wave_test(bpc__nb_wave_t *w, int *rc);
 
 #endif /* BPC_LIB_ENGINES_NEIGHBOR_H */

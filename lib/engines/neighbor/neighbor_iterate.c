@@ -11,7 +11,8 @@
  * Mattern's four-counter method), with nonblocking collectives:
  *  - every process counts S (items its blocks enqueued) and R (items
  *    delivered to its blocks); both only grow;
- *  - a "wave" is one MPI_Iallreduce(SUM) of (S, R, busy blocks, failed),
+ *  - a "wave" is one non-blocking all-reduction (SUM, bpc__iallreduce_ll)
+ *    of (S, R, busy blocks, failed),
  *    contributed by each process at the same point of a round: after the
  *    callbacks (which consumed everything delivered before) and the sends,
  *    before the wait. A process starts a new wave only after its previous
@@ -30,14 +31,15 @@
  *    callback contract: a block that reports no work and receives nothing
  *    does not enqueue). Nothing can happen after T: the computation has
  *    ended. Every process sees the same sums, so all decide in the same wave;
- *  - a failure (callback, enqueue, MPI) is a nonzero "failed" sum: every
+ *  - a failure (callback, enqueue, comm) is a nonzero "failed" sum: every
  *    process stops at that wave, and the error is agreed at the end.
  * After the decision, processes have run different numbers of rounds; the
  * drain (neighbor_round.c) exchanges round counts with neighbours and takes
  * the remaining (empty) messages, so the object can be used again.
  * Cost: one nonblocking all-reduction of 4 integers in flight at a time,
  * log P latency each; termination is detected at most about three wave
- * times after the computation ends.
+ * times after the computation ends. On one process (serial contexts too)
+ * the in-process reduction completes at once: the waves cost nothing.
  */
 #include "engines/neighbor/neighbor.h"
 
@@ -48,8 +50,7 @@
 
 struct bpc__nb_wave {
   bpc_neighbor_t *nb;
-  int active; /* a reduction is in flight */
-  MPI_Request req;
+  bpc__coll_req_t req; /* the reduction in flight (req.active) */
   long long in[4], out[4]; /* sent, delivered, busy blocks, failed processes */
   int have_prev;           /* the previous wave was quiet (busy 0, S == R) */
   long long prev_sent, prev_recv;
@@ -80,7 +81,7 @@ static void evaluate(bpc__nb_wave_t *w)
 
 void bpc__nb_wave_contribute(bpc__nb_wave_t *w)
 {
-  if (w->active || w->decided)
+  if (w->req.active || w->decided)
     return;
   bpc_neighbor_t *nb = w->nb;
   bpc_ctx_t *ctx = nb->ctx;
@@ -91,20 +92,12 @@ void bpc__nb_wave_contribute(bpc__nb_wave_t *w)
   w->in[1] = nb->items_recv;
   w->in[2] = w->busy;
   w->in[3] = w->err ? 1 : 0;
-  if (ctx->serial || ctx->size == 1) {
-    memcpy(w->out, w->in, sizeof w->out);
-    evaluate(w);
-    return;
-  }
-  int mrc = MPI_Iallreduce(w->in, w->out, 4, MPI_LONG_LONG, MPI_SUM, ctx->comm, &w->req);
-  if (mrc != MPI_SUCCESS) {
+  if (bpc__iallreduce_ll(ctx, w->in, w->out, 4, BPC__RED_SUM, &w->req) != BPC_OK) {
     /* nothing sensible is left: stop here (peers may not notice) */
-    bpc__err_mpi(ctx, mrc, "MPI_Iallreduce (termination detection)");
+    w->req.active = 0;
     w->decided = 1;
     w->failed = 1;
-    return;
   }
-  w->active = 1;
 }
 
 int bpc__nb_wave_test(bpc__nb_wave_t *w, int *rc)
@@ -112,20 +105,19 @@ int bpc__nb_wave_test(bpc__nb_wave_t *w, int *rc)
   *rc = BPC_OK;
   if (w->decided)
     return 1;
-  if (!w->active)
+  if (!w->req.active)
     return 0;
-  int flag = 0;
-  int mrc = MPI_Test(&w->req, &flag, MPI_STATUS_IGNORE);
-  if (mrc != MPI_SUCCESS) {
-    *rc = bpc__err_mpi(w->nb->ctx, mrc, "MPI_Test (termination detection)");
-    w->active = 0;
+  int done = 0;
+  int trc = bpc__coll_test(w->nb->ctx, &w->req, &done);
+  if (trc != BPC_OK) {
+    *rc = trc;
+    w->req.active = 0; /* a failed request is not waited for */
     w->decided = 1;
     w->failed = 1;
     return 1;
   }
-  if (!flag)
+  if (!done)
     return 0;
-  w->active = 0;
   evaluate(w);
   return w->decided;
 }
@@ -140,12 +132,12 @@ int bpc_neighbor_iterate(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_
   bpc__nb_wave_t w;
   memset(&w, 0, sizeof w);
   w.nb = nb;
-  w.req = MPI_REQUEST_NULL;
+  w.req = (bpc__coll_req_t)BPC__COLL_REQ_INIT;
   if (rounds != NULL)
     *rounds = 0;
 
   /* arguments: agreed before any message */
-  int rc = bpc__agree(ctx, bpc__nb_check_call(nb, blocks, fn, "bpc_neighbor_iterate"));
+  int rc = bpc__nb_enter(nb, blocks, fn, "bpc_neighbor_iterate");
   if (rc != BPC_OK)
     goto cleanup;
   bpc__stats_begin_call(ctx, "neighbor");
@@ -194,7 +186,14 @@ int bpc_neighbor_iterate(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_
     }
   }
 
-  /* The decision is global; finish the object's rounds with the drain. */
+  /* The decision is global, taken when a wave completed, and no wave starts
+   * after it: nothing is in flight (finish one anyway, should that change) */
+  if (w.req.active) {
+    int xrc = bpc__coll_cancel(ctx, &w.req);
+    if (err == BPC_OK)
+      err = xrc;
+  }
+  /* Finish the object's rounds with the drain. */
   if (err == BPC_OK && !w.failed && nb->nents > 0)
     err = bpc__err(ctx, BPC_ESTATE,
                    "bpc_neighbor_iterate: %d item(s) delivered after termination was detected "

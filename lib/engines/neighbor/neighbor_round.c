@@ -1,7 +1,8 @@
 /*
  * lib/engines/neighbor/neighbor_round.c - one round of the neighbour
- * exchange ("packed", DIY Algorithm 3 generalised), the round driver with
- * callbacks, and the drain that ends a sequence of rounds.
+ * exchange ("packed", DIY Algorithm 3 generalised: the run of its row in
+ * neighbor.c's table), the round driver with callbacks and its entry frame,
+ * and the drain that ends a sequence of rounds.
  *
  * Schedule of round r on a process with O out-processes and I in-processes
  * (processes owning a block linked from / to one of its blocks):
@@ -227,6 +228,15 @@ static int nb_wait(bpc_neighbor_t *nb, int r, bpc__nb_wave_t *wave)
 
 int bpc__nb_round_comm(bpc_neighbor_t *nb, bpc__nb_wave_t *wave)
 {
+  bpc__nb_call_t call = {nb, wave};
+  return nb->row->run(&call);
+}
+
+int bpc__nb_run_packed(void *callp)
+{
+  const bpc__nb_call_t *call = callp;
+  bpc_neighbor_t *nb = call->nb;
+  bpc__nb_wave_t *wave = call->wave;
   bpc_ctx_t *ctx = nb->ctx;
   int rc = BPC_OK;
   const int r = nb->round;
@@ -329,23 +339,25 @@ int bpc_neighbor_exchange(bpc_neighbor_t *nb)
   return bpc__nb_round_comm(nb, NULL);
 }
 
-int bpc__nb_check_call(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn,
-                       const char *who)
+int bpc__nb_enter(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn, const char *who)
 {
+  int rc = BPC_OK;
   if (fn == NULL)
-    return bpc__err(nb->ctx, BPC_ENULL, "%s: the callback is NULL", who);
-  if (blocks == NULL)
-    return BPC_OK;
-  const bpc_assign_t *a = blocks->assign;
-  int same = blocks->n == nb->nlocal && a != NULL && a->nlocal == nb->nlocal;
-  for (int i = 0; same && i < nb->nlocal; i++)
-    same = a->local[i] == nb->assign->local[i];
-  if (!same)
-    return bpc__err(nb->ctx, BPC_EINVAL,
-                    "the block store holds %d blocks on rank %d, not the %d blocks of the "
+    rc = bpc__err(nb->ctx, BPC_ENULL, "%s: the callback is NULL", who);
+  if (rc == BPC_OK && blocks != NULL) {
+    const bpc_assign_t *a = blocks->assign;
+    int same = blocks->n == nb->nlocal && a != NULL && a->nlocal == nb->nlocal;
+    for (int i = 0; same && i < nb->nlocal; i++)
+      same = a->local[i] == nb->assign->local[i];
+    if (!same)
+      rc = bpc__err(nb->ctx, BPC_EINVAL,
+                    "%s: the block store holds %d blocks on rank %d, not the %d blocks of the "
                     "neighbourhood (made from another assignment)",
-                    blocks->n, nb->ctx->rank, nb->nlocal);
-  return BPC_OK;
+                    who, blocks->n, nb->ctx->rank, nb->nlocal);
+  }
+  bpc__sig_t s;
+  bpc__nb_sig(&s, who, nb->assign->nblocks, &nb->type, nb->row->info.id, nb->max_rounds);
+  return bpc__agree_args(nb->ctx, "neighbor", rc, &s);
 }
 
 static int callback_error(bpc_neighbor_t *nb, const int *rcs);
@@ -356,8 +368,8 @@ int bpc__nb_callbacks(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn 
   int *rcs = nb->cb_rc, *more = nb->cb_more;
   void **data = blocks != NULL ? blocks->data : NULL;
 #ifdef _OPENMP
-  if (nb->nthreads != 1 && n > 1) {
-    int nt = nb->nthreads > 0 ? nb->nthreads : omp_get_max_threads();
+  const int nt = nb->nthreads > 0 ? nb->nthreads : omp_get_max_threads();
+  if (nt > 1 && n > 1) {
 #pragma omp parallel for schedule(dynamic) num_threads(nt)
     for (int i = 0; i < n; i++) {
       more[i] = 0;
@@ -397,10 +409,11 @@ int bpc_neighbor_round(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn
   bpc_ctx_t *ctx = nb->ctx;
   bpc__stats_begin_call(ctx, "neighbor");
   bpc__stats_set_round(ctx, 0);
-  int rc = bpc__nb_check_call(nb, blocks, fn, "bpc_neighbor_round");
-  if (rc == BPC_OK)
-    rc = bpc__nb_callbacks(nb, blocks, fn, user);
-  /* the round runs even after a failure, so no peer waits in vain */
+  int rc = bpc__nb_enter(nb, blocks, fn, "bpc_neighbor_round");
+  if (rc != BPC_OK)
+    return rc; /* the same code on every rank: no round anywhere */
+  rc = bpc__nb_callbacks(nb, blocks, fn, user);
+  /* the round runs even after a callback failure, so no peer waits in vain */
   int crc = bpc__nb_round_comm(nb, NULL);
   if (rc == BPC_OK)
     rc = crc;
