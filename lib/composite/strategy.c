@@ -20,15 +20,15 @@ int bpc__cp_pipeline(void *call);
 
 static const bpc__algo_t rows[] = {
     {{BPC_COMPOSITE_RADIXK, "radixk", "radix-k rounds (k-vector given or automatic)"},
-     bpc__cp_radixk},
+     bpc__cp_radixk, NULL},
     {{BPC_COMPOSITE_BINARY_SWAP, "binary-swap", "rounds of 2 (odd factors as extra rounds)"},
-     bpc__cp_binary_swap},
+     bpc__cp_binary_swap, NULL},
     {{BPC_COMPOSITE_DIRECT_SEND, "direct-send", "one round: every piece straight to its owner"},
-     bpc__cp_direct_send},
+     bpc__cp_direct_send, NULL},
     {{BPC_COMPOSITE_SHIFT, "shift", "shift-permutation stages, compositing overlapped"},
-     bpc__cp_shift},
+     bpc__cp_shift, NULL},
     {{BPC_COMPOSITE_PIPELINE, "pipeline", "parallel pipeline: partials travel between neighbours"},
-     bpc__cp_pipeline},
+     bpc__cp_pipeline, NULL},
 };
 
 const bpc__engine_t bpc__engine_composite = {"composite", "BPC_COMPOSITE_ALGORITHM", rows,

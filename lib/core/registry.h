@@ -1,9 +1,10 @@
 /*
  * lib/core/registry.h - the algorithm registry every engine uses (internal).
  *
- * An engine describes its variants with one table of rows {info, run} (info
- * is the public bpc_algo_info_t: id, name, one-line description; run is the
- * variant's entry, called with the engine's own call state) and one
+ * An engine describes its variants with one table of rows {info, run, data}
+ * (info is the public bpc_algo_info_t: id, name, one-line description; run
+ * is the variant's entry, called with the engine's own call state; data is
+ * optional engine-specific static data of the variant) and one
  * bpc__engine_t naming the table, the environment variable and an optional
  * tuning-file lookup. bpc__algo_pick turns the caller's name into a row by
  * one rule for every engine:
@@ -29,6 +30,9 @@ typedef int (*bpc__algo_run_fn)(void *call);
 typedef struct bpc__algo {
   bpc_algo_info_t info;
   bpc__algo_run_fn run;
+  /* optional engine-specific description of the variant (e.g. merge's
+   * schedule: groups and roots per round), or NULL */
+  const void *data;
 } bpc__algo_t;
 
 typedef struct bpc__engine {

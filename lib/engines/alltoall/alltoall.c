@@ -27,7 +27,7 @@
 static const bpc__algo_t a2a_rows[] = {
     {{BPC_ALLTOALL_ROUNDS, "rounds",
       "k-ary swap rounds: items bundled by destination digit, sum(k[r]-1) messages per block"},
-     bpc__a2a_rounds},
+     bpc__a2a_rounds, NULL},
 };
 
 const bpc__engine_t bpc__engine_alltoall = {"alltoall", "BPC_ALLTOALL_ALGORITHM", a2a_rows,

@@ -33,28 +33,19 @@ static const bpc__algo_t merge_rows[] = {
     {{BPC_MERGE_DOUBLING, "doubling",
       "distance doubling: groups of adjacent blocks, nearest first; any associative merge "
       "(default)"},
-     bpc__merge_doubling_run},
+     bpc__merge_doubling_run, &bpc__merge_doubling},
     {{BPC_MERGE_HALVING, "halving",
       "distance halving: strided groups, farthest first; commutative merges only"},
-     bpc__merge_halving_run},
+     bpc__merge_halving_run, &bpc__merge_halving},
 };
 
 const bpc__engine_t bpc__engine_merge = {"merge", "BPC_MERGE_ALGORITHM", merge_rows,
                                          BPC__NROWS(merge_rows), NULL};
 
-/* The schedule of each row (a new variant adds its row above and its
- * schedule here). */
-static const bpc__merge_variant_t *const merge_variants[] = {&bpc__merge_doubling,
-                                                             &bpc__merge_halving};
-_Static_assert(BPC__NROWS(merge_variants) == BPC__NROWS(merge_rows),
-               "merge: one schedule per row");
-
-static const bpc__merge_variant_t *variant_of(int id)
+/* A row's schedule (its data: a bpc__merge_variant_t). */
+static const bpc__merge_variant_t *variant_of(const bpc__algo_t *row)
 {
-  for (int i = 0; i < BPC__NROWS(merge_variants); i++)
-    if ((int)merge_variants[i]->id == id)
-      return merge_variants[i];
-  return &bpc__merge_doubling; /* not reached: every row has one */
+  return (const bpc__merge_variant_t *)row->data;
 }
 
 bpc_merge_params_t bpc_merge_params_default(void)
@@ -383,7 +374,7 @@ int bpc_merge(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type
   /* --- 2. the algorithm (NULL row: the built-in choice, after agreement) */
   if (rc == BPC_OK)
     rc = bpc__algo_pick(ctx, &bpc__engine_merge, prm->algorithm, NULL, &row, &source);
-  if (row != NULL && variant_of(row->info.id)->commutative_only && !P.op.commutative)
+  if (row != NULL && variant_of(row)->commutative_only && !P.op.commutative)
     FIRST_ERR(rc, ctx, BPC_EINVAL,
               "merge: %s forms strided groups and needs a commutative merge (set "
               "op->commutative, or use \"doubling\")", row->info.name);
@@ -457,7 +448,7 @@ int bpc_merge(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type
   if (!user_k && !auto_now && (rc = auto_kvec(&P, P.count * type->elem_size, prm->rounds)) != BPC_OK)
     goto cleanup;
   P.rounds = prm->rounds == 0 ? P.R.nrounds : prm->rounds;
-  P.variant = row != NULL ? variant_of(row->info.id) : builtin_variant(&P);
+  P.variant = row != NULL ? variant_of(row) : builtin_variant(&P);
   if (row == NULL)
     row = bpc__algo_by_id(&bpc__engine_merge, P.variant->id);
   P.R.halving = P.variant->halving;

@@ -26,7 +26,7 @@ static const bpc__algo_t nb_rows[] = {
     {{BPC__NB_ALGO_PACKED, "packed",
       "one bundle per process pair and round: block ids, sizes, then payloads (DIY Algorithm 3); "
       "same-process items never touch MPI"},
-     bpc__nb_run_packed},
+     bpc__nb_run_packed, NULL},
 };
 
 const bpc__engine_t bpc__engine_neighbor = {"neighbor", "BPC_NEIGHBOR_ALGORITHM", nb_rows,

@@ -31,13 +31,13 @@
 static const bpc__algo_t swap_rows[] = {
     {{BPC_SWAP_RADIXK, "radixk",
       "rounds of direct sends in groups of k[r] (k all 2: binary swap; one round: direct send)"},
-     bpc__swap_radixk},
+     bpc__swap_radixk, NULL},
     {{BPC_SWAP_SHIFT, "shift",
       "n-1 shift-permutation stages; reduces stage s-1 while stage s is in flight"},
-     bpc__swap_shift},
+     bpc__swap_shift, NULL},
     {{BPC_SWAP_RING, "ring",
       "parallel pipeline: partial pieces travel along a ring (two-way line if not commutative)"},
-     bpc__swap_ring},
+     bpc__swap_ring, NULL},
 };
 
 const bpc__engine_t bpc__engine_swap = {"swap", "BPC_SWAP_ALGORITHM", swap_rows,
