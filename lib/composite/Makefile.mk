@@ -1,5 +1,5 @@
 # lib/composite: the image-compositing plug-in on the swap engine.
-lib_libbpc_la_SOURCES += \
+lib_libbpc_internal_la_SOURCES += \
 	lib/composite/composite.c \
 	lib/composite/active.c \
 	lib/composite/strategies/radixk.c \

@@ -1,6 +1,6 @@
 # lib/engines/swap: swap-reduce (radix-k, shift, ring), its tuning file, and
 # the all-to-all exchange over swap rounds.
-lib_libbpc_la_SOURCES += \
+lib_libbpc_internal_la_SOURCES += \
 	lib/engines/swap/swap.c \
 	lib/engines/swap/swap_radixk.c \
 	lib/engines/swap/swap_shift.c \
