@@ -1,5 +1,7 @@
-# apps: installed programs.
-APP_LDADD = lib/libbpc.la $(PNG_LIBS)
+# apps: installed programs. They link the installed library (public calls
+# only); bpc-bench also times internals, so it links the convenience library
+# lib/libbpc_internal.la (see Makefile.am) instead.
+APP_LDADD = lib/libbpc.la
 
 bin_PROGRAMS += apps/bpc-decomp apps/bpc-bench
 apps_bpc_decomp_SOURCES = apps/bpc-decomp.c
@@ -13,7 +15,7 @@ apps_bpc_bench_SOURCES = \
 	apps/bench/bench_swap.c \
 	apps/bench/bench_neighbor.c \
 	apps/bench/bench_composite.c
-apps_bpc_bench_LDADD = $(APP_LDADD)
+apps_bpc_bench_LDADD = lib/libbpc_internal.la
 
 # bpc-entropy: histograms and entropy of a 3-D field, full and partial merge-reduce.
 bin_PROGRAMS += apps/bpc-entropy
@@ -25,16 +27,19 @@ bin_PROGRAMS += apps/bpc-tune
 apps_bpc_tune_SOURCES = apps/bpc-tune.c
 apps_bpc_tune_LDADD = $(APP_LDADD)
 
+# The apps that write PNG images need libpng (configure: BPC_HAVE_PNG).
+if BPC_HAVE_PNG
 # bpc-trace: particle tracing with the neighbour exchange (VTK + PNG output).
 bin_PROGRAMS += apps/bpc-trace
 apps_bpc_trace_SOURCES = apps/bpc-trace.c apps/trace/trace.h apps/trace/trace_field.c \
 	apps/trace/trace_run.c apps/trace/trace_out.c apps/common/png_out.h apps/common/png_out.c
 apps_bpc_trace_CFLAGS = $(AM_CFLAGS) $(PNG_CFLAGS) -I$(top_srcdir)/apps
-apps_bpc_trace_LDADD = $(APP_LDADD) -lm
+apps_bpc_trace_LDADD = $(APP_LDADD) $(PNG_LIBS) -lm
 
 # bpc-render: sort-last volume rendering with the compositing plug-in (the demo).
 bin_PROGRAMS += apps/bpc-render
 apps_bpc_render_SOURCES = apps/bpc-render.c apps/render/render.h apps/render/render.c \
 	apps/render/render_par.c apps/common/png_out.h apps/common/png_out.c
 apps_bpc_render_CFLAGS = $(AM_CFLAGS) $(PNG_CFLAGS) -I$(top_srcdir)/apps
-apps_bpc_render_LDADD = $(APP_LDADD) -lm
+apps_bpc_render_LDADD = $(APP_LDADD) $(PNG_LIBS) -lm
+endif

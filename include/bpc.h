@@ -5,6 +5,7 @@
 #ifndef BPC_H
 #define BPC_H
 
+#include "bpc/version.h"
 #include "bpc/core.h"
 #include "bpc/decomp.h"
 #include "bpc/datatype.h"

@@ -10,8 +10,13 @@ EXTRA_DIST += tests/run-test.sh tests/testlist tests/lsan.supp tests/check_man.s
 
 # the man pages match the header comments (doc/man/mkman.sh)
 TESTS += tests/check_man.sh
+# libbpc.so exports every public call of include/bpc/*.h and no bpc__ internal
+TESTS += tests/check_exports.sh
+EXTRA_DIST += tests/check_exports.sh
 
-TEST_LDADD = lib/libbpc.la $(CHECK_LIBS)
+# The suites link the convenience library (internals visible, see
+# Makefile.am); the doc examples link the installed one (public calls only).
+TEST_LDADD = lib/libbpc_internal.la $(CHECK_LIBS)
 TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 noinst_HEADERS += tests/unit/unit_check.h tests/mpi/mpi_check.h tests/mpi/bad_rank.h tests/mpi/bad_case.h tests/common/comm_pattern.h
 

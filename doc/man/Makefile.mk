@@ -81,4 +81,5 @@ man3_MANS = \
 	doc/man/man3/bpc_type_pack.3 \
 	doc/man/man3/bpc_type_size.3 \
 	doc/man/man3/bpc_type_unpack.3 \
+	doc/man/man3/bpc_version.3 \
 	doc/man/man3/bpc_wtime.3

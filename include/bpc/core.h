@@ -177,6 +177,17 @@ typedef struct bpc_algo_info {
  */
 int bpc_algorithms(const char *engine, bpc_algo_info_t *table, int cap, int *n);
 
+/* ----------------------------------------------------------------- version */
+
+/* The version of the bpc library this program runs with: MAJOR.MINOR.PATCH
+ * through the three out-parameters (each may be NULL) and as a string such
+ * as "0.1.0" (returned; static, never freed). The macros BPC_VERSION_MAJOR,
+ * BPC_VERSION_MINOR, BPC_VERSION_PATCH and BPC_VERSION_STRING of
+ * bpc/version.h (included by bpc.h) give the version of the headers the
+ * program was compiled against; the two differ only when the shared library
+ * was replaced after the build. Needs no context and never fails. */
+const char *bpc_version(int *major, int *minor, int *patch);
+
 #ifdef __cplusplus
 }
 #endif

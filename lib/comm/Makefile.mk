@@ -1,5 +1,5 @@
 # lib/comm: block-addressed messaging over a transport table (mpi, self).
-lib_libbpc_la_SOURCES += \
+lib_libbpc_internal_la_SOURCES += \
 	lib/comm/coll.c \
 	lib/comm/exchange.c \
 	lib/comm/pool.c \

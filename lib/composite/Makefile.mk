@@ -1,5 +1,5 @@
 # lib/composite: the image-compositing plug-in on the swap engine.
-lib_libbpc_la_SOURCES += \
+lib_libbpc_internal_la_SOURCES += \
 	lib/composite/composite.c \
 	lib/composite/strategy.c \
 	lib/composite/operators.c \

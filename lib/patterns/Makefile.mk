@@ -1,5 +1,5 @@
 # lib/patterns: pure communication-pattern math (no MPI).
-lib_libbpc_la_SOURCES += \
+lib_libbpc_internal_la_SOURCES += \
 	lib/patterns/kvec.c \
 	lib/patterns/rounds.c \
 	lib/patterns/pieces.c

@@ -1,3 +1,3 @@
 # lib/threads: OpenMP helpers (ordered local tree reduction).
-lib_libbpc_la_SOURCES += lib/threads/tree.c
+lib_libbpc_internal_la_SOURCES += lib/threads/tree.c
 noinst_HEADERS += lib/threads/threads.h

@@ -1,6 +1,7 @@
 /* tests/unit/test_core.c - error map, serial context, statistics, logging. */
 #include "unit_check.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "bpc.h"
@@ -122,6 +123,28 @@ START_TEST(test_tags)
 }
 END_TEST
 
+/* bpc_version() (the library) and the bpc/version.h macros (the headers)
+ * agree, the string is MAJOR.MINOR.PATCH as the numbers say, and NULL
+ * out-parameters are allowed. */
+START_TEST(test_version)
+{
+  int major = -1, minor = -1, patch = -1;
+  const char *v = bpc_version(&major, &minor, &patch);
+  ck_assert_ptr_nonnull(v);
+  ck_assert_int_eq(major, BPC_VERSION_MAJOR);
+  ck_assert_int_eq(minor, BPC_VERSION_MINOR);
+  ck_assert_int_eq(patch, BPC_VERSION_PATCH);
+  ck_assert_str_eq(v, BPC_VERSION_STRING);
+  char numbers[64];
+  snprintf(numbers, sizeof numbers, "%d.%d.%d", major, minor, patch);
+  ck_assert_int_eq(strncmp(v, numbers, strlen(numbers)), 0);
+  ck_assert_int_eq(BPC_VERSION_NUMBER, BPC_VERSION_ENCODE(major, minor, patch));
+  ck_assert_int_gt(BPC_VERSION_ENCODE(major, minor, patch + 1), BPC_VERSION_NUMBER);
+  ck_assert_int_gt(BPC_VERSION_ENCODE(major + 1, 0, 0), BPC_VERSION_NUMBER);
+  ck_assert_str_eq(bpc_version(NULL, NULL, NULL), v);
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
   Suite *s = suite_create("core");
@@ -130,6 +153,7 @@ static Suite *core_suite(void)
   tcase_add_test(tc, test_serial_ctx);
   tcase_add_test(tc, test_stats);
   tcase_add_test(tc, test_tags);
+  tcase_add_test(tc, test_version);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -1,5 +1,5 @@
 # lib/engines/merge: merge-reduce (DIY Algorithm 1), partial reductions.
-lib_libbpc_la_SOURCES += \
+lib_libbpc_internal_la_SOURCES += \
 	lib/engines/merge/merge.c \
 	lib/engines/merge/merge_executor.c \
 	lib/engines/merge/merge_doubling.c \

@@ -1,7 +1,7 @@
 # lib/engines/swap: swap-reduce: entry, table and plan (swap.c), the
 # schedules' shared helpers (swap_common.c), one file per schedule, and
 # its tuning file.
-lib_libbpc_la_SOURCES += \
+lib_libbpc_internal_la_SOURCES += \
 	lib/engines/swap/swap.c \
 	lib/engines/swap/swap_common.c \
 	lib/engines/swap/swap_radixk.c \
