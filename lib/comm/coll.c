@@ -289,6 +289,15 @@ void bpc__sig_bytes(bpc__sig_t *s, const char *name, const void *data, size_t le
     sig_put(s, name, fnv63(data, len, 0xcbf29ce484222325ull ^ (uint64_t)len), 1);
 }
 
+void bpc__sig_type(bpc__sig_t *s, const bpc_type_t *type)
+{
+  bpc__sig_int(s, "type kind", type != NULL ? (long long)type->kind : -1);
+  bpc__sig_int(s, "element size",
+               type == NULL ? -1
+               : type->kind == BPC_TYPE_CONTIGUOUS ? (long long)type->elem_size
+                                                   : 0);
+}
+
 void bpc__sig_str(bpc__sig_t *s, const char *name, const char *str)
 {
   bpc__sig_bytes(s, name, str, str ? strlen(str) : 0);

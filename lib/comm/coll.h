@@ -19,6 +19,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "bpc/datatype.h"
 #include "core/core.h"
 
 typedef enum bpc__redop { BPC__RED_SUM = 0, BPC__RED_MIN = 1, BPC__RED_MAX = 2 } bpc__redop_t;
@@ -111,6 +112,10 @@ void bpc__sig_init(bpc__sig_t *s);
 void bpc__sig_int(bpc__sig_t *s, const char *name, long long v);
 /* A field hashed from bytes (NULL data hashes as "absent"). */
 void bpc__sig_bytes(bpc__sig_t *s, const char *name, const void *data, size_t len);
+/* The item type's fields: "type kind" and "element size" (contiguous
+ * types; 0 for custom ones). A NULL type adds -1 to both (a rank with a
+ * NULL type fails its own check anyway). */
+void bpc__sig_type(bpc__sig_t *s, const bpc_type_t *type);
 /* A field hashed from a string (NULL hashes as "absent"). */
 void bpc__sig_str(bpc__sig_t *s, const char *name, const char *str);
 /* A must-match integer field that this rank cannot state (e.g. the image

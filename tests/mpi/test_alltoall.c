@@ -269,7 +269,7 @@ static const bad_case_t bad_cases[] = {
     {"assignment of another context", BPC_EINVAL, 0, NULL},
     {"k-vector differs", BPC_EMISMATCH, 1, "k-vector"},
     {"block count differs", BPC_EMISMATCH, 1, "nblocks"},
-    {"type differs", BPC_EMISMATCH, 1, "type"},
+    {"type differs", BPC_EMISMATCH, 1, "type kind"},
     {"element size differs", BPC_EMISMATCH, 1, "element size"},
 };
 #define NBAD ((int)(sizeof bad_cases / sizeof bad_cases[0]))

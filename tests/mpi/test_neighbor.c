@@ -938,8 +938,8 @@ static const cr_case_t cr_cases[CR_NCASES] = {
     [CR_TGT_RANGE] = {1, BPC_ERANGE, "target too large", "outside"},
     [CR_TGT_NEG] = {1, BPC_ERANGE, "target -1", "outside"},
     [CR_M_BLOCKS] = {0, BPC_EMISMATCH, "block count", "block count"},
-    [CR_M_KIND] = {0, BPC_EMISMATCH, "item type kind", "item type kind"},
-    [CR_M_ELEM] = {0, BPC_EMISMATCH, "element size", "item element size"},
+    [CR_M_KIND] = {0, BPC_EMISMATCH, "item type kind", "type kind"},
+    [CR_M_ELEM] = {0, BPC_EMISMATCH, "element size", "element size"},
     [CR_M_ALGO] = {0, BPC_EMISMATCH, "algorithm", "algorithm"},
     [CR_M_SYNC] = {0, BPC_EMISMATCH, "synchrony", "synchrony"},
     [CR_M_MAXROUNDS] = {0, BPC_EMISMATCH, "max_rounds", "max_rounds"},
@@ -1073,7 +1073,7 @@ static const cr_case_t ri_cases[RI_NCASES] = {
     [RI_M_ENTRY] = {0, BPC_EMISMATCH, "round vs iterate", "entry"},
     [RI_M_BLOCKS] = {0, BPC_EMISMATCH, "object of another block count", "block count"},
     [RI_M_MAXROUNDS] = {0, BPC_EMISMATCH, "object of another max_rounds", "max_rounds"},
-    [RI_M_ELEM] = {0, BPC_EMISMATCH, "object of another item type", "item element size"},
+    [RI_M_ELEM] = {0, BPC_EMISMATCH, "object of another item type", "element size"},
 };
 
 START_TEST(test_frame_round_iterate)

@@ -431,8 +431,7 @@ int bpc_merge(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type
   bpc__sig_int(&sig, "algorithm", row != NULL ? row->info.id : 0);
   bpc__sig_int(&sig, "op->commutative", P.op.commutative != 0);
   bpc__sig_int(&sig, "op->elementwise", ew);
-  bpc__sig_int(&sig, "type kind", type != NULL ? (long long)type->kind : -1);
-  bpc__sig_int(&sig, "element size", type != NULL ? (long long)type->elem_size : -1);
+  bpc__sig_type(&sig, type);
   bpc__sig_int(&sig, "segment bytes", ew ? (long long)sb : 0);
   bpc__sig_int(&sig, "params->count", (long long)prm->count);
   rc = bpc__agree_args(ctx, "merge", rc, &sig);

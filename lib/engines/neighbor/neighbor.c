@@ -49,9 +49,7 @@ void bpc__nb_sig(bpc__sig_t *s, const char *who, int nblocks, const bpc_type_t *
   bpc__sig_init(s);
   bpc__sig_str(s, "entry", who);
   bpc__sig_int(s, "block count", nblocks);
-  bpc__sig_int(s, "item type kind", type != NULL ? (long long)type->kind : -1);
-  bpc__sig_int(s, "item element size",
-               type != NULL && type->kind == BPC_TYPE_CONTIGUOUS ? (long long)type->elem_size : 0);
+  bpc__sig_type(s, type);
   bpc__sig_int(s, "algorithm", algo);
   bpc__sig_int(s, "max_rounds", max_rounds);
 }
