@@ -240,14 +240,15 @@ START_TEST(test_kvec_auto_table)
   bpc_algo_info_t t[4];
   int n = 0;
   ck_assert_int_eq(bpc_algorithms("merge", t, 4, &n), BPC_OK);
-  ck_assert_int_eq(n, 2);
+  ck_assert_int_ge(n, 2); /* a new variant is one more row: no test edit */
+  const int nrows = n;
   ck_assert_str_eq(t[0].name, "doubling");
   ck_assert_str_eq(t[1].name, "halving");
   ck_assert_int_eq(t[0].id, BPC_MERGE_DOUBLING);
   ck_assert_int_eq(t[1].id, BPC_MERGE_HALVING);
   ck_assert_ptr_nonnull(t[0].desc);
   ck_assert_int_eq(bpc_algorithms("MERGE", NULL, 0, &n), BPC_OK); /* any case, size query */
-  ck_assert_int_eq(n, 2);
+  ck_assert_int_eq(n, nrows);
   ck_assert_int_eq(bpc_algorithms("merge", t, 1, &n), BPC_ERANGE);
 }
 END_TEST
