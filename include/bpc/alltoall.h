@@ -62,6 +62,15 @@ typedef struct bpc_alltoall_params {
  * threads, automatic k-vector). */
 bpc_alltoall_params_t bpc_alltoall_params_default(void);
 
+/* What a call ran (filled by bpc_alltoall). */
+typedef struct bpc_alltoall_info {
+  bpc_alltoall_algorithm_t algorithm; /* never AUTO */
+  char name[16];
+  bpc_algo_source_t source; /* argument, BPC_ALLTOALL_ALGORITHM or built-in */
+  int nk;                   /* the k-vector of the rounds */
+  int k[BPC_ALLTOALL_MAX_K];
+} bpc_alltoall_info_t;
+
 /*
  * bpc_alltoall: every block gives an item to every block and receives all
  * items addressed to it, routed by k-ary swap rounds (DIY's all_to_all):
@@ -71,7 +80,7 @@ bpc_alltoall_params_t bpc_alltoall_params_default(void);
  * an item travels at most R hops. Items of any bpc type; local transfers
  * skip MPI. Collective over the context (ranks without blocks too), with
  * the same assignment, type and params on every rank. params may be NULL
- * (defaults).
+ * (defaults). info (may be NULL): on success, what ran.
  * Errors (on every rank alike, with the failing rank's message; nothing is
  * sent before the arguments agree, so a bad argument on some ranks only
  * never hangs): BPC_ENULL (ctx, assign, type, send or recv NULL), BPC_EINVAL
@@ -86,7 +95,7 @@ bpc_alltoall_params_t bpc_alltoall_params_default(void);
  */
 int bpc_alltoall(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
                  bpc_a2a_send_fn send, bpc_a2a_recv_fn recv, void *user,
-                 const bpc_alltoall_params_t *params);
+                 const bpc_alltoall_params_t *params, bpc_alltoall_info_t *info);
 
 #ifdef __cplusplus
 }

@@ -328,6 +328,9 @@ static void sig_vals(const bpc__sig_t *sig, const long long *buf, long long *val
   }
 }
 
+static int agree_args_run(bpc_ctx_t *ctx, const char *engine, int rc, const bpc__sig_t *sig,
+                          long long *vals);
+
 int bpc__agree_args(bpc_ctx_t *ctx, const char *engine, int rc, const bpc__sig_t *sig)
 {
   return bpc__agree_args_vals(ctx, engine, rc, sig, NULL);
@@ -338,6 +341,19 @@ int bpc__agree_args_vals(bpc_ctx_t *ctx, const char *engine, int rc, const bpc__
 {
   if (ctx == NULL)
     return rc;
+  /* the call's statistics record starts here, so its agreement is in it;
+   * the call's exchange (bpc__exch_open with the same engine) continues it */
+  if (engine != NULL)
+    bpc__stats_begin_call(ctx, engine);
+  ctx->stats_agreed = 0;
+  rc = agree_args_run(ctx, engine, rc, sig, vals);
+  ctx->stats_agreed = rc == BPC_OK && engine != NULL;
+  return rc;
+}
+
+static int agree_args_run(bpc_ctx_t *ctx, const char *engine, int rc, const bpc__sig_t *sig,
+                          long long *vals)
+{
   const int nf = sig != NULL ? sig->n : 0;
   long long buf[1 + 2 * BPC__SIG_MAX];
   /* the lowest code (0 = BPC_OK is the largest), then min and -max of each

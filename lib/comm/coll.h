@@ -141,7 +141,9 @@ void bpc__sig_max(bpc__sig_t *s, const char *name, long long v);
  *    on a rank that differs: "swap: ranks disagree on count (10 on rank 0,
  *    12 on rank 3)";
  *  - else BPC_OK.
- * `engine` prefixes the mismatch message. Costs one reduction of 2 n + 1
+ * `engine` prefixes the mismatch message and names the statistics record
+ * the call begins here (bpc_stats_last_call; the call's exchange, opened
+ * with the same name, continues it). Costs one reduction of 2 n + 1
  * long longs (n = fields); a mismatch costs two more reductions and two
  * broadcasts.
  */

@@ -58,7 +58,10 @@ enum {
  * Open an exchange for one engine call on assignment-level rank map
  * `rank_of` (a callback giving the rank of a gid; `arg` is passed back).
  * Collective in the sense that all ranks open exchanges in the same order.
- * Starts a statistics record named `engine` (NULL: leave it alone).
+ * Starts a statistics record named `engine` (NULL: leave it alone), unless
+ * the call's argument agreement (bpc__agree_args with the same engine
+ * name, just before) already began it: then the record goes on, so it
+ * holds the agreement's collectives too.
  */
 int bpc__exch_open(bpc_ctx_t *ctx, const char *engine, int (*rank_of)(const void *arg, int gid),
                    const void *arg, bpc__exch_t **out);

@@ -50,8 +50,11 @@ int bpc__exch_open(bpc_ctx_t *ctx, const char *engine, int (*rank_of)(const void
   ex->tag = bpc__next_tag(ctx);
   ex->rank_of = rank_of;
   ex->rank_arg = arg;
-  if (engine != NULL)
+  /* a new statistics record, unless this call's argument agreement began
+   * it (bpc__agree_args with the same engine name) */
+  if (engine != NULL && !(ctx->stats_agreed && strcmp(ctx->last.engine, engine) == 0))
     bpc__stats_begin_call(ctx, engine);
+  ctx->stats_agreed = 0;
   *out = ex;
   return BPC_OK;
 }

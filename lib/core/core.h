@@ -39,6 +39,9 @@ struct bpc_ctx {
   bpc_counters_t total;
   bpc_call_stats_t last;
   int cur_round;
+  /* the record in `last` was begun by the argument agreement of the call
+   * now running (bpc__agree_args); the call's exchange continues it */
+  int stats_agreed;
 
   /* tag epochs: one per engine call, identical on every rank */
   unsigned long long epoch;

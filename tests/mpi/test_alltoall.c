@@ -173,9 +173,22 @@ static void run_a2a(int n, int custom, const int *k, int nk, int fail_rank, int 
   bpc_alltoall_params_t ap = bpc_alltoall_params_default();
   ap.k = k;
   ap.nk = nk;
-  rc = bpc_alltoall(ctx, a, &t, a_send, a_recv, &u, &ap);
+  bpc_alltoall_info_t info;
+  rc = bpc_alltoall(ctx, a, &t, a_send, a_recv, &u, &ap, &info);
   T_CHECK(rc == expect_rc, "%s n=%d custom=%d nk=%d: got %s (%s), want %s", what, n, custom, nk,
           bpc_err_name(rc), bpc_last_error(ctx), bpc_err_name(expect_rc));
+  if (expect_rc == BPC_OK && rc == BPC_OK) {
+    /* what ran: the rounds routing, from the built-in choice, with the
+     * given k-vector (or an automatic one whose product is n) */
+    int prod = 1;
+    for (int r = 0; r < info.nk; r++)
+      prod *= info.k[r];
+    T_CHECK(info.algorithm == BPC_ALLTOALL_ROUNDS && strcmp(info.name, "rounds") == 0 &&
+                info.source == BPC_SOURCE_BUILTIN && (n == 1 || prod == n) &&
+                (nk == 0 || (info.nk == nk && memcmp(info.k, k, sizeof(int) * (size_t)nk) == 0)),
+            "%s n=%d: info %d '%s' source %d nk %d (product %d)", what, n, (int)info.algorithm,
+            info.name, (int)info.source, info.nk, prod);
+  }
   if (expect_rc == BPC_OK) {
     T_CHECK(u.bad == 0, "%s n=%d: %d bad deliveries", what, n, u.bad);
     for (int i = 0; i < u.nl; i++)
@@ -329,7 +342,7 @@ START_TEST(test_alltoall_bad_rank)
         default: break;
         }
       }
-      int rc = bpc_alltoall(ctx, A, T, snd, rcv, NULL, &P);
+      int rc = bpc_alltoall(ctx, A, T, snd, rcv, NULL, &P, NULL);
       unsetenv("BPC_ALLTOALL_ALGORITHM");
       bad_check(ctx, C, m, rc);
     }

@@ -448,6 +448,12 @@ START_TEST(test_gather_stats)
       mine += pc[i].count * 16;
       nmine += pc[i].count > 0;
     }
+    /* one record for the whole call: the argument agreement, the swap
+     * plan's, the schedule's outcome and the gather's outcome (no
+     * collective at all on one process) */
+    T_CHECK(strcmp(st.engine, "composite") == 0, "%s: the record is '%s'", strats[s], st.engine);
+    T_CHECK(st.total.colls == (t_size > 1 ? 4u : 0u), "%s: %llu collectives, expected %d",
+            strats[s], (unsigned long long)st.total.colls, t_size > 1 ? 4 : 0);
     const bpc_counters_t *g = &st.round[st.nrounds - 1];
     if (t_rank == root) {
       T_CHECK(g->local_bytes == mine && g->local_msgs == nmine,

@@ -220,6 +220,10 @@ START_TEST(test_bytes_model)
               so_names[op], (unsigned long long)st.total.bytes_sent, (unsigned long long)model);
       T_CHECK(st.total.local_bytes == 0, "%s: local bytes %llu with one block per process",
               algs[ai], (unsigned long long)st.total.local_bytes);
+      /* one record: the argument agreement and the outcome's */
+      T_CHECK(strcmp(st.engine, "swap") == 0 && st.total.colls == (t_size > 1 ? 2u : 0u),
+              "%s: record '%s' with %llu collectives", algs[ai], st.engine,
+              (unsigned long long)st.total.colls);
     }
   bpc_assign_destroy(&a);
   T_SYNC();

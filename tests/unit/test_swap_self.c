@@ -449,7 +449,7 @@ START_TEST(test_alltoall_self)
         ap.k = one;
         ap.nk = n > 1 ? 1 : 0;
       }
-      int rc = bpc_alltoall(ctx, a, &t, a2a_send, a2a_recv, &u, &ap);
+      int rc = bpc_alltoall(ctx, a, &t, a2a_send, a2a_recv, &u, &ap, NULL);
       ck_assert_msg(rc == BPC_OK, "n=%d: %s", n, bpc_last_error(ctx));
       ck_assert_int_eq(u.bad, 0);
       for (int s = 0; s < n; s++)

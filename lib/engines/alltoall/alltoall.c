@@ -14,6 +14,7 @@
 #include "engines/alltoall/alltoall_internal.h"
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "comm/coll.h"
@@ -61,11 +62,10 @@ int bpc__a2a_lend(bpc__a2a_call_t *C, void *buf, size_t cap)
  * return to the caller: it agrees on the code). */
 static int a2a_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
                      bpc_a2a_send_fn send, bpc_a2a_recv_fn recv, const bpc_alltoall_params_t *P,
-                     const bpc__algo_t **row, bpc__rounds_t *R)
+                     const bpc__algo_t **row, bpc_algo_source_t *source, bpc__rounds_t *R)
 {
   char msg[256];
   int kk[BPC__MAX_ROUNDS], nk = 0;
-  bpc_algo_source_t source;
   if (assign == NULL || type == NULL || send == NULL || recv == NULL)
     return bpc__err(ctx, BPC_ENULL, "bpc_alltoall: %s is NULL",
                     assign == NULL ? "assign" : type == NULL ? "type" : send == NULL ? "send"
@@ -81,7 +81,7 @@ static int a2a_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_
   if (P->nthreads < 0)
     return bpc__err(ctx, BPC_EINVAL,
                     "bpc_alltoall: nthreads %d is negative (0 = OpenMP default)", P->nthreads);
-  rc = bpc__algo_pick(ctx, &bpc__engine_alltoall, P->algorithm, NULL, row, &source);
+  rc = bpc__algo_pick(ctx, &bpc__engine_alltoall, P->algorithm, NULL, row, source);
   if (rc != BPC_OK)
     return rc;
   if (*row == NULL)
@@ -104,16 +104,17 @@ static int a2a_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_
 
 int bpc_alltoall(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
                  bpc_a2a_send_fn send, bpc_a2a_recv_fn recv, void *user,
-                 const bpc_alltoall_params_t *params)
+                 const bpc_alltoall_params_t *params, bpc_alltoall_info_t *info)
 {
   if (ctx == NULL)
     return BPC_ENULL;
   const bpc_alltoall_params_t P = params != NULL ? *params : bpc_alltoall_params_default();
   const bpc__algo_t *row = NULL;
+  bpc_algo_source_t source = BPC_SOURCE_BUILTIN;
   bpc__rounds_t R;
   bpc__sig_t sig;
   memset(&R, 0, sizeof R);
-  int rc = a2a_check(ctx, assign, type, send, recv, &P, &row, &R);
+  int rc = a2a_check(ctx, assign, type, send, recv, &P, &row, &source, &R);
 
   bpc__sig_init(&sig);
   bpc__sig_int(&sig, "algorithm", rc == BPC_OK ? row->info.id : 0);
@@ -144,5 +145,14 @@ int bpc_alltoall(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *t
   for (int i = 0; i < C.nlent; i++)
     bpc__pool_put(ctx, C.lent[i].buf, C.lent[i].cap);
   free(C.lent);
-  return bpc__agree(ctx, rc);
+  rc = bpc__agree(ctx, rc);
+  if (rc == BPC_OK && info != NULL) {
+    memset(info, 0, sizeof *info);
+    info->algorithm = (bpc_alltoall_algorithm_t)row->info.id;
+    snprintf(info->name, sizeof info->name, "%s", row->info.name);
+    info->source = source;
+    info->nk = R.nrounds;
+    memcpy(info->k, R.k, sizeof(int) * (size_t)R.nrounds);
+  }
+  return rc;
 }
