@@ -21,6 +21,7 @@
 #include <bpc.h>
 
 #include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,21 +80,37 @@ static void factorise(int n, int maxf, int *cur, int depth, cand_t *out, int *no
     }
 }
 
+/* A byte size with an optional binary suffix (K, M, G): at least 1 byte,
+ * at most 64 GiB; -1 for anything else (signs, garbage, overflow). */
 static int parse_size(const char *s, size_t *out)
 {
   char *end;
+  if (*s < '0' || *s > '9')
+    return -1;
+  errno = 0;
   unsigned long long v = strtoull(s, &end, 10);
-  if (end == s)
-    return -1;
+  int shift = 0;
   if (*end == 'K' || *end == 'k')
-    v <<= 10, end++;
+    shift = 10, end++;
   else if (*end == 'M' || *end == 'm')
-    v <<= 20, end++;
+    shift = 20, end++;
   else if (*end == 'G' || *end == 'g')
-    v <<= 30, end++;
-  if (*end != '\0')
+    shift = 30, end++;
+  if (errno != 0 || *end != '\0' || v == 0 || v > (64ull << 30) >> shift)
     return -1;
-  *out = (size_t)v;
+  *out = (size_t)(v << shift);
+  return 0;
+}
+
+/* A whole number in [lo, hi]; -1 for anything else. */
+static int parse_int(const char *s, int lo, int hi, int *out)
+{
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (end == s || *end != '\0' || errno != 0 || v < lo || v > hi)
+    return -1;
+  *out = (int)v;
   return 0;
 }
 
@@ -118,11 +135,12 @@ int main(int argc, char **argv)
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  int bpp = 1, reps = 5, maxc = 24, verbose = 0, bad = 0, ret = 1;
+  int bpp = 1, reps = 5, maxc = 24, verbose = 0, ret = 1;
+  char bad[256] = ""; /* what was wrong with the arguments, or "" */
   size_t sizes[16];
   int nsizes = 0;
   const char *ops = "sum,over", *out = "bpc-tuning.txt";
-  for (int i = 1; i < argc; i++) {
+  for (int i = 1; i < argc && bad[0] == '\0'; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       if (rank == 0)
@@ -131,27 +149,44 @@ int main(int argc, char **argv)
       return 0;
     } else if (strcmp(a, "--verbose") == 0) {
       verbose = 1;
+    } else if (strcmp(a, "--blocks-per-proc") != 0 && strcmp(a, "--reps") != 0 &&
+               strcmp(a, "--max-candidates") != 0 && strcmp(a, "--op") != 0 &&
+               strcmp(a, "--out") != 0 && strcmp(a, "--bytes") != 0) {
+      snprintf(bad, sizeof bad, "unknown option '%s'", a);
     } else if (v == NULL) {
-      bad = 1;
+      snprintf(bad, sizeof bad, "%s needs a value", a);
     } else if (strcmp(a, "--blocks-per-proc") == 0) {
-      bpp = atoi(v), i++;
+      if (parse_int(v, 1, 1 << 20, &bpp) != 0)
+        snprintf(bad, sizeof bad, "--blocks-per-proc '%s': want a whole number from 1 to %d", v,
+                 1 << 20);
+      i++;
     } else if (strcmp(a, "--reps") == 0) {
-      reps = atoi(v), i++;
+      if (parse_int(v, 1, 1000000, &reps) != 0)
+        snprintf(bad, sizeof bad, "--reps '%s': want a whole number from 1 to 1000000", v);
+      i++;
     } else if (strcmp(a, "--max-candidates") == 0) {
-      maxc = atoi(v), i++;
+      if (parse_int(v, 1, MAXC, &maxc) != 0)
+        snprintf(bad, sizeof bad, "--max-candidates '%s': want a whole number from 1 to %d", v,
+                 MAXC);
+      i++;
     } else if (strcmp(a, "--op") == 0) {
       ops = v, i++;
+      if (strcmp(ops, "sum") != 0 && strcmp(ops, "over") != 0 && strcmp(ops, "sum,over") != 0 &&
+          strcmp(ops, "over,sum") != 0)
+        snprintf(bad, sizeof bad, "--op '%s': want sum, over or sum,over", ops);
     } else if (strcmp(a, "--out") == 0) {
       out = v, i++;
-    } else if (strcmp(a, "--bytes") == 0) {
+    } else { /* --bytes */
       char buf[512];
       snprintf(buf, sizeof buf, "%s", v);
-      for (char *t = strtok(buf, ","); t != NULL && nsizes < 16; t = strtok(NULL, ","))
-        if (parse_size(t, &sizes[nsizes++]) != 0)
-          bad = 1;
+      for (char *t = strtok(buf, ","); t != NULL && bad[0] == '\0'; t = strtok(NULL, ",")) {
+        if (nsizes == 16)
+          snprintf(bad, sizeof bad, "--bytes: at most 16 sizes");
+        else if (parse_size(t, &sizes[nsizes++]) != 0)
+          snprintf(bad, sizeof bad,
+                   "--bytes: '%s' is not a size from 1 byte to 64G (digits, then K, M or G)", t);
+      }
       i++;
-    } else {
-      bad = 1;
     }
   }
   if (nsizes == 0) {
@@ -159,10 +194,11 @@ int main(int argc, char **argv)
     sizes[1] = 16 << 20;
     nsizes = 2;
   }
-  if (bad || bpp < 1 || reps < 1 || maxc < 1 || (long long)bpp * size > INT_MAX / 2 ||
-      (!strstr(ops, "sum") && !strstr(ops, "over"))) {
+  if (bad[0] == '\0' && (long long)bpp * size > INT_MAX / 2)
+    snprintf(bad, sizeof bad, "--blocks-per-proc %d on %d processes: too many blocks", bpp, size);
+  if (bad[0] != '\0') {
     if (rank == 0) {
-      fprintf(stderr, "bpc-tune: bad arguments\n");
+      fprintf(stderr, "bpc-tune: %s\n", bad);
       usage();
     }
     MPI_Finalize();
@@ -229,15 +265,22 @@ int main(int argc, char **argv)
       float **orig = calloc((size_t)nl + 1, sizeof(float *));
       float **work = calloc((size_t)nl + 1, sizeof(float *));
       bpc_swap_piece_t *pieces = calloc((size_t)nl + 1, sizeof *pieces);
-      for (int b = 0; b < nl; b++) {
+      double *t = malloc(sizeof(double) * (size_t)reps);
+      int ok = orig != NULL && work != NULL && pieces != NULL && t != NULL, all_ok = 0;
+      for (int b = 0; b < nl && ok; b++) {
         orig[b] = malloc(count * es + 64);
         work[b] = malloc(count * es + 64);
-        for (size_t e = 0; e < count * es / 4; e++)
+        ok = orig[b] != NULL && work[b] != NULL;
+        for (size_t e = 0; ok && e < count * es / 4; e++)
           orig[b][e] = (float)((e * 7 + (size_t)gids[b] * 13) % 17) / 32.0f;
       }
-      double *t = malloc(sizeof(double) * (size_t)reps);
+      /* a size some rank cannot hold is skipped on every rank */
+      MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+      if (!all_ok && rank == 0)
+        fprintf(stderr, "bpc-tune: skipping %zu bytes: a process cannot allocate %d x 2 buffers "
+                        "of that size\n", sizes[si], nl);
       int best = -1;
-      for (int c = 0; c < nc; c++) {
+      for (int c = 0; c < nc && all_ok; c++) {
         bpc_swap_params_t P = bpc_swap_params_default();
         P.algorithm = cand[c].algo;
         P.k = cand[c].nk ? cand[c].k : NULL;
@@ -284,7 +327,7 @@ int main(int argc, char **argv)
         if (rank == 0)
           printf("%s\n", results[nres - 1]);
       }
-      for (int b = 0; b < nl; b++) {
+      for (int b = 0; b < nl && orig != NULL && work != NULL; b++) {
         free(orig[b]);
         free(work[b]);
       }
