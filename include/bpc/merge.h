@@ -189,7 +189,7 @@ typedef struct bpc_merge_result bpc_merge_result_t;
  *  BPC_ERANGE    rounds < 0 or beyond the full reduction
  *  BPC_EALGO     unknown algorithm name (argument or BPC_MERGE_ALGORITHM)
  *  BPC_EPERM     order is not a permutation of 0..n-1
- *  BPC_EMISMATCH valid arguments that differ between ranks (k-vector,
+ *  BPC_EMISMATCH valid arguments that differ between ranks (block count, k-vector,
  *                rounds, order, algorithm, op->commutative,
  *                op->elementwise, the type's kind or element size, segment
  *                bytes, params->count): the message names the field

@@ -186,7 +186,7 @@ typedef struct bpc_swap_info {
  *  of range, or count * elem_size overflows), BPC_EINVAL (nthreads < 0; a
  *  partial swap with shift or ring; an assignment of another context),
  *  BPC_EMISMATCH (arguments valid on each rank but different between ranks:
- *  count, k-vector, rounds, order, schedule, element size, commutativity,
+ *  block count, count, k-vector, rounds, order, schedule, element size, commutativity,
  *  deterministic, codec present or not; the message names the field),
  *  BPC_ECALLBACK (the operator failed on some block; the schedule is still
  *  completed), BPC_ETRUNC (a piece of the wrong size arrived, or

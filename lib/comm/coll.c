@@ -258,13 +258,8 @@ void bpc__sig_init(bpc__sig_t *s) { memset(s, 0, sizeof *s); }
 
 static void sig_put(bpc__sig_t *s, const char *name, long long v, int hashed)
 {
-  if (s->n >= BPC__SIG_MAX) {
+  if (s->n >= BPC__SIG_MAX) { /* a bug in the caller: bpc__agree_args fails */
     s->overflow = 1;
-    /* fold the extra field into the last one so it is still compared */
-    int i = BPC__SIG_MAX - 1;
-    long long pair[2] = {s->val[i], v};
-    s->val[i] = fnv63(pair, sizeof pair, 0xcbf29ce484222325ull);
-    s->hashed[i] = 1;
     return;
   }
   s->name[s->n] = name;
@@ -354,6 +349,11 @@ int bpc__agree_args_vals(bpc_ctx_t *ctx, const char *engine, int rc, const bpc__
 static int agree_args_run(bpc_ctx_t *ctx, const char *engine, int rc, const bpc__sig_t *sig,
                           long long *vals)
 {
+  /* every rank builds its signature with the same fields, so an overflow
+   * happens on every rank alike (and is still agreed below) */
+  if (rc == BPC_OK && sig != NULL && sig->overflow)
+    rc = bpc__err(ctx, BPC_ESTATE, "%s: the argument signature has more than %d fields",
+                  engine != NULL ? engine : "bpc", BPC__SIG_MAX);
   const int nf = sig != NULL ? sig->n : 0;
   long long buf[1 + 2 * BPC__SIG_MAX];
   /* the lowest code (0 = BPC_OK is the largest), then min and -max of each

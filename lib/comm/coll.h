@@ -91,7 +91,8 @@ int bpc__agree(bpc_ctx_t *ctx, int rc);
  */
 typedef struct bpc__sig {
   int n;
-  int overflow;            /* more than BPC__SIG_MAX fields were added */
+  int overflow; /* more than BPC__SIG_MAX fields were added: bpc__agree_args
+                   fails with BPC_ESTATE (a bug in the caller) */
   const char *name[BPC__SIG_MAX];
   long long val[BPC__SIG_MAX];
   int hashed[BPC__SIG_MAX]; /* 1: val is a hash, 0: the value itself */

@@ -42,12 +42,15 @@ int bpc__exch_open(bpc_ctx_t *ctx, const char *engine, int (*rank_of)(const void
 {
   if (ctx == NULL || rank_of == NULL || out == NULL)
     return bpc__err(ctx, BPC_ENULL, "bpc__exch_open: NULL argument");
+  /* the tag epoch first, so the ranks' epochs stay in step even when the
+   * allocation below fails on one of them */
+  const int tag = bpc__next_tag(ctx);
   bpc__exch_t *ex = bpc__calloc(1, sizeof *ex);
   if (ex == NULL)
     return bpc__err(ctx, BPC_ENOMEM, "exchange: out of memory");
   ex->ctx = ctx;
   ex->tp = ctx->serial ? &bpc__transport_self : &bpc__transport_mpi;
-  ex->tag = bpc__next_tag(ctx);
+  ex->tag = tag;
   ex->rank_of = rank_of;
   ex->rank_arg = arg;
   /* a new statistics record, unless this call's argument agreement began

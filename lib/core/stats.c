@@ -34,6 +34,7 @@ int bpc_stats_reset(bpc_ctx_t *ctx)
 
 void bpc__stats_begin_call(bpc_ctx_t *ctx, const char *engine)
 {
+  ctx->stats_agreed = 0;
   memset(&ctx->last, 0, sizeof ctx->last);
   strncpy(ctx->last.engine, engine, sizeof ctx->last.engine - 1);
   ctx->cur_round = 0;

@@ -281,7 +281,7 @@ static const bad_case_t bad_cases[] = {
     {"nthreads negative", BPC_EINVAL, 0, NULL},
     {"assignment of another context", BPC_EINVAL, 0, NULL},
     {"k-vector differs", BPC_EMISMATCH, 1, "k-vector"},
-    {"block count differs", BPC_EMISMATCH, 1, "nblocks"},
+    {"block count differs", BPC_EMISMATCH, 1, "block count"},
     {"type differs", BPC_EMISMATCH, 1, "type kind"},
     {"element size differs", BPC_EMISMATCH, 1, "element size"},
 };

@@ -137,10 +137,9 @@ int bpc_neighbor_iterate(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_
     *rounds = 0;
 
   /* arguments: agreed before any message */
-  int rc = bpc__nb_enter(nb, blocks, fn, "bpc_neighbor_iterate");
+  int rc = bpc__nb_enter(nb, blocks, fn, "bpc_neighbor_iterate"); /* begins the record */
   if (rc != BPC_OK)
     goto cleanup;
-  bpc__stats_begin_call(ctx, "neighbor");
 
   int err = BPC_OK, idle_rounds = 0;
   for (;;) {

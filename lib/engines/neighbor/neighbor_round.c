@@ -407,9 +407,7 @@ int bpc_neighbor_round(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn
   if (nb == NULL)
     return BPC_ENULL;
   bpc_ctx_t *ctx = nb->ctx;
-  bpc__stats_begin_call(ctx, "neighbor");
-  bpc__stats_set_round(ctx, 0);
-  int rc = bpc__nb_enter(nb, blocks, fn, "bpc_neighbor_round");
+  int rc = bpc__nb_enter(nb, blocks, fn, "bpc_neighbor_round"); /* begins the record */
   if (rc != BPC_OK)
     return rc; /* the same code on every rank: no round anywhere */
   rc = bpc__nb_callbacks(nb, blocks, fn, user);

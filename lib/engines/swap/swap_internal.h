@@ -18,9 +18,15 @@
  *     rc = bpc__swap_exec(&plan, bufs, pieces, info);
  *   bpc__swap_plan_free(&plan);
  *
- * A caller with its own arguments (compositing) plans first, adds its own
- * fields and the plan's to ONE signature and agrees once, then executes:
- * swap neither picks nor hashes the schedule again. To force a schedule
+ * A caller with its own arguments may instead plan first, add its own
+ * fields and the plan's to ONE signature, agree once and execute. The
+ * compositing plug-in does it the other way round, because ranks without
+ * blocks learn the image size (hence the swap's count) only from its
+ * agreement: it agrees on its own signature (which determines the whole
+ * schedule), then plans with the agreed values, agrees once on the plan's
+ * outcome (bpc__agree: an allocation may fail on one rank) and executes.
+ * Either way swap neither picks by name nor hashes the schedule again. To
+ * force a schedule
  * (compositing maps each of its strategies to a swap schedule), use
  * bpc__swap_plan_by_id with the schedule's id (bpc_swap_algorithm_t) and
  * the k-vector in params->k / params->nk (NULL / 0: automatic);
