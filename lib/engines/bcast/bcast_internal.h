@@ -1,0 +1,81 @@
+/*
+ * lib/engines/bcast/bcast_internal.h - the s-to-p broadcast engine's
+ * registry entry, call state, schedule builder and executor (internal).
+ *
+ * bcast.c has the entry and the table; bcast_exec.c the schedule type and
+ * the executor every algorithm shares; one file per algorithm (br_lin.c,
+ * br_xy_source.c, br_xy_dim.c, twostep.c, xor.c) builds its schedule of
+ * block-to-block transfers and hands it to the executor.
+ */
+#ifndef BPC_LIB_ENGINES_BCAST_INTERNAL_H
+#define BPC_LIB_ENGINES_BCAST_INTERNAL_H
+
+#include "bpc/bcast.h"
+#include "comm/comm.h"
+#include "core/core.h"
+#include "core/registry.h"
+
+/* The registry entry (lib/engines/engines.c lists it). */
+extern const bpc__engine_t bpc__engine_bcast;
+
+/*
+ * A schedule: transfers (step, from gid, to gid). A transfer means "block
+ * `from` sends every item it has that block `to` lacks" (combining); a
+ * step's transfers use what the blocks held when the step began. Built in
+ * any order, sorted by step (stably) by the executor.
+ */
+typedef struct bpc__bc_sched {
+  int n, cap;
+  int *step, *from, *to;
+  int nsteps; /* 1 + the largest step added */
+  int err;    /* BPC_ENOMEM when an add failed */
+} bpc__bc_sched_t;
+
+/* One call, as the entry hands it to an algorithm's run function. */
+typedef struct bpc__bc_call {
+  bpc_ctx_t *ctx;
+  bpc__exch_t *ex;
+  const bpc_assign_t *assign;
+  const bpc_type_t *type;
+  const int *sources; /* ascending gids */
+  int s;              /* number of sources */
+  int p;              /* number of blocks */
+  int rows, cols;     /* mesh view: rows * cols == p */
+  bpc_bcast_item_fn item_of;
+  bpc_bcast_recv_fn recv;
+  void *user;
+  bpc__bc_sched_t S;
+  /* results for info */
+  int steps;
+  long long msgs, bytes;
+} bpc__bc_call_t;
+
+/* Add one transfer (both gids valid, from != to). Failures are kept in
+ * S->err (the executor reports them). */
+void bpc__bc_add(bpc__bc_sched_t *S, int step, int from, int to);
+/* Add an exchange: from -> to and to -> from in the same step. */
+void bpc__bc_xchg(bpc__bc_sched_t *S, int step, int a, int b);
+
+/* br_lin's recursive halving over the blocks order[0..n), its first step
+ * being `base`. Returns the number of steps it takes (ceil(log2 n)). */
+int bpc__bc_lin(bpc__bc_sched_t *S, int base, const int *order, int n);
+/* A one-way binomial tree from order[0] over order[0..n) (ceil(log2 n)
+ * steps from `base`); returns the number of steps. */
+int bpc__bc_tree(bpc__bc_sched_t *S, int base, const int *order, int n);
+/* br_lin in every row (rows_first) or column, then in the other dimension. */
+int bpc__bc_xy(bpc__bc_call_t *C, int rows_first);
+
+/* Run a built schedule: simulate it per process (who knows what), send and
+ * receive the combined messages, deliver every item to every local block.
+ * Returns a messaging error at once; callback failures after the schedule
+ * has completed. */
+int bpc__bc_exec(bpc__bc_call_t *C);
+
+/* Algorithms (rows' run functions; `call` is a bpc__bc_call_t). */
+int bpc__bc_br_lin(void *call);
+int bpc__bc_br_xy_source(void *call);
+int bpc__bc_br_xy_dim(void *call);
+int bpc__bc_2step(void *call);
+int bpc__bc_xor(void *call);
+
+#endif /* BPC_LIB_ENGINES_BCAST_INTERNAL_H */
