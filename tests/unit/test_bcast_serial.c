@@ -15,6 +15,7 @@
 
 #include "bpc.h"
 #include "patterns/patterns.h"
+#include "engines/bcast/bcast_internal.h"
 #include "../common/bcast_run.h"
 
 static bpc_ctx_t *ctx;
@@ -73,6 +74,46 @@ START_TEST(test_dist)
   ck_assert_int_eq(bpc__bcast_dist(BPC__BDIST_COUNT, 4, 5, 1, 0, o), BPC_EINVAL);
   ck_assert_int_eq(bpc__bcast_dist(BPC__BDIST_ROW, 4, 5, 1, 0, NULL), BPC_ENULL);
   ck_assert_str_eq(bpc__bcast_dist_name(BPC__BDIST_CROSS), "cross");
+}
+END_TEST
+
+/* Every algorithm's schedule with every block its own process (the
+ * paper's setting): every block must end with every item, in at most the
+ * documented number of steps; br_lin / xor / 2step message counts. */
+START_TEST(test_schedules)
+{
+  bpc_algo_info_t tab[16];
+  int na = 0;
+  ck_assert_int_eq(bpc_algorithms("bcast", tab, 16, &na), BPC_OK);
+  const int shapes[][2] = {{1, 1}, {1, 2}, {1, 3}, {2, 2}, {1, 5}, {2, 3}, {1, 7}, {2, 4},
+                           {3, 3}, {2, 5}, {1, 11}, {3, 4}, {1, 13}, {4, 4}, {3, 6}, {1, 31},
+                           {4, 8}, {5, 7}, {6, 6}, {10, 10}, {7, 9}, {8, 8}, {1, 97}};
+  int src[128];
+  for (size_t m = 0; m < sizeof shapes / sizeof shapes[0]; m++) {
+    const int r = shapes[m][0], c = shapes[m][1], p = r * c;
+    int lg = 0;
+    while ((1 << lg) < p)
+      lg++;
+    for (int k = 0; k < na; k++)
+      for (int d = 0; d < BPC__BDIST_COUNT; d++)
+        for (int s = 0; s <= p; s += (s < 3 || p < 10) ? 1 : p / 5) {
+          ck_assert_int_eq(bpc__bcast_dist(d, r, c, s, 3u, src), BPC_OK);
+          int miss = -1, steps = -1;
+          long long msgs = -1;
+          int rc = bpc__bcast_sched_check(tab[k].name, r, c, src, s, &miss, &steps, &msgs);
+          ck_assert_msg(rc == BPC_OK, "%s %dx%d %s s=%d: %s, %d missing", tab[k].name, r, c,
+                        bpc__bcast_dist_name(d), s, bpc_err_name(rc), miss);
+          /* steps: ceil(log2 p) (+ 1 for 2step's gather, + 2 for xor's
+           * fold, + 1 for the two phases of the xy ones) */
+          ck_assert_msg(steps <= lg + 2 + (r > 1 && c > 1), "%s %dx%d: %d steps", tab[k].name,
+                        r, c, steps);
+          if (s == 0)
+            ck_assert_int_eq(msgs, 0);
+          if (s == 1 && strcmp(tab[k].name, "2step") == 0)
+            ck_assert_int_eq(msgs, p - 1); /* one binomial tree */
+        }
+  }
+  ck_assert_int_eq(bpc__bcast_sched_check("nope", 2, 2, src, 0, NULL, NULL, NULL), BPC_EALGO);
 }
 END_TEST
 
@@ -175,6 +216,7 @@ static Suite *make(void)
   tcase_set_timeout(tc, 120);
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, test_dist);
+  tcase_add_test(tc, test_schedules);
   tcase_add_test(tc, test_all);
   tcase_add_test(tc, test_errors);
   suite_add_tcase(s, tc);

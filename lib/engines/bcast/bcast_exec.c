@@ -145,6 +145,8 @@ static inline int bit_get(const uint64_t *b, int i) { return (int)((b[i >> 6] >>
 
 int bpc__bc_exec(bpc__bc_call_t *C)
 {
+  if (C->plan_only)
+    return BPC_OK;
   bpc_ctx_t *ctx = C->ctx;
   bpc__bc_sched_t *S = &C->S;
   const int p = C->p, s = C->s;
@@ -456,4 +458,67 @@ out:
   free(cnt);
   free(rk);
   return rc != BPC_OK ? rc : cb_rc;
+}
+
+int bpc__bcast_sched_check(const char *name, int rows, int cols, const int *sources, int s,
+                           int *missing, int *steps, long long *msgs)
+{
+  const bpc__algo_t *row = bpc__algo_find(&bpc__engine_bcast, name);
+  if (row == NULL)
+    return BPC_EALGO;
+  if (rows < 1 || cols < 1 || s < 0 || s > rows * cols)
+    return BPC_EINVAL;
+  bpc__bc_call_t C;
+  memset(&C, 0, sizeof C);
+  C.sources = sources;
+  C.s = s;
+  C.p = rows * cols;
+  C.rows = rows;
+  C.cols = cols;
+  C.plan_only = 1;
+  int rc = row->run(&C);
+  const int p = C.p, W = (s + 63) / 64 > 0 ? (s + 63) / 64 : 1;
+  uint64_t *K = calloc((size_t)p * (size_t)W, sizeof(uint64_t));
+  uint64_t *inc = calloc((size_t)p * (size_t)W, sizeof(uint64_t));
+  long long nm = 0;
+  int miss = 0;
+  if (rc == BPC_OK && (K == NULL || inc == NULL || C.S.err != BPC_OK))
+    rc = BPC_ENOMEM;
+  if (rc == BPC_OK) {
+    for (int i = 0; i < s; i++)
+      K[(size_t)sources[i] * W + (i >> 6)] |= (uint64_t)1 << (i & 63);
+    for (int t = 0; t < C.S.nsteps; t++) {
+      for (int e = 0; e < C.S.n; e++) {
+        if (C.S.step[e] != t)
+          continue;
+        const int a = C.S.from[e], b = C.S.to[e];
+        int any = 0;
+        for (int w = 0; w < W; w++) {
+          uint64_t x = K[(size_t)a * W + w] & ~(K[(size_t)b * W + w] | inc[(size_t)b * W + w]);
+          inc[(size_t)b * W + w] |= x;
+          any |= x != 0;
+        }
+        nm += any;
+      }
+      for (size_t i = 0; i < (size_t)p * (size_t)W; i++) {
+        K[i] |= inc[i];
+        inc[i] = 0;
+      }
+    }
+    for (int g = 0; g < p; g++)
+      for (int i = 0; i < s; i++)
+        miss += !bit_get(K + (size_t)g * W, i);
+  }
+  if (missing != NULL)
+    *missing = miss;
+  if (steps != NULL)
+    *steps = C.S.nsteps;
+  if (msgs != NULL)
+    *msgs = nm;
+  free(K);
+  free(inc);
+  free(C.S.step);
+  free(C.S.from);
+  free(C.S.to);
+  return rc != BPC_OK ? rc : miss ? BPC_ESTATE : BPC_OK;
 }

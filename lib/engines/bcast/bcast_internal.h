@@ -45,6 +45,7 @@ typedef struct bpc__bc_call {
   bpc_bcast_recv_fn recv;
   void *user;
   bpc__bc_sched_t S;
+  int plan_only; /* 1: build the schedule, do not run it (bpc__bcast_sched_check) */
   /* results for info */
   int steps;
   long long msgs, bytes;
@@ -70,6 +71,17 @@ int bpc__bc_xy(bpc__bc_call_t *C, int rows_first);
  * Returns a messaging error at once; callback failures after the schedule
  * has completed. */
 int bpc__bc_exec(bpc__bc_call_t *C);
+
+/*
+ * Test hook: build algorithm `name`'s schedule for p = rows x cols blocks
+ * and these sources, and simulate it with every block its own process.
+ * BPC_OK when every block ends with every item, BPC_ESTATE (with *missing
+ * = the number of (block, item) pairs left out) otherwise; *steps and
+ * *msgs (transfers that carry something: the paper's messages with one
+ * block per processor) may be NULL. BPC_EALGO, BPC_EINVAL, BPC_ENOMEM.
+ */
+int bpc__bcast_sched_check(const char *name, int rows, int cols, const int *sources, int s,
+                           int *missing, int *steps, long long *msgs);
 
 /* Algorithms (rows' run functions; `call` is a bpc__bc_call_t). */
 int bpc__bc_br_lin(void *call);
