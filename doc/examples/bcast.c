@@ -18,11 +18,11 @@ typedef struct app {
   int count[ROWS * COLS];       /* per local block: items received */
 } app_t;
 
-/* A source block's item: gid % 5 seed values (an empty item for gid 0). */
+/* A source block's item: (gid / 5) % 4 seed values (an empty item for gid 0). */
 static int give(int src, const void **item, void *user)
 {
   app_t *A = user;
-  const int n = src % 5;
+  const int n = (src / 5) % 4;
   for (int i = 0; i < n; i++)
     A->seeds[src][i] = src + 0.1 * i;
   A->item[src].data = A->seeds[src];

@@ -42,11 +42,12 @@ typedef enum bpc_bcast_algorithm {
   BPC_BCAST_BR_XY_SOURCE = 2, /* br_lin in rows then columns, order by source counts */
   BPC_BCAST_BR_XY_DIM = 3,    /* br_lin in rows then columns, longer lines first */
   BPC_BCAST_2STEP = 4,        /* gather at one block, then a binomial broadcast */
-  BPC_BCAST_XOR = 5           /* recursive doubling: partner = id xor 2^i */
+  BPC_BCAST_XOR = 5,          /* recursive doubling: partner = id xor 2^i */
+  BPC_BCAST_MPI = 6           /* baseline: one MPI_Allgatherv over ranks */
 } bpc_bcast_algorithm_t;
 
 typedef struct bpc_bcast_params {
-  /* "br_lin", "br_xy_source", "br_xy_dim", "2step", "xor" or "auto" (NULL =
+  /* "br_lin", "br_xy_source", "br_xy_dim", "2step", "xor", "mpi" or "auto" (NULL =
    * "auto"; case-insensitive). "auto" uses BPC_BCAST_ALGORITHM from the
    * environment if set, else the built-in rule of doc/bcast.md. */
   const char *algorithm;

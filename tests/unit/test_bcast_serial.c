@@ -77,7 +77,7 @@ START_TEST(test_dist)
 }
 END_TEST
 
-/* Every algorithm's schedule with every block its own process (the
+/* Every algorithm's schedule (all but "mpi", which has none) with every block its own process (the
  * paper's setting): every block must end with every item, in at most the
  * documented number of steps; br_lin / xor / 2step message counts. */
 START_TEST(test_schedules)
@@ -95,7 +95,7 @@ START_TEST(test_schedules)
     while ((1 << lg) < p)
       lg++;
     for (int k = 0; k < na; k++)
-      for (int d = 0; d < BPC__BDIST_COUNT; d++)
+      for (int d = 0; d < BPC__BDIST_COUNT && strcmp(tab[k].name, "mpi") != 0; d++)
         for (int s = 0; s <= p; s += (s < 3 || p < 10) ? 1 : p / 5) {
           ck_assert_int_eq(bpc__bcast_dist(d, r, c, s, 3u, src), BPC_OK);
           int miss = -1, steps = -1;

@@ -7,5 +7,6 @@ lib_libbpc_internal_la_SOURCES += \
 	lib/engines/bcast/br_xy_source.c \
 	lib/engines/bcast/br_xy_dim.c \
 	lib/engines/bcast/twostep.c \
-	lib/engines/bcast/xor.c
+	lib/engines/bcast/xor.c \
+	lib/engines/bcast/mpi.c
 noinst_HEADERS += lib/engines/bcast/bcast_internal.h

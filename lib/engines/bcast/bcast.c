@@ -33,6 +33,8 @@ static const bpc__algo_t bc_rows[] = {
      bpc__bc_2step, NULL},
     {{BPC_BCAST_XOR, "xor", "recursive doubling with partner id xor 2^i, messages combined"},
      bpc__bc_xor, NULL},
+    {{BPC_BCAST_MPI, "mpi", "baseline: one MPI_Allgatherv over ranks (sizes by one reduction)"},
+     bpc__bc_mpi, NULL},
 };
 
 const bpc__engine_t bpc__engine_bcast = {"bcast", "BPC_BCAST_ALGORITHM", bc_rows,

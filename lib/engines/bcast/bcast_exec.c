@@ -129,11 +129,6 @@ int bpc__bc_xy(bpc__bc_call_t *C, int rows_first)
 
 /* --------------------------------------------------------------- executor */
 
-typedef struct bc_item {
-  const void *data;
-  size_t bytes;
-  int have;
-} bc_item_t;
 
 typedef struct bc_recv {
   int from, to;
@@ -142,6 +137,60 @@ typedef struct bc_recv {
 } bc_recv_t;
 
 static inline int bit_get(const uint64_t *b, int i) { return (int)((b[i >> 6] >> (i & 63)) & 1u); }
+
+/* Hand every item to every local block (after the schedule): views into
+ * where the items lie (contiguous) or one unpacked item per source
+ * (custom). Returns BPC_ESTATE when an item is missing; callback failures
+ * go to *cb_rc (unless it already holds one). */
+int bpc__bc_deliver(bpc__bc_call_t *C, const bpc__bc_item_t *it, int *cb_rc_)
+{
+  bpc_ctx_t *ctx = C->ctx;
+  const int s = C->s;
+  int rc = BPC_OK, cb_rc = *cb_rc_;
+  const int *loc = NULL;
+  int nl = 0;
+  bpc_assign_local(C->assign, &loc, &nl);
+  for (int i = 0; i < s && nl > 0; i++)
+    if (!it[i].have) {
+      rc = bpc__err(ctx, BPC_ESTATE, "bpc_bcast: schedule left source %d's item out of rank %d",
+                    C->sources[i], C->ctx->rank);
+      return rc;
+    }
+  if (nl > 0 && cb_rc == BPC_OK) {
+    void **obj = calloc((size_t)(s > 0 ? s : 1), sizeof(void *));
+    bpc_buf_t *view = calloc((size_t)(s > 0 ? s : 1), sizeof *view);
+    if (obj == NULL || view == NULL)
+      cb_rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
+    for (int i = 0; i < s && cb_rc == BPC_OK; i++) {
+      if (C->type->kind == BPC_TYPE_CONTIGUOUS) {
+        if (it[i].bytes % C->type->elem_size != 0)
+          cb_rc = bpc__err(ctx, BPC_ETRUNC, "bpc_bcast: item of source %d: %zu bytes, not a "
+                           "multiple of the element size %zu", C->sources[i], it[i].bytes,
+                           C->type->elem_size);
+        view[i].data = (void *)it[i].data;
+        view[i].count = it[i].bytes / C->type->elem_size;
+        obj[i] = &view[i];
+      } else {
+        cb_rc = bpc_type_unpack(ctx, C->type, it[i].data, it[i].bytes, &obj[i]);
+      }
+    }
+    for (int l = 0; l < nl && cb_rc == BPC_OK; l++)
+      for (int i = 0; i < s && cb_rc == BPC_OK; i++) {
+        int u = C->recv(loc[l], C->sources[i], obj[i], C->user);
+        if (u != 0)
+          cb_rc = bpc__err(ctx, BPC_ECALLBACK, "bpc_bcast: recv callback for block %d, "
+                           "source %d returned %d", loc[l], C->sources[i], u);
+      }
+    if (C->type->kind == BPC_TYPE_CUSTOM && obj != NULL)
+      for (int i = 0; i < s; i++)
+        if (obj[i] != NULL)
+          bpc_type_destroy(C->type, obj[i]);
+    free(obj);
+    free(view);
+  }
+  *cb_rc_ = cb_rc;
+  return BPC_OK;
+}
 
 int bpc__bc_exec(bpc__bc_call_t *C)
 {
@@ -163,7 +212,7 @@ int bpc__bc_exec(bpc__bc_call_t *C)
   uint64_t *K = calloc((size_t)nr * (size_t)W, sizeof(uint64_t));
   uint64_t *inc = calloc((size_t)nr * (size_t)W, sizeof(uint64_t));
   uint64_t *tmp = calloc((size_t)W, sizeof(uint64_t));
-  bc_item_t *it = calloc((size_t)(s > 0 ? s : 1), sizeof *it);
+  bpc__bc_item_t *it = calloc((size_t)(s > 0 ? s : 1), sizeof *it);
   void **packed = calloc((size_t)(s > 0 ? s : 1), sizeof(void *));
   int *idx = malloc(sizeof(int) * (size_t)(s > 0 ? s : 1));
   /* messages kept until the end (items live in them) */
@@ -283,7 +332,7 @@ int bpc__bc_exec(bpc__bc_call_t *C)
         heads[nheads++] = head;
         int np = 0;
         for (int j = 0; j < n; j++) {
-          const bc_item_t *x = &it[idx[j]];
+          const bpc__bc_item_t *x = &it[idx[j]];
           head[2 * j] = C->sources[idx[j]];
           head[2 * j + 1] = (int64_t)x->bytes;
           if (x->bytes > 0) {
@@ -347,7 +396,7 @@ int bpc__bc_exec(bpc__bc_call_t *C)
         goto out;
       }
       for (int j = 0; j < R->n; j++) {
-        bc_item_t *x = &it[R->idx[j]];
+        bpc__bc_item_t *x = &it[R->idx[j]];
         x->have = 1;
         x->bytes = (size_t)head[2 * j + 1];
         x->data = NULL;
@@ -384,50 +433,9 @@ int bpc__bc_exec(bpc__bc_call_t *C)
     }
   }
 
-  /* deliver */
-  {
-    const int *loc = NULL;
-    int nl = 0;
-    bpc_assign_local(C->assign, &loc, &nl);
-    for (int i = 0; i < s && nl > 0; i++)
-      if (!it[i].have) {
-        rc = bpc__err(ctx, BPC_ESTATE, "bpc_bcast: schedule left source %d's item out of rank %d",
-                      C->sources[i], me);
-        goto out;
-      }
-    if (nl > 0 && cb_rc == BPC_OK) {
-      void **obj = calloc((size_t)(s > 0 ? s : 1), sizeof(void *));
-      bpc_buf_t *view = calloc((size_t)(s > 0 ? s : 1), sizeof *view);
-      if (obj == NULL || view == NULL)
-        cb_rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
-      for (int i = 0; i < s && cb_rc == BPC_OK; i++) {
-        if (C->type->kind == BPC_TYPE_CONTIGUOUS) {
-          if (it[i].bytes % C->type->elem_size != 0)
-            cb_rc = bpc__err(ctx, BPC_ETRUNC, "bpc_bcast: item of source %d: %zu bytes, not a "
-                             "multiple of the element size %zu", C->sources[i], it[i].bytes,
-                             C->type->elem_size);
-          view[i].data = (void *)it[i].data;
-          view[i].count = it[i].bytes / C->type->elem_size;
-          obj[i] = &view[i];
-        } else {
-          cb_rc = bpc_type_unpack(ctx, C->type, it[i].data, it[i].bytes, &obj[i]);
-        }
-      }
-      for (int l = 0; l < nl && cb_rc == BPC_OK; l++)
-        for (int i = 0; i < s && cb_rc == BPC_OK; i++) {
-          int u = C->recv(loc[l], C->sources[i], obj[i], C->user);
-          if (u != 0)
-            cb_rc = bpc__err(ctx, BPC_ECALLBACK, "bpc_bcast: recv callback for block %d, "
-                             "source %d returned %d", loc[l], C->sources[i], u);
-        }
-      if (C->type->kind == BPC_TYPE_CUSTOM && obj != NULL)
-        for (int i = 0; i < s; i++)
-          if (obj[i] != NULL)
-            bpc_type_destroy(C->type, obj[i]);
-      free(obj);
-      free(view);
-    }
-  }
+  rc = bpc__bc_deliver(C, it, &cb_rc);
+  if (rc != BPC_OK)
+    goto out;
 
 out:
   if (C->ex != NULL) {

@@ -66,6 +66,17 @@ int bpc__bc_tree(bpc__bc_sched_t *S, int base, const int *order, int n);
 /* br_lin in every row (rows_first) or column, then in the other dimension. */
 int bpc__bc_xy(bpc__bc_call_t *C, int rows_first);
 
+/* An item as a process holds it: its bytes (the user's memory, a packed
+ * custom item or a receive buffer). */
+typedef struct bpc__bc_item {
+  const void *data;
+  size_t bytes;
+  int have;
+} bpc__bc_item_t;
+
+/* Hand every item to every local block (bcast_exec.c); see there. */
+int bpc__bc_deliver(bpc__bc_call_t *C, const bpc__bc_item_t *it, int *cb_rc);
+
 /* Run a built schedule: simulate it per process (who knows what), send and
  * receive the combined messages, deliver every item to every local block.
  * Returns a messaging error at once; callback failures after the schedule
@@ -89,5 +100,6 @@ int bpc__bc_br_xy_source(void *call);
 int bpc__bc_br_xy_dim(void *call);
 int bpc__bc_2step(void *call);
 int bpc__bc_xor(void *call);
+int bpc__bc_mpi(void *call);
 
 #endif /* BPC_LIB_ENGINES_BCAST_INTERNAL_H */
