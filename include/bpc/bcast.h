@@ -16,7 +16,8 @@ extern "C" {
 /*
  * Give source block src_gid's item: *item = a bpc_buf_t * for contiguous
  * types or the user's item for custom types; NULL is an empty item. Called
- * once per local source block, before any message. The item stays the
+ * once per local source block, before the arguments are agreed (a failure
+ * is BPC_ECALLBACK on every rank before any message). The item stays the
  * caller's and must stay valid and unchanged until bpc_bcast returns.
  * Return 0 or a nonzero value (BPC_ECALLBACK).
  */
@@ -49,7 +50,9 @@ typedef enum bpc_bcast_algorithm {
 typedef struct bpc_bcast_params {
   /* "br_lin", "br_xy_source", "br_xy_dim", "2step", "xor", "mpi" or "auto" (NULL =
    * "auto"; case-insensitive). "auto" uses BPC_BCAST_ALGORITHM from the
-   * environment if set, else the built-in rule of doc/bcast.md. */
+   * environment if set, else the cheapest row by the cost model of
+   * doc/bcast.md (alpha-beta, each schedule simulated per process with
+   * the largest item size, agreed in the argument agreement). */
   const char *algorithm;
   /* OpenMP threads: 0 = OpenMP default, 1 = none. Accepted for the common
    * convention; the engine works on the calling thread. */

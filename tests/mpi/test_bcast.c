@@ -88,6 +88,10 @@ START_TEST(test_bcast_all)
       for (int d = 0; d < BPC__BDIST_COUNT; d++)
         for (int si = 0; si < 5; si++)
           one(a, n, 0, 0, tab[k].name, d, sv[si], (si + d + bpp) % 2);
+    /* auto: the cost model's pick, the same on every rank */
+    for (int d = 0; d < BPC__BDIST_COUNT && bpp <= 2; d++)
+      for (int si = 0; si < 5; si++)
+        one(a, n, 0, 0, "auto", d, sv[si], (si + d) % 2);
     bpc_assign_destroy(&a);
   }
   /* fewer blocks than processes */

@@ -159,6 +159,14 @@ START_TEST(test_all)
 }
 END_TEST
 
+static int fail_item(int src, const void **item, void *user)
+{
+  (void)src;
+  (void)user;
+  *item = NULL;
+  return 9;
+}
+
 START_TEST(test_errors)
 {
   bpc_assign_t *a = NULL;
@@ -196,15 +204,20 @@ START_TEST(test_errors)
   char why[256];
   ck_assert_int_eq(br_run(ctx, a, src, 3, "br_lin", 0, 0, 0, 1, 1, &bad, why, sizeof why, NULL),
                    BPC_ECALLBACK);
-  /* defaults: auto on a 2 x 3 mesh is br_xy_source from the built-in rule */
+  /* defaults: auto's cost model on one process (every schedule costs
+   * nothing: the first row), a 2 x 3 mesh */
   bpc_bcast_info_t info;
   ck_assert_int_eq(br_run(ctx, a, src, 3, NULL, 0, 0, 0, 1, 0, &bad, why, sizeof why, &info),
                    BPC_OK);
   ck_assert_int_eq(bad, 0);
-  ck_assert_int_eq(info.algorithm, BPC_BCAST_BR_XY_SOURCE);
+  ck_assert_int_eq(info.algorithm, BPC_BCAST_BR_LIN);
   ck_assert_int_eq(info.source, BPC_SOURCE_BUILTIN);
   ck_assert_int_eq(info.rows, 2);
   ck_assert_int_eq(info.cols, 3);
+  /* a failing item callback fails before any message */
+  u.s = 3;
+  ck_assert_int_eq(bpc_bcast(ctx, a, &t, src, 3, fail_item, br_recv, &u, NULL, NULL),
+                   BPC_ECALLBACK);
   bpc_assign_destroy(&a);
 }
 END_TEST

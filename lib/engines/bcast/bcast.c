@@ -12,6 +12,7 @@
  */
 #include "engines/bcast/bcast_internal.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,11 +49,82 @@ bpc_bcast_params_t bpc_bcast_params_default(void)
   return p;
 }
 
-/* The built-in rule (doc/bcast.md "Choosing"): br_xy_source on a real 2-D
- * mesh (the paper's best all-round algorithm), br_lin on a line. */
-static int bc_builtin(int rows, int cols)
+/* The cost model's machine constants (doc/bcast.md "Choosing"): latency
+ * per message and time per byte, a shared-memory or fast-network node. */
+#define BC_ALPHA 2e-6
+#define BC_BETA 2e-10
+
+double bpc__bc_model(bpc__bc_call_t *C0, const bpc__algo_t *row, double L)
 {
-  return rows > 1 && cols > 1 ? BPC_BCAST_BR_XY_SOURCE : BPC_BCAST_BR_LIN;
+  const int nr = C0->ctx->size, s = C0->s;
+  if (row->info.id == BPC_BCAST_MPI) {
+    int lg = 0;
+    while ((1 << lg) < nr)
+      lg++;
+    /* the size reduction and a recursive-doubling allgatherv */
+    return 2.0 * lg * BC_ALPHA + (nr > 1 ? (double)(nr - 1) / nr : 0.0) * s * L * BC_BETA;
+  }
+  bpc__bc_call_t C = *C0;
+  memset(&C.S, 0, sizeof C.S);
+  C.plan_only = 1;
+  double T = 0.0;
+  const int W = (s + 63) / 64 > 0 ? (s + 63) / 64 : 1;
+  int *rk = malloc(sizeof(int) * (size_t)C.p);
+  uint64_t *K = calloc((size_t)nr * (size_t)W, sizeof(uint64_t));
+  uint64_t *inc = calloc((size_t)nr * (size_t)W, sizeof(uint64_t));
+  long long *load = calloc((size_t)nr * 4, sizeof(long long));
+  if (row->run(&C) != BPC_OK || C.S.err != BPC_OK || rk == NULL || K == NULL || inc == NULL ||
+      load == NULL) {
+    T = 1e30;
+    goto out;
+  }
+  for (int g = 0; g < C.p; g++)
+    rk[g] = bpc__assign_rank(C.assign, g);
+  for (int i = 0; i < s; i++)
+    K[(size_t)rk[C.sources[i]] * W + (i >> 6)] |= (uint64_t)1 << (i & 63);
+  for (int t = 0; t < C.S.nsteps; t++) {
+    memset(load, 0, sizeof(long long) * 4 * (size_t)nr);
+    for (int e = 0; e < C.S.n; e++) {
+      if (C.S.step[e] != t)
+        continue;
+      const int A = rk[C.S.from[e]], B = rk[C.S.to[e]];
+      if (A == B)
+        continue;
+      long long k = 0;
+      for (int w = 0; w < W; w++) {
+        uint64_t x = K[(size_t)A * W + w] & ~(K[(size_t)B * W + w] | inc[(size_t)B * W + w]);
+        inc[(size_t)B * W + w] |= x;
+        k += __builtin_popcountll(x);
+      }
+      if (k == 0)
+        continue;
+      load[4 * A]++;
+      load[4 * A + 1] += k;
+      load[4 * B + 2]++;
+      load[4 * B + 3] += k;
+    }
+    double worst = 0.0;
+    for (int r = 0; r < nr; r++) {
+      const double out = load[4 * r] * BC_ALPHA + load[4 * r + 1] * L * BC_BETA;
+      const double in = load[4 * r + 2] * BC_ALPHA + load[4 * r + 3] * L * BC_BETA;
+      const double m = out > in ? out : in;
+      worst = m > worst ? m : worst;
+    }
+    T += worst;
+    for (size_t i = 0; i < (size_t)nr * (size_t)W; i++) {
+      K[i] |= inc[i];
+      inc[i] = 0;
+    }
+  }
+out:
+  free(rk);
+  free(K);
+  free(inc);
+  free(load);
+  free(C.S.step);
+  free(C.S.from);
+  free(C.S.to);
+  return T;
 }
 
 static int bc_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
@@ -98,12 +170,9 @@ static int bc_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t
     *rows = P->rows;
     *cols = P->cols;
   }
-  rc = bpc__algo_pick(ctx, &bpc__engine_bcast, P->algorithm, NULL, row, source);
-  if (rc != BPC_OK)
-    return rc;
-  if (*row == NULL)
-    *row = bpc__algo_by_id(&bpc__engine_bcast, bc_builtin(*rows, *cols));
-  return BPC_OK;
+  /* *row stays NULL for the built-in rule: the cost model picks after
+   * the agreement (it needs the agreed largest item size) */
+  return bpc__algo_pick(ctx, &bpc__engine_bcast, P->algorithm, NULL, row, source);
 }
 
 int bpc_bcast(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
@@ -119,18 +188,48 @@ int bpc_bcast(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type
   bpc__sig_t sig;
   int rc = bc_check(ctx, assign, type, sources, nsources, item_of, recv, &P, &row, &source, &rows,
                     &cols);
+  /* the local sources' items, now (their sizes feed the cost model) */
+  const void **items = NULL;
+  long long maxL = 0;
+  if (rc == BPC_OK && nsources > 0) {
+    items = calloc((size_t)nsources, sizeof(void *));
+    if (items == NULL)
+      rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
+    for (int i = 0; i < nsources && rc == BPC_OK; i++) {
+      if (bpc__assign_rank(assign, sources[i]) != ctx->rank)
+        continue;
+      int u = item_of(sources[i], &items[i], user);
+      if (u != 0) {
+        rc = bpc__err(ctx, BPC_ECALLBACK, "bpc_bcast: item callback for source %d returned %d",
+                      sources[i], u);
+        break;
+      }
+      size_t b = 0;
+      if (type->kind == BPC_TYPE_CONTIGUOUS) {
+        const bpc_buf_t *x = items[i];
+        b = x != NULL ? x->count * type->elem_size : 0;
+      } else {
+        rc = bpc_type_size(ctx, type, items[i], &b);
+      }
+      maxL = (long long)b > maxL ? (long long)b : maxL;
+    }
+  }
   const int ok = rc == BPC_OK;
   bpc__sig_init(&sig);
-  bpc__sig_int(&sig, "algorithm", ok ? row->info.id : 0);
+  bpc__sig_int(&sig, "algorithm", ok && row != NULL ? row->info.id : 0);
   bpc__sig_int(&sig, "nblocks", ok ? assign->nblocks : 0);
   bpc__sig_int(&sig, "mesh rows", ok ? rows : 0);
   bpc__sig_int(&sig, "mesh cols", ok ? cols : 0);
   bpc__sig_int(&sig, "nsources", ok ? nsources : 0);
   bpc__sig_bytes(&sig, "sources", ok ? sources : NULL, ok ? sizeof(int) * (size_t)nsources : 0);
   bpc__sig_type(&sig, ok ? type : NULL);
-  rc = bpc__agree_args(ctx, "bcast", rc, &sig);
-  if (rc != BPC_OK)
+  bpc__sig_max(&sig, "largest item", maxL);
+  long long vals[BPC__SIG_MAX];
+  rc = bpc__agree_args_vals(ctx, "bcast", rc, &sig, vals);
+  if (rc != BPC_OK) {
+    free(items);
     return rc;
+  }
 
   bpc__bc_call_t C;
   memset(&C, 0, sizeof C);
@@ -142,9 +241,19 @@ int bpc_bcast(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type
   C.p = assign->nblocks;
   C.rows = rows;
   C.cols = cols;
-  C.item_of = item_of;
+  C.items = items;
   C.recv = recv;
   C.user = user;
+  if (row == NULL) { /* auto: the cheapest row by the cost model */
+    double best = 0.0;
+    for (int k = 0; k < bpc__engine_bcast.nrows; k++) {
+      const double T = bpc__bc_model(&C, &bpc__engine_bcast.rows[k], (double)vals[sig.n - 1]);
+      if (row == NULL || T < best) {
+        best = T;
+        row = &bpc__engine_bcast.rows[k];
+      }
+    }
+  }
   rc = bpc__exch_open(ctx, "bcast", bpc__assign_rank_cb, assign, &C.ex);
   if (rc == BPC_OK) {
     rc = row->run(&C);
@@ -155,6 +264,7 @@ int bpc_bcast(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type
   free(C.S.step);
   free(C.S.from);
   free(C.S.to);
+  free(items);
   rc = bpc__agree(ctx, rc);
   if (rc == BPC_OK && info != NULL) {
     memset(info, 0, sizeof *info);

@@ -254,14 +254,7 @@ int bpc__bc_exec(bpc__bc_call_t *C)
     K[(size_t)r * W + (i >> 6)] |= (uint64_t)1 << (i & 63);
     if (r != me)
       continue;
-    const void *item = NULL;
-    int u = C->item_of(g, &item, C->user);
-    if (u != 0) {
-      if (cb_rc == BPC_OK)
-        cb_rc = bpc__err(ctx, BPC_ECALLBACK, "bpc_bcast: item callback for source %d returned %d",
-                         g, u);
-      item = NULL;
-    }
+    const void *item = C->items[i];
     it[i].have = 1;
     if (C->type->kind == BPC_TYPE_CONTIGUOUS) {
       const bpc_buf_t *b = item;

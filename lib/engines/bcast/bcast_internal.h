@@ -41,7 +41,7 @@ typedef struct bpc__bc_call {
   int s;              /* number of sources */
   int p;              /* number of blocks */
   int rows, cols;     /* mesh view: rows * cols == p */
-  bpc_bcast_item_fn item_of;
+  const void **items; /* per source: the item item_of gave (local sources only) */
   bpc_bcast_recv_fn recv;
   void *user;
   bpc__bc_sched_t S;
@@ -93,6 +93,11 @@ int bpc__bc_exec(bpc__bc_call_t *C);
  */
 int bpc__bcast_sched_check(const char *name, int rows, int cols, const int *sources, int s,
                            int *missing, int *steps, long long *msgs);
+
+/* The cost model of `auto` (bcast.c, doc/bcast.md "Choosing"): the
+ * modelled time in seconds of running row's schedule per process, with
+ * every item of L bytes. */
+double bpc__bc_model(bpc__bc_call_t *C, const bpc__algo_t *row, double L);
 
 /* Algorithms (rows' run functions; `call` is a bpc__bc_call_t). */
 int bpc__bc_br_lin(void *call);

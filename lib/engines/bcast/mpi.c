@@ -49,14 +49,7 @@ int bpc__bc_mpi(void *call)
     rk[i] = bpc__assign_rank(C->assign, g);
     if (rk[i] != me)
       continue;
-    const void *item = NULL;
-    int u = C->item_of(g, &item, C->user);
-    if (u != 0) {
-      if (cb_rc == BPC_OK)
-        cb_rc = bpc__err(ctx, BPC_ECALLBACK, "bpc_bcast: item callback for source %d returned %d",
-                         g, u);
-      item = NULL;
-    }
+    const void *item = C->items[i];
     if (C->type->kind == BPC_TYPE_CONTIGUOUS) {
       const bpc_buf_t *b = item;
       if (b != NULL && b->count > 0) {
