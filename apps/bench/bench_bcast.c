@@ -35,6 +35,7 @@ typedef struct bc_state {
   int first;              /* the first local gid, or -1 */
   long long delivered;
   int rep;
+  int reposition;
 } bc_state_t;
 
 static int bc_item(int src, const void **item, void *user)
@@ -89,6 +90,7 @@ static int bc_run_bpc(void *st)
   bpc_type_t t = bpc_type_contiguous(1, MPI_BYTE);
   bpc_bcast_params_t P = bpc_bcast_params_default();
   P.algorithm = S->algo;
+  P.reposition = S->reposition;
   S->delivered = 0;
   return bpc_bcast(S->env->ctx, S->a, &t, S->src, S->s, bc_item, bc_recv, S, &P, NULL);
 }
@@ -134,6 +136,7 @@ static const bench_eopt_t bc_options[] = {
     {"dist", "NAME", "source distribution: row, col, equal, rdiag, ldiag, band, cross, block, "
                      "random (default: every one)"},
     {"s", "N", "number of sources (default: 1, 2, p/4, p/2, p)"},
+    {"reposition", NULL, "move the sources to each algorithm's ideal distribution first"},
     {NULL, NULL, NULL},
 };
 
@@ -205,6 +208,7 @@ static int bc_run(bench_env_t *env)
         S.src_rank = src_rank;
         S.bytes = B;
         S.first = nl > 0 ? gids[0] : -1;
+        S.reposition = bench_eopt(env, "reposition") != NULL;
         S.items = calloc((size_t)s, B + 8);
         S.got = calloc((size_t)s, B + 8);
         S.base = calloc((size_t)s, B + 8);

@@ -62,6 +62,11 @@ typedef struct bpc_bcast_params {
    * largest divisor of nblocks not above its square root). Must be the
    * same on every rank. */
   int rows, cols;
+  /* 1: repositioning: first move the source items to the algorithm's
+   * ideal distribution (one step, one message per moved item), then run
+   * the algorithm from there (doc/bcast.md; no effect on 2step and mpi).
+   * 0 (default): no. Must be the same on every rank. */
+  int reposition;
 } bpc_bcast_params_t;
 
 /* Parameters with every field at its default (auto, OpenMP default
@@ -101,7 +106,7 @@ typedef struct bpc_bcast_info {
  * BPC_EDIVS (rows x cols is not nblocks), BPC_ETYPE (bad type), BPC_EALGO
  * (unknown algorithm, also in BPC_BCAST_ALGORITHM), BPC_EMISMATCH (valid
  * arguments that differ between ranks: block count, sources, mesh,
- * algorithm, type kind or element size), BPC_ECALLBACK (an item, recv,
+ * reposition, algorithm, type kind or element size), BPC_ECALLBACK (an item, recv,
  * pack or unpack callback failed on some rank; the schedule still
  * completes), BPC_ETRUNC (a contiguous item whose size is not a multiple of
  * the element size), BPC_ENOMEM, BPC_EMPI.

@@ -127,12 +127,13 @@ static void br_s_destroy(void *item, void *user)
 
 /*
  * Run bpc_bcast on `a` with the given sources, algorithm and mesh
- * (rows = cols = 0: automatic) and check every delivery. Returns the call's
+ * (rows = cols = 0: automatic), repositioning or not, and check every delivery. Returns the call's
  * code; *bad gets the number of wrong deliveries (and missing ones), why a
  * description of the first.
  */
 static inline int br_run(bpc_ctx_t *ctx, const bpc_assign_t *a, const int *sources, int s,
                          const char *algo, int rows, int cols, int custom, int salt, int fail_here,
+                         int reposition,
                          int *bad, char *why, size_t whylen, bpc_bcast_info_t *info)
 {
   int n = 0;
@@ -167,6 +168,7 @@ static inline int br_run(bpc_ctx_t *ctx, const bpc_assign_t *a, const int *sourc
   P.algorithm = algo;
   P.rows = rows;
   P.cols = cols;
+  P.reposition = reposition;
   int rc = bpc_bcast(ctx, a, &t, sources, s, br_item, br_recv, &u, &P, info);
   if (rc == BPC_OK)
     for (int l = 0; l < u.nl; l++)

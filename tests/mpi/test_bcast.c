@@ -44,10 +44,11 @@ static void one(const bpc_assign_t *a, int n, int rows, int cols, const char *al
   bpc_bcast_info_t info;
   memset(&info, 0, sizeof info);
   const int salt = n * 17 + s + kind;
-  int rc = br_run(ctx, a, src, s, algo, rows, cols, custom, salt, 0, &bad, why, sizeof why,
+  const int rep = (s + kind + n) % 2;
+  int rc = br_run(ctx, a, src, s, algo, rows, cols, custom, salt, 0, rep, &bad, why, sizeof why,
                   &info);
-  T_CHECK(rc == BPC_OK && bad == 0, "%s n=%d mesh %dx%d %s s=%d custom=%d: %s (%s), %d bad: %s",
-          algo, n, rows, cols, bpc__bcast_dist_name(kind), s, custom, bpc_err_name(rc),
+  T_CHECK(rc == BPC_OK && bad == 0, "%s n=%d mesh %dx%d %s s=%d custom=%d rep=%d: %s (%s), %d bad: %s",
+          algo, n, rows, cols, bpc__bcast_dist_name(kind), s, custom, rep, bpc_err_name(rc),
           bpc_last_error(ctx), bad, why);
   /* every process with blocks gets every item exactly once */
   int *has = calloc((size_t)t_size, sizeof(int));
@@ -134,7 +135,7 @@ START_TEST(test_bcast_callback)
   int src[2] = {0, n - 1};
   int bad = 0;
   char why[256];
-  int rc = br_run(ctx, a, src, 2, "br_lin", 0, 0, 0, 5, t_rank == t_size - 1, &bad, why,
+  int rc = br_run(ctx, a, src, 2, "br_lin", 0, 0, 0, 5, t_rank == t_size - 1, 0, &bad, why,
                   sizeof why, NULL);
   T_CHECK(rc == BPC_ECALLBACK, "got %s", bpc_err_name(rc));
   bpc_assign_destroy(&a);
@@ -158,6 +159,7 @@ static const bad_case_t bad_cases[] = {
     {"element size differs", BPC_EMISMATCH, 1, "element size"},
     {"algorithm differs", BPC_EMISMATCH, 1, "algorithm"},
     {"mesh differs", BPC_EMISMATCH, 1, "mesh rows"},
+    {"reposition differs", BPC_EMISMATCH, 1, "reposition"},
 };
 #define NBAD ((int)(sizeof bad_cases / sizeof bad_cases[0]))
 
@@ -214,6 +216,7 @@ START_TEST(test_bcast_bad_rank)
         case 12: t = &td; break;
         case 13: P.algorithm = "2step"; break;
         case 14: P.rows = 1; P.cols = n; break;
+        case 15: P.reposition = 1; break;
         }
       }
       if (c == 13 && !bad)

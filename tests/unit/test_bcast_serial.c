@@ -100,9 +100,12 @@ START_TEST(test_schedules)
           ck_assert_int_eq(bpc__bcast_dist(d, r, c, s, 3u, src), BPC_OK);
           int miss = -1, steps = -1;
           long long msgs = -1;
-          int rc = bpc__bcast_sched_check(tab[k].name, r, c, src, s, &miss, &steps, &msgs);
-          ck_assert_msg(rc == BPC_OK, "%s %dx%d %s s=%d: %s, %d missing", tab[k].name, r, c,
-                        bpc__bcast_dist_name(d), s, bpc_err_name(rc), miss);
+          for (int rep = 1; rep >= 0; rep--) { /* repositioned, then plain (checked below) */
+            int rc = bpc__bcast_sched_check(tab[k].name, r, c, src, s, rep, &miss, &steps, &msgs);
+            ck_assert_msg(rc == BPC_OK, "%s %dx%d %s s=%d reposition=%d: %s, %d missing",
+                          tab[k].name, r, c, bpc__bcast_dist_name(d), s, rep, bpc_err_name(rc),
+                          miss);
+          }
           /* steps: ceil(log2 p) (+ 1 for 2step's gather, + 2 for xor's
            * fold, + 1 for the two phases of the xy ones) */
           ck_assert_msg(steps <= lg + 2 + (r > 1 && c > 1), "%s %dx%d: %d steps", tab[k].name,
@@ -113,7 +116,7 @@ START_TEST(test_schedules)
             ck_assert_int_eq(msgs, p - 1); /* one binomial tree */
         }
   }
-  ck_assert_int_eq(bpc__bcast_sched_check("nope", 2, 2, src, 0, NULL, NULL, NULL), BPC_EALGO);
+  ck_assert_int_eq(bpc__bcast_sched_check("nope", 2, 2, src, 0, 0, NULL, NULL, NULL), BPC_EALGO);
 }
 END_TEST
 
@@ -127,10 +130,11 @@ static void one(const bpc_assign_t *a, int n, int rows, int cols, const char *al
   int bad = 0;
   char why[256];
   bpc_bcast_info_t info;
-  int rc = br_run(ctx, a, src, s, algo, rows, cols, custom, n * 31 + s, 0, &bad, why, sizeof why,
+  const int rep = (s + kind + n) % 2;
+  int rc = br_run(ctx, a, src, s, algo, rows, cols, custom, n * 31 + s, 0, rep, &bad, why, sizeof why,
                   &info);
-  ck_assert_msg(rc == BPC_OK && bad == 0, "%s n=%d mesh %dx%d %s s=%d custom=%d: %s, %d bad: %s",
-                algo, n, rows, cols, bpc__bcast_dist_name(kind), s, custom, bpc_err_name(rc), bad,
+  ck_assert_msg(rc == BPC_OK && bad == 0, "%s n=%d mesh %dx%d %s s=%d custom=%d rep=%d: %s, %d bad: %s",
+                algo, n, rows, cols, bpc__bcast_dist_name(kind), s, custom, rep, bpc_err_name(rc), bad,
                 why);
   ck_assert_str_eq(info.name, algo);
   ck_assert_int_eq(info.msgs_sent, 0); /* serial: everything is local */
@@ -202,12 +206,12 @@ START_TEST(test_errors)
   /* a failing recv callback: BPC_ECALLBACK */
   int bad = 0;
   char why[256];
-  ck_assert_int_eq(br_run(ctx, a, src, 3, "br_lin", 0, 0, 0, 1, 1, &bad, why, sizeof why, NULL),
+  ck_assert_int_eq(br_run(ctx, a, src, 3, "br_lin", 0, 0, 0, 1, 1, 0, &bad, why, sizeof why, NULL),
                    BPC_ECALLBACK);
   /* defaults: auto's cost model on one process (every schedule costs
    * nothing: the first row), a 2 x 3 mesh */
   bpc_bcast_info_t info;
-  ck_assert_int_eq(br_run(ctx, a, src, 3, NULL, 0, 0, 0, 1, 0, &bad, why, sizeof why, &info),
+  ck_assert_int_eq(br_run(ctx, a, src, 3, NULL, 0, 0, 0, 1, 0, 0, &bad, why, sizeof why, &info),
                    BPC_OK);
   ck_assert_int_eq(bad, 0);
   ck_assert_int_eq(info.algorithm, BPC_BCAST_BR_LIN);

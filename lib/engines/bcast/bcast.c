@@ -20,6 +20,7 @@
 #include "comm/coll.h"
 #include "datatype/datatype.h"
 #include "decomp/decomp.h"
+#include "patterns/patterns.h"
 
 static const bpc__algo_t bc_rows[] = {
     {{BPC_BCAST_BR_LIN, "br_lin",
@@ -54,6 +55,51 @@ bpc_bcast_params_t bpc_bcast_params_default(void)
 #define BC_ALPHA 2e-6
 #define BC_BETA 2e-10
 
+int bpc__bc_run_row(bpc__bc_call_t *C, const bpc__algo_t *row)
+{
+  const int id = row->info.id, s = C->s, p = C->p;
+  if (!C->reposition || s == 0 || id == BPC_BCAST_MPI || id == BPC_BCAST_2STEP)
+    return row->run(C);
+  const int kind = id == BPC_BCAST_BR_LIN         ? BPC__BDIST_LDIAG
+                   : id == BPC_BCAST_BR_XY_SOURCE ? BPC__BDIST_ROW
+                   : id == BPC_BCAST_BR_XY_DIM    ? (C->cols >= C->rows ? BPC__BDIST_COL
+                                                                        : BPC__BDIST_ROW)
+                                                  : BPC__BDIST_EQUAL;
+  int *T = malloc(sizeof(int) * (size_t)s);
+  unsigned char *inT = calloc((size_t)p, 1), *used = calloc((size_t)p, 1);
+  int rc = BPC_OK;
+  if (T == NULL || inT == NULL || used == NULL ||
+      bpc__bcast_dist(kind, C->rows, C->cols, s, 0u, T) != BPC_OK) {
+    rc = bpc__err(C->ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
+  } else {
+    for (int i = 0; i < s; i++)
+      inT[T[i]] = 1;
+    for (int i = 0; i < s; i++)
+      if (inT[C->ids[i]])
+        used[C->ids[i]] = 1;
+    int j = 0;
+    for (int i = 0; i < s; i++)
+      if (!inT[C->ids[i]]) {
+        while (used[T[j]])
+          j++;
+        used[T[j]] = 1;
+        bpc__bc_add(&C->S, 0, C->ids[i], T[j]);
+      }
+    if (C->S.nsteps < 1)
+      C->S.nsteps = 1;
+    C->S.base = 1;
+    const int *save = C->sources;
+    C->sources = T;
+    rc = row->run(C);
+    C->sources = save;
+    C->S.base = 0;
+  }
+  free(T);
+  free(inT);
+  free(used);
+  return rc;
+}
+
 double bpc__bc_model(bpc__bc_call_t *C0, const bpc__algo_t *row, double L)
 {
   const int nr = C0->ctx->size, s = C0->s;
@@ -73,7 +119,7 @@ double bpc__bc_model(bpc__bc_call_t *C0, const bpc__algo_t *row, double L)
   uint64_t *K = calloc((size_t)nr * (size_t)W, sizeof(uint64_t));
   uint64_t *inc = calloc((size_t)nr * (size_t)W, sizeof(uint64_t));
   long long *load = calloc((size_t)nr * 4, sizeof(long long));
-  if (row->run(&C) != BPC_OK || C.S.err != BPC_OK || rk == NULL || K == NULL || inc == NULL ||
+  if (bpc__bc_run_row(&C, row) != BPC_OK || C.S.err != BPC_OK || rk == NULL || K == NULL || inc == NULL ||
       load == NULL) {
     T = 1e30;
     goto out;
@@ -81,7 +127,7 @@ double bpc__bc_model(bpc__bc_call_t *C0, const bpc__algo_t *row, double L)
   for (int g = 0; g < C.p; g++)
     rk[g] = bpc__assign_rank(C.assign, g);
   for (int i = 0; i < s; i++)
-    K[(size_t)rk[C.sources[i]] * W + (i >> 6)] |= (uint64_t)1 << (i & 63);
+    K[(size_t)rk[C.ids[i]] * W + (i >> 6)] |= (uint64_t)1 << (i & 63);
   for (int t = 0; t < C.S.nsteps; t++) {
     memset(load, 0, sizeof(long long) * 4 * (size_t)nr);
     for (int e = 0; e < C.S.n; e++) {
@@ -220,6 +266,7 @@ int bpc_bcast(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type
   bpc__sig_int(&sig, "nblocks", ok ? assign->nblocks : 0);
   bpc__sig_int(&sig, "mesh rows", ok ? rows : 0);
   bpc__sig_int(&sig, "mesh cols", ok ? cols : 0);
+  bpc__sig_int(&sig, "reposition", ok ? P.reposition != 0 : 0);
   bpc__sig_int(&sig, "nsources", ok ? nsources : 0);
   bpc__sig_bytes(&sig, "sources", ok ? sources : NULL, ok ? sizeof(int) * (size_t)nsources : 0);
   bpc__sig_type(&sig, ok ? type : NULL);
@@ -237,6 +284,8 @@ int bpc_bcast(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type
   C.assign = assign;
   C.type = type;
   C.sources = sources;
+  C.ids = sources;
+  C.reposition = P.reposition != 0;
   C.s = nsources;
   C.p = assign->nblocks;
   C.rows = rows;
@@ -256,7 +305,7 @@ int bpc_bcast(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type
   }
   rc = bpc__exch_open(ctx, "bcast", bpc__assign_rank_cb, assign, &C.ex);
   if (rc == BPC_OK) {
-    rc = row->run(&C);
+    rc = bpc__bc_run_row(&C, row);
     int rc2 = bpc__exch_close(&C.ex);
     if (rc == BPC_OK)
       rc = rc2;

@@ -36,6 +36,7 @@ void bpc__bc_add(bpc__bc_sched_t *S, int step, int from, int to)
 {
   if (S->err != BPC_OK)
     return;
+  step += S->base;
   if (S->n == S->cap) {
     int nc = S->cap ? 2 * S->cap : 64;
     int *a = realloc(S->step, sizeof(int) * (size_t)nc);
@@ -153,7 +154,7 @@ int bpc__bc_deliver(bpc__bc_call_t *C, const bpc__bc_item_t *it, int *cb_rc_)
   for (int i = 0; i < s && nl > 0; i++)
     if (!it[i].have) {
       rc = bpc__err(ctx, BPC_ESTATE, "bpc_bcast: schedule left source %d's item out of rank %d",
-                    C->sources[i], C->ctx->rank);
+                    C->ids[i], C->ctx->rank);
       return rc;
     }
   if (nl > 0 && cb_rc == BPC_OK) {
@@ -165,7 +166,7 @@ int bpc__bc_deliver(bpc__bc_call_t *C, const bpc__bc_item_t *it, int *cb_rc_)
       if (C->type->kind == BPC_TYPE_CONTIGUOUS) {
         if (it[i].bytes % C->type->elem_size != 0)
           cb_rc = bpc__err(ctx, BPC_ETRUNC, "bpc_bcast: item of source %d: %zu bytes, not a "
-                           "multiple of the element size %zu", C->sources[i], it[i].bytes,
+                           "multiple of the element size %zu", C->ids[i], it[i].bytes,
                            C->type->elem_size);
         view[i].data = (void *)it[i].data;
         view[i].count = it[i].bytes / C->type->elem_size;
@@ -176,10 +177,10 @@ int bpc__bc_deliver(bpc__bc_call_t *C, const bpc__bc_item_t *it, int *cb_rc_)
     }
     for (int l = 0; l < nl && cb_rc == BPC_OK; l++)
       for (int i = 0; i < s && cb_rc == BPC_OK; i++) {
-        int u = C->recv(loc[l], C->sources[i], obj[i], C->user);
+        int u = C->recv(loc[l], C->ids[i], obj[i], C->user);
         if (u != 0)
           cb_rc = bpc__err(ctx, BPC_ECALLBACK, "bpc_bcast: recv callback for block %d, "
-                           "source %d returned %d", loc[l], C->sources[i], u);
+                           "source %d returned %d", loc[l], C->ids[i], u);
       }
     if (C->type->kind == BPC_TYPE_CUSTOM && obj != NULL)
       for (int i = 0; i < s; i++)
@@ -250,7 +251,7 @@ int bpc__bc_exec(bpc__bc_call_t *C)
 
   /* initial knowledge and this rank's own items */
   for (int i = 0; i < s; i++) {
-    const int g = C->sources[i], r = rk[g];
+    const int g = C->ids[i], r = rk[g];
     K[(size_t)r * W + (i >> 6)] |= (uint64_t)1 << (i & 63);
     if (r != me)
       continue;
@@ -326,7 +327,7 @@ int bpc__bc_exec(bpc__bc_call_t *C)
         int np = 0;
         for (int j = 0; j < n; j++) {
           const bpc__bc_item_t *x = &it[idx[j]];
-          head[2 * j] = C->sources[idx[j]];
+          head[2 * j] = C->ids[idx[j]];
           head[2 * j + 1] = (int64_t)x->bytes;
           if (x->bytes > 0) {
             parts[np].data = x->data;
@@ -381,7 +382,7 @@ int bpc__bc_exec(bpc__bc_call_t *C)
       const int64_t *head = m->data;
       int ok = m->bytes == sizeof(int64_t) * 2 * (size_t)R->n;
       for (int j = 0; ok && j < R->n; j++)
-        ok = head[2 * j] == C->sources[R->idx[j]] && head[2 * j + 1] >= 0;
+        ok = head[2 * j] == C->ids[R->idx[j]] && head[2 * j + 1] >= 0;
       if (!ok) {
         bpc__msg_release(C->ex, m);
         rc = bpc__err(ctx, BPC_ETRUNC, "bpc_bcast: malformed message from block %d to %d",
@@ -417,7 +418,7 @@ int bpc__bc_exec(bpc__bc_call_t *C)
         if (pm->bytes != x->bytes) {
           bpc__msg_release(C->ex, m);
           rc = bpc__err(ctx, BPC_ETRUNC, "bpc_bcast: item of source %d: %zu bytes, head says %zu",
-                        C->sources[R->idx[j]], pm->bytes, x->bytes);
+                        C->ids[R->idx[j]], pm->bytes, x->bytes);
           goto out;
         }
         x->data = pm->data;
@@ -462,7 +463,7 @@ out:
 }
 
 int bpc__bcast_sched_check(const char *name, int rows, int cols, const int *sources, int s,
-                           int *missing, int *steps, long long *msgs)
+                           int reposition, int *missing, int *steps, long long *msgs)
 {
   const bpc__algo_t *row = bpc__algo_find(&bpc__engine_bcast, name);
   if (row == NULL)
@@ -472,12 +473,14 @@ int bpc__bcast_sched_check(const char *name, int rows, int cols, const int *sour
   bpc__bc_call_t C;
   memset(&C, 0, sizeof C);
   C.sources = sources;
+  C.ids = sources;
   C.s = s;
   C.p = rows * cols;
   C.rows = rows;
   C.cols = cols;
   C.plan_only = 1;
-  int rc = row->run(&C);
+  C.reposition = reposition;
+  int rc = bpc__bc_run_row(&C, row);
   const int p = C.p, W = (s + 63) / 64 > 0 ? (s + 63) / 64 : 1;
   uint64_t *K = calloc((size_t)p * (size_t)W, sizeof(uint64_t));
   uint64_t *inc = calloc((size_t)p * (size_t)W, sizeof(uint64_t));

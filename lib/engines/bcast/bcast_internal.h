@@ -28,6 +28,7 @@ typedef struct bpc__bc_sched {
   int n, cap;
   int *step, *from, *to;
   int nsteps; /* 1 + the largest step added */
+  int base;   /* added to every step given to bpc__bc_add (repositioning) */
   int err;    /* BPC_ENOMEM when an add failed */
 } bpc__bc_sched_t;
 
@@ -37,7 +38,8 @@ typedef struct bpc__bc_call {
   bpc__exch_t *ex;
   const bpc_assign_t *assign;
   const bpc_type_t *type;
-  const int *sources; /* ascending gids */
+  const int *sources; /* ascending gids: where the schedule starts */
+  const int *ids;     /* the items' source gids (== sources unless repositioned) */
   int s;              /* number of sources */
   int p;              /* number of blocks */
   int rows, cols;     /* mesh view: rows * cols == p */
@@ -45,6 +47,7 @@ typedef struct bpc__bc_call {
   bpc_bcast_recv_fn recv;
   void *user;
   bpc__bc_sched_t S;
+  int reposition; /* move the sources to the row's ideal distribution first */
   int plan_only; /* 1: build the schedule, do not run it (bpc__bcast_sched_check) */
   /* results for info */
   int steps;
@@ -77,6 +80,17 @@ typedef struct bpc__bc_item {
 /* Hand every item to every local block (bcast_exec.c); see there. */
 int bpc__bc_deliver(bpc__bc_call_t *C, const bpc__bc_item_t *it, int *cb_rc);
 
+/*
+ * Run a row, with repositioning when C->reposition is set (params.reposition;
+ * not for 2step and mpi): step 0 moves every source item whose block is not
+ * in the row's ideal distribution (br_lin: left diagonal, br_xy_source: row,
+ * br_xy_dim: column when rows go first, else row; xor: equal) to a free
+ * block of it, then the row's schedule runs from step 1 with the ideal
+ * positions as its sources (C->sources), while the items keep their
+ * identity (C->ids). bcast.c.
+ */
+int bpc__bc_run_row(bpc__bc_call_t *C, const bpc__algo_t *row);
+
 /* Run a built schedule: simulate it per process (who knows what), send and
  * receive the combined messages, deliver every item to every local block.
  * Returns a messaging error at once; callback failures after the schedule
@@ -85,14 +99,14 @@ int bpc__bc_exec(bpc__bc_call_t *C);
 
 /*
  * Test hook: build algorithm `name`'s schedule for p = rows x cols blocks
- * and these sources, and simulate it with every block its own process.
+ * and these sources (repositioned first when `reposition`), and simulate it with every block its own process.
  * BPC_OK when every block ends with every item, BPC_ESTATE (with *missing
  * = the number of (block, item) pairs left out) otherwise; *steps and
  * *msgs (transfers that carry something: the paper's messages with one
  * block per processor) may be NULL. BPC_EALGO, BPC_EINVAL, BPC_ENOMEM.
  */
 int bpc__bcast_sched_check(const char *name, int rows, int cols, const int *sources, int s,
-                           int *missing, int *steps, long long *msgs);
+                           int reposition, int *missing, int *steps, long long *msgs);
 
 /* The cost model of `auto` (bcast.c, doc/bcast.md "Choosing"): the
  * modelled time in seconds of running row's schedule per process, with

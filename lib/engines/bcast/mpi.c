@@ -45,7 +45,7 @@ int bpc__bc_mpi(void *call)
     goto out;
   }
   for (int i = 0; i < s; i++) {
-    const int g = C->sources[i];
+    const int g = C->ids[i];
     rk[i] = bpc__assign_rank(C->assign, g);
     if (rk[i] != me)
       continue;
