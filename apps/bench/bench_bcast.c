@@ -35,7 +35,7 @@ typedef struct bc_state {
   int first;              /* the first local gid, or -1 */
   long long delivered;
   int rep;
-  int reposition;
+  int reposition, partition;
 } bc_state_t;
 
 static int bc_item(int src, const void **item, void *user)
@@ -91,6 +91,7 @@ static int bc_run_bpc(void *st)
   bpc_bcast_params_t P = bpc_bcast_params_default();
   P.algorithm = S->algo;
   P.reposition = S->reposition;
+  P.partition = S->partition;
   S->delivered = 0;
   return bpc_bcast(S->env->ctx, S->a, &t, S->src, S->s, bc_item, bc_recv, S, &P, NULL);
 }
@@ -137,6 +138,7 @@ static const bench_eopt_t bc_options[] = {
                      "random (default: every one)"},
     {"s", "N", "number of sources (default: 1, 2, p/4, p/2, p)"},
     {"reposition", NULL, "move the sources to each algorithm's ideal distribution first"},
+    {"partition", NULL, "run each algorithm in two halves, then one exchange between them"},
     {NULL, NULL, NULL},
 };
 
@@ -209,6 +211,7 @@ static int bc_run(bench_env_t *env)
         S.bytes = B;
         S.first = nl > 0 ? gids[0] : -1;
         S.reposition = bench_eopt(env, "reposition") != NULL;
+        S.partition = bench_eopt(env, "partition") != NULL;
         S.items = calloc((size_t)s, B + 8);
         S.got = calloc((size_t)s, B + 8);
         S.base = calloc((size_t)s, B + 8);

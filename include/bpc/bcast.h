@@ -67,6 +67,11 @@ typedef struct bpc_bcast_params {
    * the algorithm from there (doc/bcast.md; no effect on 2step and mpi).
    * 0 (default): no. Must be the same on every rank. */
   int reposition;
+  /* 1: partitioning: cut the mesh in two halves (rows, or a line in two),
+   * run the algorithm inside both halves at once, then one exchange step
+   * between them (doc/bcast.md; combines with reposition; no effect on
+   * mpi). 0 (default): no. Must be the same on every rank. */
+  int partition;
 } bpc_bcast_params_t;
 
 /* Parameters with every field at its default (auto, OpenMP default
@@ -106,7 +111,7 @@ typedef struct bpc_bcast_info {
  * BPC_EDIVS (rows x cols is not nblocks), BPC_ETYPE (bad type), BPC_EALGO
  * (unknown algorithm, also in BPC_BCAST_ALGORITHM), BPC_EMISMATCH (valid
  * arguments that differ between ranks: block count, sources, mesh,
- * reposition, algorithm, type kind or element size), BPC_ECALLBACK (an item, recv,
+ * reposition, partition, algorithm, type kind or element size), BPC_ECALLBACK (an item, recv,
  * pack or unpack callback failed on some rank; the schedule still
  * completes), BPC_ETRUNC (a contiguous item whose size is not a multiple of
  * the element size), BPC_ENOMEM, BPC_EMPI.

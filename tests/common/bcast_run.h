@@ -168,7 +168,8 @@ static inline int br_run(bpc_ctx_t *ctx, const bpc_assign_t *a, const int *sourc
   P.algorithm = algo;
   P.rows = rows;
   P.cols = cols;
-  P.reposition = reposition;
+  P.reposition = reposition & 1; /* bit 0: reposition, bit 1: partition */
+  P.partition = (reposition >> 1) & 1;
   int rc = bpc_bcast(ctx, a, &t, sources, s, br_item, br_recv, &u, &P, info);
   if (rc == BPC_OK)
     for (int l = 0; l < u.nl; l++)

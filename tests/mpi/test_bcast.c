@@ -44,7 +44,7 @@ static void one(const bpc_assign_t *a, int n, int rows, int cols, const char *al
   bpc_bcast_info_t info;
   memset(&info, 0, sizeof info);
   const int salt = n * 17 + s + kind;
-  const int rep = (s + kind + n) % 2;
+  const int rep = (s + kind + n) % 4;
   int rc = br_run(ctx, a, src, s, algo, rows, cols, custom, salt, 0, rep, &bad, why, sizeof why,
                   &info);
   T_CHECK(rc == BPC_OK && bad == 0, "%s n=%d mesh %dx%d %s s=%d custom=%d rep=%d: %s (%s), %d bad: %s",
@@ -160,6 +160,7 @@ static const bad_case_t bad_cases[] = {
     {"algorithm differs", BPC_EMISMATCH, 1, "algorithm"},
     {"mesh differs", BPC_EMISMATCH, 1, "mesh rows"},
     {"reposition differs", BPC_EMISMATCH, 1, "reposition"},
+    {"partition differs", BPC_EMISMATCH, 1, "partition"},
 };
 #define NBAD ((int)(sizeof bad_cases / sizeof bad_cases[0]))
 
@@ -217,6 +218,7 @@ START_TEST(test_bcast_bad_rank)
         case 13: P.algorithm = "2step"; break;
         case 14: P.rows = 1; P.cols = n; break;
         case 15: P.reposition = 1; break;
+        case 16: P.partition = 1; break;
         }
       }
       if (c == 13 && !bad)

@@ -100,9 +100,9 @@ START_TEST(test_schedules)
           ck_assert_int_eq(bpc__bcast_dist(d, r, c, s, 3u, src), BPC_OK);
           int miss = -1, steps = -1;
           long long msgs = -1;
-          for (int rep = 1; rep >= 0; rep--) { /* repositioned, then plain (checked below) */
+          for (int rep = 3; rep >= 0; rep--) { /* bit 0 reposition, bit 1 partition; plain last */
             int rc = bpc__bcast_sched_check(tab[k].name, r, c, src, s, rep, &miss, &steps, &msgs);
-            ck_assert_msg(rc == BPC_OK, "%s %dx%d %s s=%d reposition=%d: %s, %d missing",
+            ck_assert_msg(rc == BPC_OK, "%s %dx%d %s s=%d flags=%d: %s, %d missing",
                           tab[k].name, r, c, bpc__bcast_dist_name(d), s, rep, bpc_err_name(rc),
                           miss);
           }
@@ -130,7 +130,7 @@ static void one(const bpc_assign_t *a, int n, int rows, int cols, const char *al
   int bad = 0;
   char why[256];
   bpc_bcast_info_t info;
-  const int rep = (s + kind + n) % 2;
+  const int rep = (s + kind + n) % 4;
   int rc = br_run(ctx, a, src, s, algo, rows, cols, custom, n * 31 + s, 0, rep, &bad, why, sizeof why,
                   &info);
   ck_assert_msg(rc == BPC_OK && bad == 0, "%s n=%d mesh %dx%d %s s=%d custom=%d rep=%d: %s, %d bad: %s",

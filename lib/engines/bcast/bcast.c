@@ -55,23 +55,89 @@ bpc_bcast_params_t bpc_bcast_params_default(void)
 #define BC_ALPHA 2e-6
 #define BC_BETA 2e-10
 
+/* The row's schedule in two halves plus the final exchange, built only
+ * (C->S); positions = where the sources start (ascending). */
+static int bc_partition(bpc__bc_call_t *C, const bpc__algo_t *row, const int *pos)
+{
+  const int R = C->rows, Cc = C->cols, p = C->p, s = C->s;
+  const int by_rows = R >= 2;
+  const int r1 = by_rows ? R / 2 : 1, c1 = by_rows ? Cc : Cc / 2;
+  const int p1 = r1 * c1, p2 = p - p1;
+  int *map = malloc(sizeof(int) * (size_t)p), *vs = malloc(sizeof(int) * (size_t)(s + 1));
+  if (map == NULL || vs == NULL) {
+    free(map);
+    free(vs);
+    return bpc__err(C->ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
+  }
+  /* half 0: gids of rows [0, r1) (or columns [0, c1) of the line), in
+   * row-major order; half 1: the rest */
+  int k = 0;
+  for (int g = 0; g < p; g++)
+    if (by_rows ? g / Cc < r1 : g % Cc < c1)
+      map[k++] = g;
+  for (int g = 0; g < p; g++)
+    if (!(by_rows ? g / Cc < r1 : g % Cc < c1))
+      map[k++] = g;
+  int rc = BPC_OK;
+  for (int h = 0; h < 2 && rc == BPC_OK; h++) {
+    const int off = h ? p1 : 0, n = h ? p2 : p1;
+    bpc__bc_call_t H = *C;
+    H.p = n;
+    H.rows = by_rows ? (h ? R - r1 : r1) : 1;
+    H.cols = by_rows ? Cc : (h ? Cc - c1 : c1);
+    H.plan_only = 1;
+    H.reposition = 0;
+    H.partition = 0;
+    H.s = 0;
+    for (int i = 0; i < s; i++) /* virtual index of each source in this half */
+      for (int v = 0; v < n; v++)
+        if (map[off + v] == pos[i]) {
+          vs[H.s++] = v;
+          break;
+        }
+    H.sources = vs;
+    H.S.map = map + off;
+    rc = row->run(&H);
+    C->S = H.S;
+    C->S.map = NULL;
+  }
+  if (rc == BPC_OK && p1 > 0 && p2 > 0) {
+    const int t = C->S.nsteps - C->S.base;
+    for (int v = 0; v < p2; v++) {
+      if (v < p1)
+        bpc__bc_xchg(&C->S, t, map[v], map[p1 + v]);
+      else
+        bpc__bc_add(&C->S, t, map[v % p1], map[p1 + v]);
+    }
+  }
+  free(map);
+  free(vs);
+  return rc;
+}
+
 int bpc__bc_run_row(bpc__bc_call_t *C, const bpc__algo_t *row)
 {
   const int id = row->info.id, s = C->s, p = C->p;
-  if (!C->reposition || s == 0 || id == BPC_BCAST_MPI || id == BPC_BCAST_2STEP)
+  const int part = C->partition && id != BPC_BCAST_MPI && p >= 2;
+  if ((!C->reposition || s == 0 || id == BPC_BCAST_MPI || id == BPC_BCAST_2STEP) && !part)
     return row->run(C);
-  const int kind = id == BPC_BCAST_BR_LIN         ? BPC__BDIST_LDIAG
-                   : id == BPC_BCAST_BR_XY_SOURCE ? BPC__BDIST_ROW
-                   : id == BPC_BCAST_BR_XY_DIM    ? (C->cols >= C->rows ? BPC__BDIST_COL
-                                                                        : BPC__BDIST_ROW)
-                                                  : BPC__BDIST_EQUAL;
-  int *T = malloc(sizeof(int) * (size_t)s);
+  int *T = malloc(sizeof(int) * (size_t)(s + 1));
   unsigned char *inT = calloc((size_t)p, 1), *used = calloc((size_t)p, 1);
   int rc = BPC_OK;
-  if (T == NULL || inT == NULL || used == NULL ||
-      bpc__bcast_dist(kind, C->rows, C->cols, s, 0u, T) != BPC_OK) {
+  if (T == NULL || inT == NULL || used == NULL) {
     rc = bpc__err(C->ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
-  } else {
+    goto out;
+  }
+  if (C->reposition && s > 0 && id != BPC_BCAST_MPI && id != BPC_BCAST_2STEP) {
+    const int kind = id == BPC_BCAST_BR_LIN         ? BPC__BDIST_LDIAG
+                     : id == BPC_BCAST_BR_XY_SOURCE ? BPC__BDIST_ROW
+                     : id == BPC_BCAST_BR_XY_DIM    ? (C->cols >= C->rows ? BPC__BDIST_COL
+                                                                          : BPC__BDIST_ROW)
+                                                    : BPC__BDIST_EQUAL;
+    if (bpc__bcast_dist(kind, C->rows, C->cols, s, 0u, T) != BPC_OK) {
+      rc = bpc__err(C->ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
+      goto out;
+    }
     for (int i = 0; i < s; i++)
       inT[T[i]] = 1;
     for (int i = 0; i < s; i++)
@@ -88,12 +154,23 @@ int bpc__bc_run_row(bpc__bc_call_t *C, const bpc__algo_t *row)
     if (C->S.nsteps < 1)
       C->S.nsteps = 1;
     C->S.base = 1;
+  } else {
+    for (int i = 0; i < s; i++)
+      T[i] = C->ids[i];
+  }
+  if (part) {
+    rc = bc_partition(C, row, T);
+    C->S.base = 0;
+    if (rc == BPC_OK)
+      rc = C->plan_only ? BPC_OK : bpc__bc_exec(C);
+  } else {
     const int *save = C->sources;
     C->sources = T;
     rc = row->run(C);
     C->sources = save;
     C->S.base = 0;
   }
+out:
   free(T);
   free(inT);
   free(used);
@@ -267,6 +344,7 @@ int bpc_bcast(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type
   bpc__sig_int(&sig, "mesh rows", ok ? rows : 0);
   bpc__sig_int(&sig, "mesh cols", ok ? cols : 0);
   bpc__sig_int(&sig, "reposition", ok ? P.reposition != 0 : 0);
+  bpc__sig_int(&sig, "partition", ok ? P.partition != 0 : 0);
   bpc__sig_int(&sig, "nsources", ok ? nsources : 0);
   bpc__sig_bytes(&sig, "sources", ok ? sources : NULL, ok ? sizeof(int) * (size_t)nsources : 0);
   bpc__sig_type(&sig, ok ? type : NULL);
@@ -286,6 +364,7 @@ int bpc_bcast(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type
   C.sources = sources;
   C.ids = sources;
   C.reposition = P.reposition != 0;
+  C.partition = P.partition != 0;
   C.s = nsources;
   C.p = assign->nblocks;
   C.rows = rows;

@@ -37,6 +37,10 @@ void bpc__bc_add(bpc__bc_sched_t *S, int step, int from, int to)
   if (S->err != BPC_OK)
     return;
   step += S->base;
+  if (S->map != NULL) {
+    from = S->map[from];
+    to = S->map[to];
+  }
   if (S->n == S->cap) {
     int nc = S->cap ? 2 * S->cap : 64;
     int *a = realloc(S->step, sizeof(int) * (size_t)nc);
@@ -479,7 +483,8 @@ int bpc__bcast_sched_check(const char *name, int rows, int cols, const int *sour
   C.rows = rows;
   C.cols = cols;
   C.plan_only = 1;
-  C.reposition = reposition;
+  C.reposition = reposition & 1;
+  C.partition = (reposition >> 1) & 1;
   int rc = bpc__bc_run_row(&C, row);
   const int p = C.p, W = (s + 63) / 64 > 0 ? (s + 63) / 64 : 1;
   uint64_t *K = calloc((size_t)p * (size_t)W, sizeof(uint64_t));

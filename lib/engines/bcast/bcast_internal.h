@@ -29,6 +29,7 @@ typedef struct bpc__bc_sched {
   int *step, *from, *to;
   int nsteps; /* 1 + the largest step added */
   int base;   /* added to every step given to bpc__bc_add (repositioning) */
+  const int *map; /* when set, bpc__bc_add maps both blocks through it (partitioning) */
   int err;    /* BPC_ENOMEM when an add failed */
 } bpc__bc_sched_t;
 
@@ -48,6 +49,7 @@ typedef struct bpc__bc_call {
   void *user;
   bpc__bc_sched_t S;
   int reposition; /* move the sources to the row's ideal distribution first */
+  int partition;  /* run the row in two halves, then exchange between them */
   int plan_only; /* 1: build the schedule, do not run it (bpc__bcast_sched_check) */
   /* results for info */
   int steps;
@@ -90,6 +92,16 @@ int bpc__bc_deliver(bpc__bc_call_t *C, const bpc__bc_item_t *it, int *cb_rc);
  * identity (C->ids). bcast.c.
  */
 int bpc__bc_run_row(bpc__bc_call_t *C, const bpc__algo_t *row);
+/*
+ * Partitioning (C->partition, params.partition; not for mpi): the mesh is
+ * cut in two halves (the first floor(rows/2) rows and the rest, or on a
+ * 1 x c line the first floor(c/2) blocks and the rest); the row's schedule
+ * runs inside each half at the same time on that half's sources, then one
+ * step pairs block v of the first half with block v of the second (both
+ * directions) and sends from block v mod p1 of the first half to every
+ * further block v of the second. Combines with repositioning (the move
+ * comes first). bcast.c.
+ */
 
 /* Run a built schedule: simulate it per process (who knows what), send and
  * receive the combined messages, deliver every item to every local block.
