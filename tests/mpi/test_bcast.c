@@ -8,7 +8,8 @@
  * with blocks" (a process receives each item once; every other process for
  * the mpi baseline); a failing callback on
  * one rank; every argument error and must-match field bad on rank 0 only,
- * on the last rank only and on all ranks: the same code everywhere, no hang.
+ * on the last rank only and on all ranks: the same code everywhere, no hang;
+ * the allgatherv collective of lib/comm directly.
  */
 #include "mpi_check.h"
 #include "bad_case.h"
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm/coll.h"
 #include "patterns/patterns.h"
 #include "../common/bcast_run.h"
 
@@ -143,6 +145,34 @@ START_TEST(test_bcast_callback)
 }
 END_TEST
 
+/* lib/comm's allgatherv of bytes (the mpi row's collective): rank r gives
+ * (r % 3) * 5 bytes of value r, empty contributions included. */
+START_TEST(test_allgatherv)
+{
+  size_t *counts = calloc((size_t)t_size, sizeof(size_t)), total = 0;
+  for (int r = 0; r < t_size; r++) {
+    counts[r] = (size_t)(r % 3) * 5;
+    total += counts[r];
+  }
+  unsigned char *in = malloc(counts[t_rank] + 1), *out = malloc(total + 1);
+  memset(in, t_rank, counts[t_rank]);
+  int rc = bpc__allgatherv(ctx, in, counts[t_rank], out, counts);
+  T_CHECK(rc == BPC_OK, "allgatherv: %s", bpc_err_name(rc));
+  size_t off = 0;
+  for (int r = 0; r < t_size && rc == BPC_OK; r++)
+    for (size_t j = 0; j < counts[r]; j++, off++)
+      T_CHECK(out[off] == (unsigned char)r, "allgatherv: byte %zu is %d, want %d", off,
+              out[off], r);
+  /* bytes != counts[me] is an argument error on that rank (every rank here) */
+  rc = bpc__allgatherv(ctx, in, counts[t_rank] + 1, out, counts);
+  T_CHECK(rc == BPC_EINVAL, "allgatherv with a wrong count: %s", bpc_err_name(rc));
+  free(in);
+  free(out);
+  free(counts);
+  T_SYNC();
+}
+END_TEST
+
 static const bad_case_t bad_cases[] = {
     {"assign NULL", BPC_ENULL, 0, NULL},
     {"type NULL", BPC_ENULL, 0, NULL},
@@ -247,6 +277,7 @@ static Suite *make(void)
   tcase_add_test(tc, test_bcast_mesh10);
   tcase_add_test(tc, test_bcast_callback);
   tcase_add_test(tc, test_bcast_bad_rank);
+  tcase_add_test(tc, test_allgatherv);
   suite_add_tcase(s, tc);
   return s;
 }
