@@ -145,3 +145,16 @@ tests_mpi_test_render_SOURCES = tests/mpi/test_render.c apps/render/render.c \
 	apps/render/render_par.c
 tests_mpi_test_render_CFLAGS = $(TEST_CFLAGS) -I$(top_srcdir)/apps
 tests_mpi_test_render_LDADD = $(TEST_LDADD) -lm
+
+# s-to-p broadcast engine (lib/engines/bcast): serial suite, MPI suite, doc example.
+noinst_HEADERS += tests/common/bcast_run.h
+check_PROGRAMS += tests/unit/test_bcast_serial tests/mpi/test_bcast doc/examples/bcast
+TESTS += tests/unit/test_bcast_serial tests/mpi/test_bcast
+tests_unit_test_bcast_serial_SOURCES = tests/unit/test_bcast_serial.c
+tests_unit_test_bcast_serial_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_bcast_serial_LDADD = $(TEST_LDADD)
+tests_mpi_test_bcast_SOURCES = tests/mpi/test_bcast.c
+tests_mpi_test_bcast_CFLAGS = $(TEST_CFLAGS)
+tests_mpi_test_bcast_LDADD = $(TEST_LDADD)
+doc_examples_bcast_SOURCES = doc/examples/bcast.c
+doc_examples_bcast_LDADD = lib/libbpc.la

@@ -10,6 +10,8 @@ man3_MANS = \
 	doc/man/man3/bpc_assign_local_index.3 \
 	doc/man/man3/bpc_assign_nblocks.3 \
 	doc/man/man3/bpc_assign_rank.3 \
+	doc/man/man3/bpc_bcast.3 \
+	doc/man/man3/bpc_bcast_params_default.3 \
 	doc/man/man3/bpc_blocks_at.3 \
 	doc/man/man3/bpc_blocks_count.3 \
 	doc/man/man3/bpc_blocks_create.3 \

@@ -8,6 +8,7 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------ MPI */
@@ -74,6 +75,29 @@ static int mpi_bcast(bpc_ctx_t *ctx, void *buf, size_t bytes, int root)
   return BPC_OK;
 }
 
+static int mpi_allgatherv(bpc_ctx_t *ctx, const void *in, size_t bytes, void *out,
+                          const size_t *counts)
+{
+  int *cnt = malloc(sizeof(int) * 2 * (size_t)ctx->size);
+  if (cnt == NULL)
+    return bpc__err(ctx, BPC_ENOMEM, "allgatherv: out of memory");
+  int *dsp = cnt + ctx->size;
+  size_t off = 0;
+  for (int r = 0; r < ctx->size; r++) {
+    if (counts[r] > (size_t)INT_MAX || off > (size_t)INT_MAX) {
+      free(cnt);
+      return bpc__err(ctx, BPC_ERANGE, "allgatherv: more than INT_MAX bytes");
+    }
+    cnt[r] = (int)counts[r];
+    dsp[r] = (int)off;
+    off += counts[r];
+  }
+  (void)bytes;
+  int mrc = MPI_Allgatherv(in, cnt[ctx->rank], MPI_BYTE, out, cnt, dsp, MPI_BYTE, ctx->comm);
+  free(cnt);
+  return mrc == MPI_SUCCESS ? BPC_OK : bpc__err_mpi(ctx, mrc, "MPI_Allgatherv");
+}
+
 static int mpi_minloc(bpc_ctx_t *ctx, int code, int *min_code, int *min_rank)
 {
   struct {
@@ -90,7 +114,7 @@ static int mpi_minloc(bpc_ctx_t *ctx, int code, int *min_code, int *min_rank)
 
 const bpc__coll_ops_t bpc__coll_mpi = {"mpi",       mpi_allreduce,    mpi_iallreduce,
                                        mpi_test,    mpi_cancel,       mpi_alltoall_int,
-                                       mpi_bcast,   mpi_minloc};
+                                       mpi_bcast,   mpi_minloc,       mpi_allgatherv};
 
 /* ----------------------------------------------------------- in-process */
 
@@ -142,6 +166,16 @@ static int self_bcast(bpc_ctx_t *ctx, void *buf, size_t bytes, int root)
   return BPC_OK;
 }
 
+static int self_allgatherv(bpc_ctx_t *ctx, const void *in, size_t bytes, void *out,
+                           const size_t *counts)
+{
+  (void)ctx;
+  (void)counts;
+  if (bytes > 0 && in != out)
+    memmove(out, in, bytes);
+  return BPC_OK;
+}
+
 static int self_minloc(bpc_ctx_t *ctx, int code, int *min_code, int *min_rank)
 {
   (void)ctx;
@@ -152,7 +186,7 @@ static int self_minloc(bpc_ctx_t *ctx, int code, int *min_code, int *min_rank)
 
 const bpc__coll_ops_t bpc__coll_self = {"self",      self_allreduce,    self_iallreduce,
                                         self_test,   self_cancel,       self_alltoall_int,
-                                        self_bcast,  self_minloc};
+                                        self_bcast,  self_minloc,       self_allgatherv};
 
 /* ------------------------------------------------------------- wrappers */
 
@@ -203,6 +237,16 @@ int bpc__bcast(bpc_ctx_t *ctx, void *buf, size_t bytes, int root)
 {
   bpc__stats_coll(ctx);
   return ops_of(ctx)->bcast(ctx, buf, bytes, root);
+}
+
+int bpc__allgatherv(bpc_ctx_t *ctx, const void *in, size_t bytes, void *out,
+                    const size_t *counts)
+{
+  bpc__stats_coll(ctx);
+  if (counts[ctx->rank] != bytes)
+    return bpc__err(ctx, BPC_EINVAL, "allgatherv: %zu bytes given, counts[%d] = %zu", bytes,
+                    ctx->rank, counts[ctx->rank]);
+  return ops_of(ctx)->allgatherv(ctx, in, bytes, out, counts);
 }
 
 /* ------------------------------------------------------ error agreement */

@@ -1,8 +1,9 @@
 /*
  * lib/comm/coll.h - the collectives engines need, as transport operations
  * (internal): error agreement, argument agreement, reductions of long long
- * vectors (blocking and non-blocking), an all-to-all of one int per process
- * and a broadcast of bytes. Two implementations behind one table: MPI on the
+ * vectors (blocking and non-blocking), an all-to-all of one int per process,
+ * a broadcast of bytes and an allgatherv of bytes. Two implementations
+ * behind one table: MPI on the
  * context's communicator, and the in-process one of serial contexts (one
  * process: every collective is a copy), so an engine never branches on
  * serial/MPI and never calls MPI itself. Every collective is counted in the
@@ -43,6 +44,8 @@ typedef struct bpc__coll_ops {
   int (*bcast)(bpc_ctx_t *ctx, void *buf, size_t bytes, int root);
   /* the lowest code over ranks and the lowest rank holding it */
   int (*minloc)(bpc_ctx_t *ctx, int code, int *min_code, int *min_rank);
+  int (*allgatherv)(bpc_ctx_t *ctx, const void *in, size_t bytes, void *out,
+                    const size_t *counts);
 } bpc__coll_ops_t;
 
 extern const bpc__coll_ops_t bpc__coll_mpi;
@@ -69,6 +72,14 @@ int bpc__alltoall_int(bpc_ctx_t *ctx, const int *in, int *out);
 
 /* Broadcast `bytes` bytes from rank `root`. */
 int bpc__bcast(bpc_ctx_t *ctx, void *buf, size_t bytes, int root);
+
+/* Gather bytes from every rank to every rank: rank r gives counts[r] bytes
+ * (`bytes` here, which must equal counts[me]), out gets them in rank order
+ * (sum of counts bytes; counts the same on every rank). One MPI_Allgatherv
+ * (BPC_ERANGE when a count or the total passes INT_MAX), or a copy on a
+ * serial context. BPC_EINVAL (bytes != counts[me]), BPC_ENOMEM, BPC_EMPI. */
+int bpc__allgatherv(bpc_ctx_t *ctx, const void *in, size_t bytes, void *out,
+                    const size_t *counts);
 
 /*
  * Collective agreement on an error code. Every rank passes its local code

@@ -10,6 +10,7 @@ extern const bpc__engine_t bpc__engine_merge;
 extern const bpc__engine_t bpc__engine_swap;
 extern const bpc__engine_t bpc__engine_alltoall;
 extern const bpc__engine_t bpc__engine_neighbor;
+extern const bpc__engine_t bpc__engine_bcast;
 extern const bpc__engine_t bpc__engine_composite;
 
 const bpc__engine_t *const bpc__engines[] = {
@@ -17,6 +18,7 @@ const bpc__engine_t *const bpc__engines[] = {
     &bpc__engine_swap,
     &bpc__engine_alltoall,
     &bpc__engine_neighbor,
+    &bpc__engine_bcast,
     &bpc__engine_composite,
 };
 const int bpc__nengines = BPC__NROWS(bpc__engines);

@@ -145,4 +145,42 @@ int bpc__ring_pos(int n, int p, int d);
 int bpc__perm_check(const int *order, int n, char *msg, size_t msglen);
 void bpc__perm_invert(const int *order, int n, int *pos_of);
 
+/* Source distributions of the s-to-p broadcast (doc/bcast.md, after the
+ * paper's section 4) on a rows x cols mesh, gid = row * cols + col:
+ *  ROW     whole rows, evenly spaced, filled left to right (the last one
+ *          partly);            COL    the same with columns;
+ *  EQUAL   every (p/s)-th block (gid floor(k p / s));
+ *  RDIAG   right diagonals (i, (i + d) mod cols), diagonals evenly spaced,
+ *          the first through (0, 0);  LDIAG  left diagonals
+ *          (i, (cols - 1 - i - d) mod cols);
+ *  BAND    bands of w = ceil(sqrt(diagonals)) adjacent right diagonals,
+ *          evenly spaced;
+ *  CROSS   alternately cells of evenly spaced rows and columns (a union
+ *          of a row and a column distribution);
+ *  BLOCK   a square of side ceil(sqrt(s)) at the top left (clipped to the
+ *          mesh), row-major;
+ *  RANDOM  s distinct gids drawn with `seed` (xorshift; same seed, same
+ *          set on every machine).
+ * A pattern that yields fewer than s distinct blocks (clipping,
+ * collisions) is completed with the free blocks in gid order, so there
+ * are always exactly s. out gets s gids in ascending order. Errors:
+ * BPC_EINVAL (rows or cols < 1, s outside 0..rows*cols, unknown kind),
+ * BPC_ENULL (out NULL with s > 0), BPC_ENOMEM. */
+typedef enum bpc__bdist {
+  BPC__BDIST_ROW = 0,
+  BPC__BDIST_COL,
+  BPC__BDIST_EQUAL,
+  BPC__BDIST_RDIAG,
+  BPC__BDIST_LDIAG,
+  BPC__BDIST_BAND,
+  BPC__BDIST_CROSS,
+  BPC__BDIST_BLOCK,
+  BPC__BDIST_RANDOM,
+  BPC__BDIST_COUNT
+} bpc__bdist_t;
+int bpc__bcast_dist(int kind, int rows, int cols, int s, unsigned seed, int *out);
+/* "row", "col", "equal", "rdiag", "ldiag", "band", "cross", "block",
+ * "random"; "?" for an unknown kind. */
+const char *bpc__bcast_dist_name(int kind);
+
 #endif /* BPC_LIB_PATTERNS_H */

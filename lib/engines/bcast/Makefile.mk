@@ -1,0 +1,12 @@
+# lib/engines/bcast: s-to-p broadcast: entry and table (bcast.c), the shared
+# schedule builder and executor (bcast_exec.c), one file per algorithm.
+lib_libbpc_internal_la_SOURCES += \
+	lib/engines/bcast/bcast.c \
+	lib/engines/bcast/bcast_exec.c \
+	lib/engines/bcast/br_lin.c \
+	lib/engines/bcast/br_xy_source.c \
+	lib/engines/bcast/br_xy_dim.c \
+	lib/engines/bcast/twostep.c \
+	lib/engines/bcast/xor.c \
+	lib/engines/bcast/mpi.c
+noinst_HEADERS += lib/engines/bcast/bcast_internal.h

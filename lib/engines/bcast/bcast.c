@@ -1,0 +1,409 @@
+/*
+ * lib/engines/bcast/bcast.c - the s-to-p broadcast engine: its algorithm
+ * table and registry entry, params, and the public entry bpc_bcast.
+ *
+ * One call (the engine frame of doc/design.md): check every argument on
+ * this rank, pick the algorithm (argument, BPC_BCAST_ALGORITHM, built-in
+ * rule), choose the mesh view, then ONE bpc__agree_args on the rank's code
+ * and the signature (algorithm, block count, mesh, number of sources,
+ * source list, type kind and element size) before any message; open one
+ * exchange, run the row (it builds its schedule and runs the shared
+ * executor, bcast_exec.c), close the exchange, agree on the outcome.
+ */
+#include "engines/bcast/bcast_internal.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/coll.h"
+#include "datatype/datatype.h"
+#include "decomp/decomp.h"
+#include "patterns/patterns.h"
+
+static const bpc__algo_t bc_rows[] = {
+    {{BPC_BCAST_BR_LIN, "br_lin",
+      "recursive halving along the snake order of the mesh, messages combined"},
+     bpc__bc_br_lin, NULL},
+    {{BPC_BCAST_BR_XY_SOURCE, "br_xy_source",
+      "br_lin in rows then columns, the dimension with fewer sources per line first"},
+     bpc__bc_br_xy_source, NULL},
+    {{BPC_BCAST_BR_XY_DIM, "br_xy_dim", "br_lin in rows then columns, the longer lines first"},
+     bpc__bc_br_xy_dim, NULL},
+    {{BPC_BCAST_2STEP, "2step", "gather at the first source, then a binomial broadcast"},
+     bpc__bc_2step, NULL},
+    {{BPC_BCAST_XOR, "xor", "recursive doubling with partner id xor 2^i, messages combined"},
+     bpc__bc_xor, NULL},
+    {{BPC_BCAST_MPI, "mpi", "baseline: one MPI_Allgatherv over ranks (sizes by one reduction)"},
+     bpc__bc_mpi, NULL},
+};
+
+const bpc__engine_t bpc__engine_bcast = {"bcast", "BPC_BCAST_ALGORITHM", bc_rows,
+                                         BPC__NROWS(bc_rows), NULL};
+
+bpc_bcast_params_t bpc_bcast_params_default(void)
+{
+  bpc_bcast_params_t p;
+  memset(&p, 0, sizeof p);
+  p.algorithm = "auto";
+  return p;
+}
+
+/* The cost model's machine constants (doc/bcast.md "Choosing"): latency
+ * per message and time per byte, a shared-memory or fast-network node. */
+#define BC_ALPHA 2e-6
+#define BC_BETA 2e-10
+
+/* The row's schedule in two halves plus the final exchange, built only
+ * (C->S); positions = where the sources start (ascending). */
+static int bc_partition(bpc__bc_call_t *C, const bpc__algo_t *row, const int *pos)
+{
+  const int R = C->rows, Cc = C->cols, p = C->p, s = C->s;
+  const int by_rows = R >= 2;
+  const int r1 = by_rows ? R / 2 : 1, c1 = by_rows ? Cc : Cc / 2;
+  const int p1 = r1 * c1, p2 = p - p1;
+  int *map = malloc(sizeof(int) * (size_t)p), *vs = malloc(sizeof(int) * (size_t)(s + 1));
+  if (map == NULL || vs == NULL) {
+    free(map);
+    free(vs);
+    return bpc__err(C->ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
+  }
+  /* half 0: gids of rows [0, r1) (or columns [0, c1) of the line), in
+   * row-major order; half 1: the rest */
+  int k = 0;
+  for (int g = 0; g < p; g++)
+    if (by_rows ? g / Cc < r1 : g % Cc < c1)
+      map[k++] = g;
+  for (int g = 0; g < p; g++)
+    if (!(by_rows ? g / Cc < r1 : g % Cc < c1))
+      map[k++] = g;
+  int rc = BPC_OK;
+  for (int h = 0; h < 2 && rc == BPC_OK; h++) {
+    const int off = h ? p1 : 0, n = h ? p2 : p1;
+    bpc__bc_call_t H = *C;
+    H.p = n;
+    H.rows = by_rows ? (h ? R - r1 : r1) : 1;
+    H.cols = by_rows ? Cc : (h ? Cc - c1 : c1);
+    H.plan_only = 1;
+    H.reposition = 0;
+    H.partition = 0;
+    H.s = 0;
+    for (int i = 0; i < s; i++) /* virtual index of each source in this half */
+      for (int v = 0; v < n; v++)
+        if (map[off + v] == pos[i]) {
+          vs[H.s++] = v;
+          break;
+        }
+    H.sources = vs;
+    H.S.map = map + off;
+    rc = row->run(&H);
+    C->S = H.S;
+    C->S.map = NULL;
+  }
+  if (rc == BPC_OK && p1 > 0 && p2 > 0) {
+    const int t = C->S.nsteps - C->S.base;
+    for (int v = 0; v < p2; v++) {
+      if (v < p1)
+        bpc__bc_xchg(&C->S, t, map[v], map[p1 + v]);
+      else
+        bpc__bc_add(&C->S, t, map[v % p1], map[p1 + v]);
+    }
+  }
+  free(map);
+  free(vs);
+  return rc;
+}
+
+int bpc__bc_run_row(bpc__bc_call_t *C, const bpc__algo_t *row)
+{
+  const int id = row->info.id, s = C->s, p = C->p;
+  const int part = C->partition && id != BPC_BCAST_MPI && p >= 2;
+  if ((!C->reposition || s == 0 || id == BPC_BCAST_MPI || id == BPC_BCAST_2STEP) && !part)
+    return row->run(C);
+  int *T = malloc(sizeof(int) * (size_t)(s + 1));
+  unsigned char *inT = calloc((size_t)p, 1), *used = calloc((size_t)p, 1);
+  int rc = BPC_OK;
+  if (T == NULL || inT == NULL || used == NULL) {
+    rc = bpc__err(C->ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
+    goto out;
+  }
+  if (C->reposition && s > 0 && id != BPC_BCAST_MPI && id != BPC_BCAST_2STEP) {
+    const int kind = id == BPC_BCAST_BR_LIN         ? BPC__BDIST_LDIAG
+                     : id == BPC_BCAST_BR_XY_SOURCE ? BPC__BDIST_ROW
+                     : id == BPC_BCAST_BR_XY_DIM    ? (C->cols >= C->rows ? BPC__BDIST_COL
+                                                                          : BPC__BDIST_ROW)
+                                                    : BPC__BDIST_EQUAL;
+    if (bpc__bcast_dist(kind, C->rows, C->cols, s, 0u, T) != BPC_OK) {
+      rc = bpc__err(C->ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
+      goto out;
+    }
+    for (int i = 0; i < s; i++)
+      inT[T[i]] = 1;
+    for (int i = 0; i < s; i++)
+      if (inT[C->ids[i]])
+        used[C->ids[i]] = 1;
+    int j = 0;
+    for (int i = 0; i < s; i++)
+      if (!inT[C->ids[i]]) {
+        while (used[T[j]])
+          j++;
+        used[T[j]] = 1;
+        bpc__bc_add(&C->S, 0, C->ids[i], T[j]);
+      }
+    if (C->S.nsteps < 1)
+      C->S.nsteps = 1;
+    C->S.base = 1;
+  } else {
+    for (int i = 0; i < s; i++)
+      T[i] = C->ids[i];
+  }
+  if (part) {
+    rc = bc_partition(C, row, T);
+    C->S.base = 0;
+    if (rc == BPC_OK)
+      rc = C->plan_only ? BPC_OK : bpc__bc_exec(C);
+  } else {
+    const int *save = C->sources;
+    C->sources = T;
+    rc = row->run(C);
+    C->sources = save;
+    C->S.base = 0;
+  }
+out:
+  free(T);
+  free(inT);
+  free(used);
+  return rc;
+}
+
+double bpc__bc_model(bpc__bc_call_t *C0, const bpc__algo_t *row, double L)
+{
+  const int nr = C0->ctx->size, s = C0->s;
+  if (row->info.id == BPC_BCAST_MPI) {
+    int lg = 0;
+    while ((1 << lg) < nr)
+      lg++;
+    /* the size reduction and a recursive-doubling allgatherv */
+    return 2.0 * lg * BC_ALPHA + (nr > 1 ? (double)(nr - 1) / nr : 0.0) * s * L * BC_BETA;
+  }
+  bpc__bc_call_t C = *C0;
+  memset(&C.S, 0, sizeof C.S);
+  C.plan_only = 1;
+  double T = 0.0;
+  const int W = (s + 63) / 64 > 0 ? (s + 63) / 64 : 1;
+  int *rk = malloc(sizeof(int) * (size_t)C.p);
+  uint64_t *K = calloc((size_t)nr * (size_t)W, sizeof(uint64_t));
+  uint64_t *inc = calloc((size_t)nr * (size_t)W, sizeof(uint64_t));
+  long long *load = calloc((size_t)nr * 4, sizeof(long long));
+  if (bpc__bc_run_row(&C, row) != BPC_OK || C.S.err != BPC_OK || rk == NULL || K == NULL || inc == NULL ||
+      load == NULL) {
+    T = 1e30;
+    goto out;
+  }
+  for (int g = 0; g < C.p; g++)
+    rk[g] = bpc__assign_rank(C.assign, g);
+  for (int i = 0; i < s; i++)
+    K[(size_t)rk[C.ids[i]] * W + (i >> 6)] |= (uint64_t)1 << (i & 63);
+  for (int t = 0; t < C.S.nsteps; t++) {
+    memset(load, 0, sizeof(long long) * 4 * (size_t)nr);
+    for (int e = 0; e < C.S.n; e++) {
+      if (C.S.step[e] != t)
+        continue;
+      const int A = rk[C.S.from[e]], B = rk[C.S.to[e]];
+      if (A == B)
+        continue;
+      long long k = 0;
+      for (int w = 0; w < W; w++) {
+        uint64_t x = K[(size_t)A * W + w] & ~(K[(size_t)B * W + w] | inc[(size_t)B * W + w]);
+        inc[(size_t)B * W + w] |= x;
+        k += __builtin_popcountll(x);
+      }
+      if (k == 0)
+        continue;
+      load[4 * A]++;
+      load[4 * A + 1] += k;
+      load[4 * B + 2]++;
+      load[4 * B + 3] += k;
+    }
+    double worst = 0.0;
+    for (int r = 0; r < nr; r++) {
+      const double out = load[4 * r] * BC_ALPHA + load[4 * r + 1] * L * BC_BETA;
+      const double in = load[4 * r + 2] * BC_ALPHA + load[4 * r + 3] * L * BC_BETA;
+      const double m = out > in ? out : in;
+      worst = m > worst ? m : worst;
+    }
+    T += worst;
+    for (size_t i = 0; i < (size_t)nr * (size_t)W; i++) {
+      K[i] |= inc[i];
+      inc[i] = 0;
+    }
+  }
+out:
+  free(rk);
+  free(K);
+  free(inc);
+  free(load);
+  free(C.S.step);
+  free(C.S.from);
+  free(C.S.to);
+  return T;
+}
+
+static int bc_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
+                    const int *sources, int ns, bpc_bcast_item_fn item_of, bpc_bcast_recv_fn recv,
+                    const bpc_bcast_params_t *P, const bpc__algo_t **row,
+                    bpc_algo_source_t *source, int *rows, int *cols)
+{
+  if (assign == NULL || type == NULL || item_of == NULL || recv == NULL ||
+      (sources == NULL && ns > 0))
+    return bpc__err(ctx, BPC_ENULL, "bpc_bcast: %s is NULL",
+                    assign == NULL    ? "assign"
+                    : type == NULL    ? "type"
+                    : item_of == NULL ? "item_of"
+                    : recv == NULL    ? "recv"
+                                      : "sources");
+  if (assign->ctx != ctx)
+    return bpc__err(ctx, BPC_EINVAL, "bpc_bcast: the assignment belongs to another context");
+  int rc = bpc_type_check(ctx, type);
+  if (rc != BPC_OK)
+    return rc;
+  const int n = assign->nblocks;
+  if (ns < 0 || ns > n)
+    return bpc__err(ctx, BPC_EINVAL, "bpc_bcast: %d sources for %d blocks", ns, n);
+  for (int i = 0; i < ns; i++)
+    if (sources[i] < 0 || sources[i] >= n || (i > 0 && sources[i] <= sources[i - 1]))
+      return bpc__err(ctx, BPC_EINVAL,
+                      "bpc_bcast: sources[%d] = %d: sources must be ascending gids in [0, %d)", i,
+                      sources[i], n);
+  if (P->nthreads < 0)
+    return bpc__err(ctx, BPC_EINVAL, "bpc_bcast: nthreads %d is negative (0 = OpenMP default)",
+                    P->nthreads);
+  if (P->rows == 0 && P->cols == 0) {
+    int r = 1;
+    for (int d = 1; (long long)d * d <= n; d++)
+      if (n % d == 0)
+        r = d;
+    *rows = r;
+    *cols = n / r;
+  } else if (P->rows <= 0 || P->cols <= 0 || (long long)P->rows * P->cols != n) {
+    return bpc__err(ctx, BPC_EDIVS, "bpc_bcast: a %d x %d mesh for %d blocks", P->rows, P->cols,
+                    n);
+  } else {
+    *rows = P->rows;
+    *cols = P->cols;
+  }
+  /* *row stays NULL for the built-in rule: the cost model picks after
+   * the agreement (it needs the agreed largest item size) */
+  return bpc__algo_pick(ctx, &bpc__engine_bcast, P->algorithm, NULL, row, source);
+}
+
+int bpc_bcast(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
+              const int *sources, int nsources, bpc_bcast_item_fn item_of, bpc_bcast_recv_fn recv,
+              void *user, const bpc_bcast_params_t *params, bpc_bcast_info_t *info)
+{
+  if (ctx == NULL)
+    return BPC_ENULL;
+  const bpc_bcast_params_t P = params != NULL ? *params : bpc_bcast_params_default();
+  const bpc__algo_t *row = NULL;
+  bpc_algo_source_t source = BPC_SOURCE_BUILTIN;
+  int rows = 0, cols = 0;
+  bpc__sig_t sig;
+  int rc = bc_check(ctx, assign, type, sources, nsources, item_of, recv, &P, &row, &source, &rows,
+                    &cols);
+  /* the local sources' items, now (their sizes feed the cost model) */
+  const void **items = NULL;
+  long long maxL = 0;
+  if (rc == BPC_OK && nsources > 0) {
+    items = calloc((size_t)nsources, sizeof(void *));
+    if (items == NULL)
+      rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
+    for (int i = 0; i < nsources && rc == BPC_OK; i++) {
+      if (bpc__assign_rank(assign, sources[i]) != ctx->rank)
+        continue;
+      int u = item_of(sources[i], &items[i], user);
+      if (u != 0) {
+        rc = bpc__err(ctx, BPC_ECALLBACK, "bpc_bcast: item callback for source %d returned %d",
+                      sources[i], u);
+        break;
+      }
+      size_t b = 0;
+      if (type->kind == BPC_TYPE_CONTIGUOUS) {
+        const bpc_buf_t *x = items[i];
+        b = x != NULL ? x->count * type->elem_size : 0;
+      } else {
+        rc = bpc_type_size(ctx, type, items[i], &b);
+      }
+      maxL = (long long)b > maxL ? (long long)b : maxL;
+    }
+  }
+  const int ok = rc == BPC_OK;
+  bpc__sig_init(&sig);
+  bpc__sig_int(&sig, "algorithm", ok && row != NULL ? row->info.id : 0);
+  bpc__sig_int(&sig, "nblocks", ok ? assign->nblocks : 0);
+  bpc__sig_int(&sig, "mesh rows", ok ? rows : 0);
+  bpc__sig_int(&sig, "mesh cols", ok ? cols : 0);
+  bpc__sig_int(&sig, "reposition", ok ? P.reposition != 0 : 0);
+  bpc__sig_int(&sig, "partition", ok ? P.partition != 0 : 0);
+  bpc__sig_int(&sig, "nsources", ok ? nsources : 0);
+  bpc__sig_bytes(&sig, "sources", ok ? sources : NULL, ok ? sizeof(int) * (size_t)nsources : 0);
+  bpc__sig_type(&sig, ok ? type : NULL);
+  bpc__sig_max(&sig, "largest item", maxL);
+  long long vals[BPC__SIG_MAX];
+  rc = bpc__agree_args_vals(ctx, "bcast", rc, &sig, vals);
+  if (rc != BPC_OK) {
+    free(items);
+    return rc;
+  }
+
+  bpc__bc_call_t C;
+  memset(&C, 0, sizeof C);
+  C.ctx = ctx;
+  C.assign = assign;
+  C.type = type;
+  C.sources = sources;
+  C.ids = sources;
+  C.reposition = P.reposition != 0;
+  C.partition = P.partition != 0;
+  C.s = nsources;
+  C.p = assign->nblocks;
+  C.rows = rows;
+  C.cols = cols;
+  C.items = items;
+  C.recv = recv;
+  C.user = user;
+  if (row == NULL) { /* auto: the cheapest row by the cost model */
+    double best = 0.0;
+    for (int k = 0; k < bpc__engine_bcast.nrows; k++) {
+      const double T = bpc__bc_model(&C, &bpc__engine_bcast.rows[k], (double)vals[sig.n - 1]);
+      if (row == NULL || T < best) {
+        best = T;
+        row = &bpc__engine_bcast.rows[k];
+      }
+    }
+  }
+  rc = bpc__exch_open(ctx, "bcast", bpc__assign_rank_cb, assign, &C.ex);
+  if (rc == BPC_OK) {
+    rc = bpc__bc_run_row(&C, row);
+    int rc2 = bpc__exch_close(&C.ex);
+    if (rc == BPC_OK)
+      rc = rc2;
+  }
+  free(C.S.step);
+  free(C.S.from);
+  free(C.S.to);
+  free(items);
+  rc = bpc__agree(ctx, rc);
+  if (rc == BPC_OK && info != NULL) {
+    memset(info, 0, sizeof *info);
+    info->algorithm = (bpc_bcast_algorithm_t)row->info.id;
+    snprintf(info->name, sizeof info->name, "%s", row->info.name);
+    info->source = source;
+    info->rows = rows;
+    info->cols = cols;
+    info->steps = C.steps;
+    info->msgs_sent = C.msgs;
+    info->bytes_sent = C.bytes;
+  }
+  return rc;
+}

@@ -1,0 +1,533 @@
+/*
+ * lib/engines/bcast/bcast_exec.c - what every s-to-p algorithm shares: the
+ * schedule (transfers per step), the linear building blocks (br_lin's
+ * recursive halving, a binomial tree, rows-then-columns), and the executor.
+ *
+ * Executor. An algorithm's schedule is over blocks (the paper's
+ * processors). It is run per process: every rank simulates the whole
+ * schedule on bitsets of "which source items each process has" (the same
+ * on every rank: sources and schedule are agreed), so a transfer
+ * from -> to in step t carries the items process(from) had when step t
+ * began and process(to) neither has nor gets from an earlier transfer of
+ * the same step. Transfers inside one process and transfers that would
+ * carry nothing are dropped; both sides know without a message. With one
+ * block per process this is the paper's combining schedule exactly (a
+ * processor sends all it has, the partner lacks all of it); with many,
+ * a process receives each item at most once.
+ *
+ * Message: a head (per item: source gid and byte count, 16 bytes) with
+ * seq 2t, then every non-empty item as a part with seq 2t+1 (one group,
+ * bpc__exch_send_parts: one MPI header, the parts sent straight from where
+ * the items are: the user's memory, a packed custom item, or the buffer
+ * it arrived in). Received items stay in their receive buffers; at the
+ * end every local block is handed views into them (contiguous) or one
+ * unpacked item per source (custom).
+ */
+#include "engines/bcast/bcast_internal.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "datatype/datatype.h"
+#include "decomp/decomp.h"
+
+void bpc__bc_add(bpc__bc_sched_t *S, int step, int from, int to)
+{
+  if (S->err != BPC_OK)
+    return;
+  step += S->base;
+  if (S->map != NULL) {
+    from = S->map[from];
+    to = S->map[to];
+  }
+  if (S->n == S->cap) {
+    int nc = S->cap ? 2 * S->cap : 64;
+    int *a = realloc(S->step, sizeof(int) * (size_t)nc);
+    if (a != NULL)
+      S->step = a;
+    int *b = realloc(S->from, sizeof(int) * (size_t)nc);
+    if (b != NULL)
+      S->from = b;
+    int *c = realloc(S->to, sizeof(int) * (size_t)nc);
+    if (c != NULL)
+      S->to = c;
+    if (a == NULL || b == NULL || c == NULL) {
+      S->err = BPC_ENOMEM;
+      return;
+    }
+    S->cap = nc;
+  }
+  S->step[S->n] = step;
+  S->from[S->n] = from;
+  S->to[S->n] = to;
+  S->n++;
+  if (step + 1 > S->nsteps)
+    S->nsteps = step + 1;
+}
+
+void bpc__bc_xchg(bpc__bc_sched_t *S, int step, int a, int b)
+{
+  bpc__bc_add(S, step, a, b);
+  bpc__bc_add(S, step, b, a);
+}
+
+static int lin_seg(bpc__bc_sched_t *S, int step, const int *o, int n)
+{
+  if (n <= 1)
+    return 0;
+  const int h = n / 2;
+  for (int i = 0; i < h; i++)
+    bpc__bc_xchg(S, step, o[i], o[h + i]);
+  if (n - h > h) /* odd: the last one also exchanges with the first half's last */
+    bpc__bc_xchg(S, step, o[h - 1], o[n - 1]);
+  int d1 = lin_seg(S, step + 1, o, h);
+  int d2 = lin_seg(S, step + 1, o + h, n - h);
+  return 1 + (d1 > d2 ? d1 : d2);
+}
+
+int bpc__bc_lin(bpc__bc_sched_t *S, int base, const int *order, int n)
+{
+  return lin_seg(S, base, order, n);
+}
+
+static int tree_seg(bpc__bc_sched_t *S, int step, const int *o, int n)
+{
+  if (n <= 1)
+    return 0;
+  const int h = (n + 1) / 2;
+  bpc__bc_add(S, step, o[0], o[h]);
+  int d1 = tree_seg(S, step + 1, o, h);
+  int d2 = tree_seg(S, step + 1, o + h, n - h);
+  return 1 + (d1 > d2 ? d1 : d2);
+}
+
+int bpc__bc_tree(bpc__bc_sched_t *S, int base, const int *order, int n)
+{
+  return tree_seg(S, base, order, n);
+}
+
+int bpc__bc_xy(bpc__bc_call_t *C, int rows_first)
+{
+  const int R = C->rows, Cc = C->cols;
+  const int m = R > Cc ? R : Cc;
+  int *line = malloc(sizeof(int) * (size_t)(m > 0 ? m : 1));
+  if (line == NULL)
+    return BPC_ENOMEM;
+  int base = 0;
+  for (int phase = 0; phase < 2; phase++) {
+    const int by_rows = (phase == 0) == (rows_first != 0);
+    const int nlines = by_rows ? R : Cc, len = by_rows ? Cc : R;
+    int depth = 0;
+    for (int l = 0; l < nlines; l++) {
+      for (int j = 0; j < len; j++)
+        line[j] = by_rows ? l * Cc + j : j * Cc + l;
+      int d = bpc__bc_lin(&C->S, base, line, len);
+      if (d > depth)
+        depth = d;
+    }
+    base += depth;
+  }
+  free(line);
+  return BPC_OK;
+}
+
+/* --------------------------------------------------------------- executor */
+
+
+typedef struct bc_recv {
+  int from, to;
+  int n;      /* items expected */
+  int *idx;   /* their source indices (ascending) */
+} bc_recv_t;
+
+static inline int bit_get(const uint64_t *b, int i) { return (int)((b[i >> 6] >> (i & 63)) & 1u); }
+
+/* Hand every item to every local block (after the schedule): views into
+ * where the items lie (contiguous) or one unpacked item per source
+ * (custom). Returns BPC_ESTATE when an item is missing; callback failures
+ * go to *cb_rc (unless it already holds one). */
+int bpc__bc_deliver(bpc__bc_call_t *C, const bpc__bc_item_t *it, int *cb_rc_)
+{
+  bpc_ctx_t *ctx = C->ctx;
+  const int s = C->s;
+  int rc = BPC_OK, cb_rc = *cb_rc_;
+  const int *loc = NULL;
+  int nl = 0;
+  bpc_assign_local(C->assign, &loc, &nl);
+  for (int i = 0; i < s && nl > 0; i++)
+    if (!it[i].have) {
+      rc = bpc__err(ctx, BPC_ESTATE, "bpc_bcast: schedule left source %d's item out of rank %d",
+                    C->ids[i], C->ctx->rank);
+      return rc;
+    }
+  if (nl > 0 && cb_rc == BPC_OK) {
+    void **obj = calloc((size_t)(s > 0 ? s : 1), sizeof(void *));
+    bpc_buf_t *view = calloc((size_t)(s > 0 ? s : 1), sizeof *view);
+    if (obj == NULL || view == NULL)
+      cb_rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
+    for (int i = 0; i < s && cb_rc == BPC_OK; i++) {
+      if (C->type->kind == BPC_TYPE_CONTIGUOUS) {
+        if (it[i].bytes % C->type->elem_size != 0)
+          cb_rc = bpc__err(ctx, BPC_ETRUNC, "bpc_bcast: item of source %d: %zu bytes, not a "
+                           "multiple of the element size %zu", C->ids[i], it[i].bytes,
+                           C->type->elem_size);
+        view[i].data = (void *)it[i].data;
+        view[i].count = it[i].bytes / C->type->elem_size;
+        obj[i] = &view[i];
+      } else {
+        cb_rc = bpc_type_unpack(ctx, C->type, it[i].data, it[i].bytes, &obj[i]);
+      }
+    }
+    for (int l = 0; l < nl && cb_rc == BPC_OK; l++)
+      for (int i = 0; i < s && cb_rc == BPC_OK; i++) {
+        int u = C->recv(loc[l], C->ids[i], obj[i], C->user);
+        if (u != 0)
+          cb_rc = bpc__err(ctx, BPC_ECALLBACK, "bpc_bcast: recv callback for block %d, "
+                           "source %d returned %d", loc[l], C->ids[i], u);
+      }
+    if (C->type->kind == BPC_TYPE_CUSTOM && obj != NULL)
+      for (int i = 0; i < s; i++)
+        if (obj[i] != NULL)
+          bpc_type_destroy(C->type, obj[i]);
+    free(obj);
+    free(view);
+  }
+  *cb_rc_ = cb_rc;
+  return BPC_OK;
+}
+
+int bpc__bc_exec(bpc__bc_call_t *C)
+{
+  if (C->plan_only)
+    return BPC_OK;
+  bpc_ctx_t *ctx = C->ctx;
+  bpc__bc_sched_t *S = &C->S;
+  const int p = C->p, s = C->s;
+  const int nr = ctx->size, me = ctx->rank;
+  const int W = (s + 63) / 64 > 0 ? (s + 63) / 64 : 1;
+  int rc = S->err, cb_rc = BPC_OK;
+  if (rc != BPC_OK)
+    return bpc__err(ctx, rc, "bpc_bcast: out of memory building the schedule");
+  C->steps = S->nsteps;
+
+  int *rk = malloc(sizeof(int) * (size_t)(p > 0 ? p : 1));
+  int *cnt = calloc((size_t)S->nsteps + 1, sizeof(int));
+  int *ord = malloc(sizeof(int) * (size_t)(S->n > 0 ? S->n : 1));
+  uint64_t *K = calloc((size_t)nr * (size_t)W, sizeof(uint64_t));
+  uint64_t *inc = calloc((size_t)nr * (size_t)W, sizeof(uint64_t));
+  uint64_t *tmp = calloc((size_t)W, sizeof(uint64_t));
+  bpc__bc_item_t *it = calloc((size_t)(s > 0 ? s : 1), sizeof *it);
+  void **packed = calloc((size_t)(s > 0 ? s : 1), sizeof(void *));
+  int *idx = malloc(sizeof(int) * (size_t)(s > 0 ? s : 1));
+  /* messages kept until the end (items live in them) */
+  bpc__msg_t **kept = NULL;
+  int nkept = 0, capkept = 0;
+  /* per step: heads this rank sent (freed after the flush) */
+  void **heads = NULL;
+  int nheads = 0, capheads = 0;
+  bc_recv_t *rv = NULL;
+  int nrv = 0, caprv = 0;
+  bpc__msgpart_t *parts = malloc(sizeof *parts * (size_t)(s > 0 ? s : 1));
+  if (rk == NULL || cnt == NULL || ord == NULL || K == NULL || inc == NULL || tmp == NULL ||
+      it == NULL || packed == NULL || idx == NULL || parts == NULL) {
+    rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
+    goto out;
+  }
+  for (int g = 0; g < p; g++)
+    rk[g] = bpc__assign_rank(C->assign, g);
+  /* sort the transfers by step, stably */
+  for (int i = 0; i < S->n; i++)
+    cnt[S->step[i] + 1]++;
+  for (int t = 0; t < S->nsteps; t++)
+    cnt[t + 1] += cnt[t];
+  {
+    int *pos = malloc(sizeof(int) * (size_t)(S->nsteps + 1));
+    if (pos == NULL) {
+      rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
+      goto out;
+    }
+    memcpy(pos, cnt, sizeof(int) * (size_t)(S->nsteps + 1));
+    for (int i = 0; i < S->n; i++)
+      ord[pos[S->step[i]]++] = i;
+    free(pos);
+  }
+
+  /* initial knowledge and this rank's own items */
+  for (int i = 0; i < s; i++) {
+    const int g = C->ids[i], r = rk[g];
+    K[(size_t)r * W + (i >> 6)] |= (uint64_t)1 << (i & 63);
+    if (r != me)
+      continue;
+    const void *item = C->items[i];
+    it[i].have = 1;
+    if (C->type->kind == BPC_TYPE_CONTIGUOUS) {
+      const bpc_buf_t *b = item;
+      if (b != NULL && b->count > 0) {
+        it[i].data = b->data;
+        it[i].bytes = b->count * C->type->elem_size;
+      }
+    } else {
+      size_t bytes = 0;
+      int r2 = bpc_type_size(ctx, C->type, item, &bytes);
+      if (r2 == BPC_OK && bytes > 0) {
+        packed[i] = malloc(bytes);
+        if (packed[i] == NULL)
+          r2 = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory packing an item");
+        else
+          r2 = bpc_type_pack(ctx, C->type, item, packed[i], bytes);
+        if (r2 == BPC_OK) {
+          it[i].data = packed[i];
+          it[i].bytes = bytes;
+        }
+      }
+      if (r2 != BPC_OK && cb_rc == BPC_OK)
+        cb_rc = r2;
+    }
+  }
+
+  for (int t = 0; t < S->nsteps; t++) {
+    nrv = 0;
+    /* simulate the step: who sends what to whom */
+    for (int q = cnt[t]; q < cnt[t + 1]; q++) {
+      const int e = ord[q], a = S->from[e], b = S->to[e];
+      const int A = rk[a], B = rk[b];
+      if (A == B)
+        continue;
+      int any = 0;
+      for (int w = 0; w < W; w++) {
+        tmp[w] = K[(size_t)A * W + w] & ~(K[(size_t)B * W + w] | inc[(size_t)B * W + w]);
+        any |= tmp[w] != 0;
+      }
+      if (!any)
+        continue;
+      for (int w = 0; w < W; w++)
+        inc[(size_t)B * W + w] |= tmp[w];
+      if (A != me && B != me)
+        continue;
+      int n = 0;
+      for (int i = 0; i < s; i++)
+        if (bit_get(tmp, i))
+          idx[n++] = i;
+      if (A == me) {
+        int64_t *head = malloc(sizeof(int64_t) * 2 * (size_t)n);
+        if (head == NULL) {
+          free(head);
+          rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
+          goto out;
+        }
+        if (nheads == capheads) {
+          int nc = capheads ? 2 * capheads : 16;
+          void **nh = realloc(heads, sizeof(void *) * (size_t)nc);
+          if (nh == NULL) {
+            free(head);
+            rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
+            goto out;
+          }
+          heads = nh;
+          capheads = nc;
+        }
+        heads[nheads++] = head;
+        int np = 0;
+        for (int j = 0; j < n; j++) {
+          const bpc__bc_item_t *x = &it[idx[j]];
+          head[2 * j] = C->ids[idx[j]];
+          head[2 * j + 1] = (int64_t)x->bytes;
+          if (x->bytes > 0) {
+            parts[np].data = x->data;
+            parts[np].bytes = x->bytes;
+            parts[np].seq = 2 * t + 1;
+            np++;
+          }
+          C->bytes += (long long)x->bytes;
+        }
+        C->msgs++;
+        rc = bpc__exch_send_parts(C->ex, a, b, 2 * t, head, sizeof(int64_t) * 2 * (size_t)n,
+                                  parts, np);
+        if (rc != BPC_OK)
+          goto out;
+      } else {
+        if (nrv == caprv) {
+          int nc = caprv ? 2 * caprv : 16;
+          bc_recv_t *nv = realloc(rv, sizeof *nv * (size_t)nc);
+          if (nv == NULL) {
+            rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
+            goto out;
+          }
+          memset(nv + caprv, 0, sizeof *nv * (size_t)(nc - caprv));
+          rv = nv;
+          caprv = nc;
+        }
+        int *cp = realloc(rv[nrv].idx, sizeof(int) * (size_t)(n > 0 ? n : 1));
+        if (cp == NULL) {
+          rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
+          goto out;
+        }
+        memcpy(cp, idx, sizeof(int) * (size_t)n);
+        rv[nrv].idx = cp;
+        rv[nrv].n = n;
+        rv[nrv].from = a;
+        rv[nrv].to = b;
+        nrv++;
+      }
+    }
+    for (int r = 0; r < nr; r++)
+      for (int w = 0; w < W; w++) {
+        K[(size_t)r * W + w] |= inc[(size_t)r * W + w];
+        inc[(size_t)r * W + w] = 0;
+      }
+    /* receive this step's messages */
+    for (int v = 0; v < nrv; v++) {
+      const bc_recv_t *R = &rv[v];
+      bpc__msg_t *m = NULL;
+      rc = bpc__exch_wait(C->ex, R->to, R->from, 2 * t, &m);
+      if (rc != BPC_OK)
+        goto out;
+      const int64_t *head = m->data;
+      int ok = m->bytes == sizeof(int64_t) * 2 * (size_t)R->n;
+      for (int j = 0; ok && j < R->n; j++)
+        ok = head[2 * j] == C->ids[R->idx[j]] && head[2 * j + 1] >= 0;
+      if (!ok) {
+        bpc__msg_release(C->ex, m);
+        rc = bpc__err(ctx, BPC_ETRUNC, "bpc_bcast: malformed message from block %d to %d",
+                      R->from, R->to);
+        goto out;
+      }
+      for (int j = 0; j < R->n; j++) {
+        bpc__bc_item_t *x = &it[R->idx[j]];
+        x->have = 1;
+        x->bytes = (size_t)head[2 * j + 1];
+        x->data = NULL;
+        if (x->bytes == 0)
+          continue;
+        bpc__msg_t *pm = NULL;
+        rc = bpc__exch_wait(C->ex, R->to, R->from, 2 * t + 1, &pm);
+        if (rc != BPC_OK) {
+          bpc__msg_release(C->ex, m);
+          goto out;
+        }
+        if (nkept == capkept) {
+          int nc = capkept ? 2 * capkept : 16;
+          bpc__msg_t **nk = realloc(kept, sizeof *nk * (size_t)nc);
+          if (nk == NULL) {
+            bpc__msg_release(C->ex, pm);
+            bpc__msg_release(C->ex, m);
+            rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
+            goto out;
+          }
+          kept = nk;
+          capkept = nc;
+        }
+        kept[nkept++] = pm;
+        if (pm->bytes != x->bytes) {
+          bpc__msg_release(C->ex, m);
+          rc = bpc__err(ctx, BPC_ETRUNC, "bpc_bcast: item of source %d: %zu bytes, head says %zu",
+                        C->ids[R->idx[j]], pm->bytes, x->bytes);
+          goto out;
+        }
+        x->data = pm->data;
+      }
+      bpc__msg_release(C->ex, m);
+    }
+  }
+
+  rc = bpc__bc_deliver(C, it, &cb_rc);
+  if (rc != BPC_OK)
+    goto out;
+
+out:
+  if (C->ex != NULL) {
+    int r2 = bpc__exch_flush(C->ex);
+    if (rc == BPC_OK)
+      rc = r2;
+  }
+  for (int i = 0; i < nkept; i++)
+    bpc__msg_release(C->ex, kept[i]);
+  free(kept);
+  for (int i = 0; i < nheads; i++)
+    free(heads[i]);
+  free(heads);
+  for (int v = 0; v < caprv; v++)
+    free(rv[v].idx);
+  free(rv);
+  if (packed != NULL)
+    for (int i = 0; i < s; i++)
+      free(packed[i]);
+  free(packed);
+  free(parts);
+  free(idx);
+  free(it);
+  free(tmp);
+  free(inc);
+  free(K);
+  free(ord);
+  free(cnt);
+  free(rk);
+  return rc != BPC_OK ? rc : cb_rc;
+}
+
+int bpc__bcast_sched_check(const char *name, int rows, int cols, const int *sources, int s,
+                           int reposition, int *missing, int *steps, long long *msgs)
+{
+  const bpc__algo_t *row = bpc__algo_find(&bpc__engine_bcast, name);
+  if (row == NULL)
+    return BPC_EALGO;
+  if (rows < 1 || cols < 1 || s < 0 || s > rows * cols)
+    return BPC_EINVAL;
+  bpc__bc_call_t C;
+  memset(&C, 0, sizeof C);
+  C.sources = sources;
+  C.ids = sources;
+  C.s = s;
+  C.p = rows * cols;
+  C.rows = rows;
+  C.cols = cols;
+  C.plan_only = 1;
+  C.reposition = reposition & 1;
+  C.partition = (reposition >> 1) & 1;
+  int rc = bpc__bc_run_row(&C, row);
+  const int p = C.p, W = (s + 63) / 64 > 0 ? (s + 63) / 64 : 1;
+  uint64_t *K = calloc((size_t)p * (size_t)W, sizeof(uint64_t));
+  uint64_t *inc = calloc((size_t)p * (size_t)W, sizeof(uint64_t));
+  long long nm = 0;
+  int miss = 0;
+  if (rc == BPC_OK && (K == NULL || inc == NULL || C.S.err != BPC_OK))
+    rc = BPC_ENOMEM;
+  if (rc == BPC_OK) {
+    for (int i = 0; i < s; i++)
+      K[(size_t)sources[i] * W + (i >> 6)] |= (uint64_t)1 << (i & 63);
+    for (int t = 0; t < C.S.nsteps; t++) {
+      for (int e = 0; e < C.S.n; e++) {
+        if (C.S.step[e] != t)
+          continue;
+        const int a = C.S.from[e], b = C.S.to[e];
+        int any = 0;
+        for (int w = 0; w < W; w++) {
+          uint64_t x = K[(size_t)a * W + w] & ~(K[(size_t)b * W + w] | inc[(size_t)b * W + w]);
+          inc[(size_t)b * W + w] |= x;
+          any |= x != 0;
+        }
+        nm += any;
+      }
+      for (size_t i = 0; i < (size_t)p * (size_t)W; i++) {
+        K[i] |= inc[i];
+        inc[i] = 0;
+      }
+    }
+    for (int g = 0; g < p; g++)
+      for (int i = 0; i < s; i++)
+        miss += !bit_get(K + (size_t)g * W, i);
+  }
+  if (missing != NULL)
+    *missing = miss;
+  if (steps != NULL)
+    *steps = C.S.nsteps;
+  if (msgs != NULL)
+    *msgs = nm;
+  free(K);
+  free(inc);
+  free(C.S.step);
+  free(C.S.from);
+  free(C.S.to);
+  return rc != BPC_OK ? rc : miss ? BPC_ESTATE : BPC_OK;
+}

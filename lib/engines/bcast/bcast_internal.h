@@ -1,0 +1,136 @@
+/*
+ * lib/engines/bcast/bcast_internal.h - the s-to-p broadcast engine's
+ * registry entry, call state, schedule builder and executor (internal).
+ *
+ * bcast.c has the entry and the table; bcast_exec.c the schedule type and
+ * the executor every algorithm shares; one file per algorithm (br_lin.c,
+ * br_xy_source.c, br_xy_dim.c, twostep.c, xor.c) builds its schedule of
+ * block-to-block transfers and hands it to the executor.
+ */
+#ifndef BPC_LIB_ENGINES_BCAST_INTERNAL_H
+#define BPC_LIB_ENGINES_BCAST_INTERNAL_H
+
+#include "bpc/bcast.h"
+#include "comm/comm.h"
+#include "core/core.h"
+#include "core/registry.h"
+
+/* The registry entry (lib/engines/engines.c lists it). */
+extern const bpc__engine_t bpc__engine_bcast;
+
+/*
+ * A schedule: transfers (step, from gid, to gid). A transfer means "block
+ * `from` sends every item it has that block `to` lacks" (combining); a
+ * step's transfers use what the blocks held when the step began. Built in
+ * any order, sorted by step (stably) by the executor.
+ */
+typedef struct bpc__bc_sched {
+  int n, cap;
+  int *step, *from, *to;
+  int nsteps; /* 1 + the largest step added */
+  int base;   /* added to every step given to bpc__bc_add (repositioning) */
+  const int *map; /* when set, bpc__bc_add maps both blocks through it (partitioning) */
+  int err;    /* BPC_ENOMEM when an add failed */
+} bpc__bc_sched_t;
+
+/* One call, as the entry hands it to an algorithm's run function. */
+typedef struct bpc__bc_call {
+  bpc_ctx_t *ctx;
+  bpc__exch_t *ex;
+  const bpc_assign_t *assign;
+  const bpc_type_t *type;
+  const int *sources; /* ascending gids: where the schedule starts */
+  const int *ids;     /* the items' source gids (== sources unless repositioned) */
+  int s;              /* number of sources */
+  int p;              /* number of blocks */
+  int rows, cols;     /* mesh view: rows * cols == p */
+  const void **items; /* per source: the item item_of gave (local sources only) */
+  bpc_bcast_recv_fn recv;
+  void *user;
+  bpc__bc_sched_t S;
+  int reposition; /* move the sources to the row's ideal distribution first */
+  int partition;  /* run the row in two halves, then exchange between them */
+  int plan_only; /* 1: build the schedule, do not run it (bpc__bcast_sched_check) */
+  /* results for info */
+  int steps;
+  long long msgs, bytes;
+} bpc__bc_call_t;
+
+/* Add one transfer (both gids valid, from != to). Failures are kept in
+ * S->err (the executor reports them). */
+void bpc__bc_add(bpc__bc_sched_t *S, int step, int from, int to);
+/* Add an exchange: from -> to and to -> from in the same step. */
+void bpc__bc_xchg(bpc__bc_sched_t *S, int step, int a, int b);
+
+/* br_lin's recursive halving over the blocks order[0..n), its first step
+ * being `base`. Returns the number of steps it takes (ceil(log2 n)). */
+int bpc__bc_lin(bpc__bc_sched_t *S, int base, const int *order, int n);
+/* A one-way binomial tree from order[0] over order[0..n) (ceil(log2 n)
+ * steps from `base`); returns the number of steps. */
+int bpc__bc_tree(bpc__bc_sched_t *S, int base, const int *order, int n);
+/* br_lin in every row (rows_first) or column, then in the other dimension. */
+int bpc__bc_xy(bpc__bc_call_t *C, int rows_first);
+
+/* An item as a process holds it: its bytes (the user's memory, a packed
+ * custom item or a receive buffer). */
+typedef struct bpc__bc_item {
+  const void *data;
+  size_t bytes;
+  int have;
+} bpc__bc_item_t;
+
+/* Hand every item to every local block (bcast_exec.c); see there. */
+int bpc__bc_deliver(bpc__bc_call_t *C, const bpc__bc_item_t *it, int *cb_rc);
+
+/*
+ * Run a row, with repositioning when C->reposition is set (params.reposition;
+ * not for 2step and mpi): step 0 moves every source item whose block is not
+ * in the row's ideal distribution (br_lin: left diagonal, br_xy_source: row,
+ * br_xy_dim: column when rows go first, else row; xor: equal) to a free
+ * block of it, then the row's schedule runs from step 1 with the ideal
+ * positions as its sources (C->sources), while the items keep their
+ * identity (C->ids). bcast.c.
+ */
+int bpc__bc_run_row(bpc__bc_call_t *C, const bpc__algo_t *row);
+/*
+ * Partitioning (C->partition, params.partition; not for mpi): the mesh is
+ * cut in two halves (the first floor(rows/2) rows and the rest, or on a
+ * 1 x c line the first floor(c/2) blocks and the rest); the row's schedule
+ * runs inside each half at the same time on that half's sources, then one
+ * step pairs block v of the first half with block v of the second (both
+ * directions) and sends from block v mod p1 of the first half to every
+ * further block v of the second. Combines with repositioning (the move
+ * comes first). bcast.c.
+ */
+
+/* Run a built schedule: simulate it per process (who knows what), send and
+ * receive the combined messages, deliver every item to every local block.
+ * Returns a messaging error at once; callback failures after the schedule
+ * has completed. */
+int bpc__bc_exec(bpc__bc_call_t *C);
+
+/*
+ * Test hook: build algorithm `name`'s schedule for p = rows x cols blocks
+ * and these sources (repositioned first when `reposition`), and simulate it with every block its own process.
+ * BPC_OK when every block ends with every item, BPC_ESTATE (with *missing
+ * = the number of (block, item) pairs left out) otherwise; *steps and
+ * *msgs (transfers that carry something: the paper's messages with one
+ * block per processor) may be NULL. BPC_EALGO, BPC_EINVAL, BPC_ENOMEM.
+ */
+int bpc__bcast_sched_check(const char *name, int rows, int cols, const int *sources, int s,
+                           int reposition, int *missing, int *steps, long long *msgs);
+
+/* The cost model of `auto` (bcast.c, doc/bcast.md "Choosing"): the
+ * modelled time in seconds of running row's schedule per process, with
+ * every item of L bytes. */
+double bpc__bc_model(bpc__bc_call_t *C, const bpc__algo_t *row, double L);
+
+/* Algorithms (rows' run functions; `call` is a bpc__bc_call_t). */
+int bpc__bc_br_lin(void *call);
+int bpc__bc_br_xy_source(void *call);
+int bpc__bc_br_xy_dim(void *call);
+int bpc__bc_2step(void *call);
+int bpc__bc_xor(void *call);
+int bpc__bc_mpi(void *call);
+
+#endif /* BPC_LIB_ENGINES_BCAST_INTERNAL_H */

@@ -1,0 +1,285 @@
+/*
+ * tests/mpi/test_bcast.c - the s-to-p broadcast under MPI: every algorithm
+ * of bpc_algorithms("bcast") x every source distribution x s in {0, 1, 2,
+ * p/2, p} x 1..4 blocks per process (contiguous and round-robin
+ * assignments), a 10 x 10 mesh of blocks, contiguous and custom
+ * variable-size items with empty ones, against the serial reference; the
+ * bytes sent over all ranks equal "each item once to every other process
+ * with blocks" (a process receives each item once; every other process for
+ * the mpi baseline); a failing callback on
+ * one rank; every argument error and must-match field bad on rank 0 only,
+ * on the last rank only and on all ranks: the same code everywhere, no hang;
+ * the allgatherv collective of lib/comm directly.
+ */
+#include "mpi_check.h"
+#include "bad_case.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/coll.h"
+#include "patterns/patterns.h"
+#include "../common/bcast_run.h"
+
+static bpc_ctx_t *ctx;
+
+static void setup(void) { ck_assert_int_eq(bpc_init(MPI_COMM_WORLD, NULL, &ctx), BPC_OK); }
+static void teardown(void) { bpc_finalize(&ctx); }
+
+static int algos(bpc_algo_info_t *tab)
+{
+  int na = 0;
+  T_CHECK(bpc_algorithms("bcast", tab, 16, &na) == BPC_OK && na >= 5, "bpc_algorithms");
+  return na;
+}
+
+/* One call checked, plus the process-level byte count. */
+static void one(const bpc_assign_t *a, int n, int rows, int cols, const char *algo, int kind,
+                int s, int custom)
+{
+  int *src = malloc(sizeof(int) * (size_t)(n + 1));
+  const int R = rows ? rows : 1, C = rows ? cols : n;
+  T_CHECK(bpc__bcast_dist(kind, R, C, s, (unsigned)n, src) == BPC_OK, "dist");
+  int bad = 0;
+  char why[256];
+  bpc_bcast_info_t info;
+  memset(&info, 0, sizeof info);
+  const int salt = n * 17 + s + kind;
+  const int rep = (s + kind + n) % 4;
+  int rc = br_run(ctx, a, src, s, algo, rows, cols, custom, salt, 0, rep, &bad, why, sizeof why,
+                  &info);
+  T_CHECK(rc == BPC_OK && bad == 0, "%s n=%d mesh %dx%d %s s=%d custom=%d rep=%d: %s (%s), %d bad: %s",
+          algo, n, rows, cols, bpc__bcast_dist_name(kind), s, custom, rep, bpc_err_name(rc),
+          bpc_last_error(ctx), bad, why);
+  /* every process with blocks gets every item exactly once */
+  int *has = calloc((size_t)t_size, sizeof(int));
+  for (int g = 0; g < n; g++) {
+    int r = 0;
+    bpc_assign_rank(a, g, &r);
+    has[r] = 1;
+  }
+  int active = 0;
+  for (int r = 0; r < t_size; r++)
+    active += has[r];
+  long long want = 0, got = 0, mine = info.bytes_sent;
+  for (int i = 0; i < s; i++) {
+    const long long len = br_item_len(src[i], salt);
+    /* mpi: MPI_Allgatherv reaches every rank, with blocks or not */
+    want += (custom ? len : len * (long long)sizeof(int)) *
+            (strcmp(algo, "mpi") == 0 ? t_size - 1 : active - 1);
+  }
+  MPI_Allreduce(&mine, &got, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  T_CHECK(got == want, "%s n=%d %s s=%d: %lld bytes sent over all ranks, want %lld", algo, n,
+          bpc__bcast_dist_name(kind), s, got, want);
+  free(has);
+  free(src);
+}
+
+START_TEST(test_bcast_all)
+{
+  bpc_algo_info_t tab[16];
+  const int na = algos(tab);
+  for (int bpp = 1; bpp <= 4; bpp++) {
+    const int n = bpp * t_size;
+    bpc_assign_t *a = NULL;
+    T_CHECK(bpc_assign_create(ctx, n, bpp % 2 ? BPC_ASSIGN_CONTIGUOUS : BPC_ASSIGN_ROUND_ROBIN,
+                              NULL, &a) == BPC_OK,
+            "assign");
+    const int sv[5] = {0, 1, n >= 2 ? 2 : 1, n / 2, n};
+    for (int k = 0; k < na; k++)
+      for (int d = 0; d < BPC__BDIST_COUNT; d++)
+        for (int si = 0; si < 5; si++)
+          one(a, n, 0, 0, tab[k].name, d, sv[si], (si + d + bpp) % 2);
+    /* auto: the cost model's pick, the same on every rank */
+    for (int d = 0; d < BPC__BDIST_COUNT && bpp <= 2; d++)
+      for (int si = 0; si < 5; si++)
+        one(a, n, 0, 0, "auto", d, sv[si], (si + d) % 2);
+    bpc_assign_destroy(&a);
+  }
+  /* fewer blocks than processes */
+  if (t_size > 2) {
+    bpc_assign_t *a = NULL;
+    bpc_assign_create(ctx, t_size - 1, BPC_ASSIGN_CONTIGUOUS, NULL, &a);
+    for (int k = 0; k < na; k++)
+      one(a, t_size - 1, 0, 0, tab[k].name, BPC__BDIST_RANDOM, 2, k % 2);
+    bpc_assign_destroy(&a);
+  }
+  T_SYNC();
+}
+END_TEST
+
+START_TEST(test_bcast_mesh10)
+{
+  /* a 10 x 10 mesh of blocks (on 4 processes in the issue; at every count here) */
+  bpc_algo_info_t tab[16];
+  const int na = algos(tab);
+  bpc_assign_t *a = NULL;
+  T_CHECK(bpc_assign_create(ctx, 100, BPC_ASSIGN_CONTIGUOUS, NULL, &a) == BPC_OK, "assign");
+  const int sv[5] = {0, 1, 2, 50, 100};
+  for (int k = 0; k < na; k++)
+    for (int d = 0; d < BPC__BDIST_COUNT; d++)
+      for (int si = 0; si < 5; si++)
+        one(a, 100, 10, 10, tab[k].name, d, sv[si], (si + d) % 2);
+  /* a non-square mesh view of the same blocks */
+  for (int k = 0; k < na; k++)
+    one(a, 100, 4, 25, tab[k].name, BPC__BDIST_CROSS, 30, 1);
+  bpc_assign_destroy(&a);
+  T_SYNC();
+}
+END_TEST
+
+START_TEST(test_bcast_callback)
+{
+  const int n = 2 * t_size;
+  bpc_assign_t *a = NULL;
+  bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a);
+  int src[2] = {0, n - 1};
+  int bad = 0;
+  char why[256];
+  int rc = br_run(ctx, a, src, 2, "br_lin", 0, 0, 0, 5, t_rank == t_size - 1, 0, &bad, why,
+                  sizeof why, NULL);
+  T_CHECK(rc == BPC_ECALLBACK, "got %s", bpc_err_name(rc));
+  bpc_assign_destroy(&a);
+  T_SYNC();
+}
+END_TEST
+
+/* lib/comm's allgatherv of bytes (the mpi row's collective): rank r gives
+ * (r % 3) * 5 bytes of value r, empty contributions included. */
+START_TEST(test_allgatherv)
+{
+  size_t *counts = calloc((size_t)t_size, sizeof(size_t)), total = 0;
+  for (int r = 0; r < t_size; r++) {
+    counts[r] = (size_t)(r % 3) * 5;
+    total += counts[r];
+  }
+  unsigned char *in = malloc(counts[t_rank] + 1), *out = malloc(total + 1);
+  memset(in, t_rank, counts[t_rank]);
+  int rc = bpc__allgatherv(ctx, in, counts[t_rank], out, counts);
+  T_CHECK(rc == BPC_OK, "allgatherv: %s", bpc_err_name(rc));
+  size_t off = 0;
+  for (int r = 0; r < t_size && rc == BPC_OK; r++)
+    for (size_t j = 0; j < counts[r]; j++, off++)
+      T_CHECK(out[off] == (unsigned char)r, "allgatherv: byte %zu is %d, want %d", off,
+              out[off], r);
+  /* bytes != counts[me] is an argument error on that rank (every rank here) */
+  rc = bpc__allgatherv(ctx, in, counts[t_rank] + 1, out, counts);
+  T_CHECK(rc == BPC_EINVAL, "allgatherv with a wrong count: %s", bpc_err_name(rc));
+  free(in);
+  free(out);
+  free(counts);
+  T_SYNC();
+}
+END_TEST
+
+static const bad_case_t bad_cases[] = {
+    {"assign NULL", BPC_ENULL, 0, NULL},
+    {"type NULL", BPC_ENULL, 0, NULL},
+    {"item_of NULL", BPC_ENULL, 0, NULL},
+    {"recv NULL", BPC_ENULL, 0, NULL},
+    {"sources NULL", BPC_ENULL, 0, NULL},
+    {"sources not ascending", BPC_EINVAL, 0, NULL},
+    {"unknown algorithm", BPC_EALGO, 0, NULL},
+    {"mesh does not fit", BPC_EDIVS, 0, NULL},
+    {"nthreads negative", BPC_EINVAL, 0, NULL},
+    {"sources differ", BPC_EMISMATCH, 1, "sources"},
+    {"nsources differs", BPC_EMISMATCH, 1, "nsources"},
+    {"type differs", BPC_EMISMATCH, 1, "type kind"},
+    {"element size differs", BPC_EMISMATCH, 1, "element size"},
+    {"algorithm differs", BPC_EMISMATCH, 1, "algorithm"},
+    {"mesh differs", BPC_EMISMATCH, 1, "mesh rows"},
+    {"reposition differs", BPC_EMISMATCH, 1, "reposition"},
+    {"partition differs", BPC_EMISMATCH, 1, "partition"},
+};
+#define NBAD ((int)(sizeof bad_cases / sizeof bad_cases[0]))
+
+static int nop_item(int g, const void **item, void *u)
+{
+  (void)g;
+  (void)u;
+  *item = NULL;
+  return 0;
+}
+static int nop_recv(int d, int g, void *item, void *u)
+{
+  (void)d;
+  (void)g;
+  (void)item;
+  (void)u;
+  return 0;
+}
+
+START_TEST(test_bcast_bad_rank)
+{
+  const int n = 4 * t_size;
+  bpc_assign_t *a = NULL;
+  bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a);
+  bpc_type_ops_t ops = {br_s_size, br_s_pack, br_s_unpack, br_s_destroy, NULL};
+  for (int c = 0; c < NBAD; c++)
+    for (int m = 0; m < BAD_NMODES; m++) {
+      const int bad = bad_here(m);
+      bpc_type_t ti = bpc_type_contiguous(sizeof(int), MPI_INT);
+      bpc_type_t td = bpc_type_contiguous(sizeof(double), MPI_DOUBLE);
+      bpc_type_t tc = bpc_type_custom(&ops, NULL);
+      const bpc_type_t *t = &ti;
+      int good[3] = {0, 1, n - 1}, other[3] = {0, 2, n - 1}, unsorted[3] = {1, 0, n - 1};
+      const int *src = good;
+      int ns = 3;
+      const bpc_assign_t *as = a;
+      bpc_bcast_item_fn it = nop_item;
+      bpc_bcast_recv_fn rv = nop_recv;
+      bpc_bcast_params_t P = bpc_bcast_params_default();
+      if (bad) {
+        switch (c) {
+        case 0: as = NULL; break;
+        case 1: t = NULL; break;
+        case 2: it = NULL; break;
+        case 3: rv = NULL; break;
+        case 4: src = NULL; break;
+        case 5: src = unsorted; break;
+        case 6: P.algorithm = "no_such_algorithm"; break;
+        case 7: P.rows = 3; P.cols = n; break;
+        case 8: P.nthreads = -2; break;
+        case 9: src = other; break;
+        case 10: ns = 2; break;
+        case 11: t = &tc; break;
+        case 12: t = &td; break;
+        case 13: P.algorithm = "2step"; break;
+        case 14: P.rows = 1; P.cols = n; break;
+        case 15: P.reposition = 1; break;
+        case 16: P.partition = 1; break;
+        }
+      }
+      if (c == 13 && !bad)
+        P.algorithm = "xor";
+      if (c == 14)
+        P.algorithm = "br_lin"; /* auto's choice depends on the mesh */
+      if (c == 14 && !bad) {
+        P.rows = 2;
+        P.cols = n / 2;
+      }
+      int rc = bpc_bcast(ctx, as, t, src, ns, it, rv, NULL, &P, NULL);
+      bad_check(ctx, &bad_cases[c], m, rc);
+    }
+  bpc_assign_destroy(&a);
+  T_SYNC();
+}
+END_TEST
+
+static Suite *make(void)
+{
+  Suite *s = suite_create("bcast");
+  TCase *tc = tcase_create("mpi");
+  tcase_set_timeout(tc, 600);
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_bcast_all);
+  tcase_add_test(tc, test_bcast_mesh10);
+  tcase_add_test(tc, test_bcast_callback);
+  tcase_add_test(tc, test_bcast_bad_rank);
+  tcase_add_test(tc, test_allgatherv);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+BPC_T_MPI_MAIN(make)
