@@ -12,6 +12,7 @@
 #include "bpc/merge.h"
 #include "bpc/swap.h"
 #include "bpc/alltoall.h"
+#include "bpc/scan.h"
 #include "bpc/neighbor.h"
 #include "bpc/composite.h"
 
