@@ -338,8 +338,9 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
     return BPC_ENOMEM;
   }
 
-  /* (1) local inclusive scans */
-#pragma omp parallel for schedule(dynamic, 1) num_threads(C->nthreads)
+  /* (1) local inclusive scans (threads only when there is more than one
+   * block: an idle team would spin) */
+#pragma omp parallel for schedule(dynamic, 1) num_threads(C->nthreads) if (n > 1)
   for (int l = 0; l < n; l++) {
     size_t c = C->in[l].count;
     if (c == 0)
@@ -394,8 +395,11 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
     }
     if (rc != BPC_OK)
       break;
+    int busy = 0;
+    for (int l = 0; l < n; l++)
+      busy += kinds[l] == BPC__SCAN_LEFT || kinds[l] == BPC__SCAN_RIGHT;
     /* combines (this process's positions in parallel) */
-#pragma omp parallel for schedule(dynamic, 1) num_threads(C->nthreads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(C->nthreads) if (busy > 1)
     for (int l = 0; l < n; l++) {
       bpc__scan_val_t nv = {NULL, 0, 0};
       switch (kinds[l]) {
@@ -429,7 +433,7 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
 
   /* (3) propagate the exclusive prefixes tot[l] into the blocks */
   if (rc == BPC_OK) {
-#pragma omp parallel for schedule(dynamic, 1) num_threads(C->nthreads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(C->nthreads) if (n > 1)
     for (int l = 0; l < n; l++) {
       size_t c = C->in[l].count;
       const bpc__scan_val_t *E = &tot[l];
