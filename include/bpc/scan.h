@@ -5,10 +5,10 @@
  * Blocks sit at positions 0..n-1 (position p holds gid order[p], or gid p
  * without an order). Each block holds a sequence of items (count >= 0);
  * the scan runs over the concatenation of the sequences in position order.
- * Strategy: scan-then-propagate (local inclusive scan of each block's
+ * Strategies: scan-then-propagate (local inclusive scan of each block's
  * sequence, a global exclusive scan of the block totals over the blocks
  * with the chosen algorithm, then the prefix is applied to every item of
- * the block). The association of every result depends only on the block
+ * the block), reduce-then-scan and the inclusive-global shortcut. The association of every result depends only on the block
  * count, the order, the sequences and the algorithm, never on the process
  * or thread count: results are bit-identical across process counts.
  */
@@ -69,6 +69,22 @@ typedef enum bpc_scan_algorithm {
   BPC_SCAN_BLELLOCH = 5     /* up-sweep + exclusive down-sweep */
 } bpc_scan_algorithm_t;
 
+/* Distributed strategies (doc/scan.md). */
+typedef enum bpc_scan_strategy {
+  /* thesis Algorithm 7: local scan, global exclusive scan of the block
+   * totals, propagate the prefix into every item (the default) */
+  BPC_SCAN_SCAN_THEN_PROPAGATE = 0,
+  /* thesis Algorithm 8: local reduction (no values kept), global exclusive
+   * scan, then a sequential scan of each block starting from its prefix
+   * (one more call per block, less memory) */
+  BPC_SCAN_REDUCE_THEN_SCAN = 1,
+  /* thesis Algorithm 9: scan-then-propagate, but an inclusive scan keeps
+   * the global stage's inclusive prefix as the block's last result (one
+   * call less per block). Same as scan-then-propagate for exclusive scans
+   * and for Blelloch (whose global stage is exclusive). */
+  BPC_SCAN_INCLUSIVE_GLOBAL = 2
+} bpc_scan_strategy_t;
+
 typedef struct bpc_scan_params {
   /* A name of bpc_algorithms("scan") ("serial", "kogge-stone", "sklansky",
    * "brent-kung", "blelloch"; any case) or NULL / "auto": then
@@ -81,6 +97,9 @@ typedef struct bpc_scan_params {
   /* Optional order: order[p] is the gid at position p (a permutation of
    * 0..n-1, the same on every rank). NULL: gid order. */
   const int *order;
+  /* The distributed strategy (default scan-then-propagate). Must be the
+   * same on every rank. */
+  bpc_scan_strategy_t strategy;
 } bpc_scan_params_t;
 
 /* Parameters at their defaults (what params NULL means). */
@@ -124,9 +143,10 @@ typedef struct bpc_scan_info {
  * out aliases them).
  * Errors (the same on every rank): BPC_ENULL (ctx, assign, type, op or
  * op->fn NULL; in or out NULL on a rank with blocks; data NULL with count >
- * 0), BPC_EINVAL (assignment of another context, bad mode, nthreads < 0),
+ * 0), BPC_EINVAL (assignment of another context, bad mode or strategy,
+ * nthreads < 0),
  * BPC_ETYPE, BPC_EALGO (unknown algorithm), BPC_EPERM (order not a
- * permutation), BPC_EMISMATCH (mode, algorithm, order, identity presence,
+ * permutation), BPC_EMISMATCH (mode, strategy, algorithm, order, identity presence,
  * op->commutative, type kind or element size differ between ranks),
  * BPC_ECALLBACK (the operator or a type callback failed on some rank: the
  * schedule is finished everywhere without further operator calls),

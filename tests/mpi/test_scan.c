@@ -79,13 +79,15 @@ START_TEST(test_scan_reference)
             prm.algorithm = tab[a].name;
             prm.order = order;
             prm.nthreads = ci == 5 ? 2 : 1; /* threads once (2 cores, many ranks) */
+            prm.strategy = (bpc_scan_strategy_t)((a + mi + ok + ci) % 3); /* each in turn */
             bpc_scan_info_t info;
             int rc = bpc_scan(ctx, A, &P.type, mode, P.in, P.out, &op, &prm, &info);
             T_CHECK(rc == BPC_OK, "%s nb %d: %s", tab[a].name, nb, bpc_last_error(ctx));
             if (rc == BPC_OK) {
               char msg[256];
               int bad = sr_check(&P, nb, order, seed, 0, mode, with_id, &info, msg, sizeof msg);
-              T_CHECK(bad == 0, "%s, %s, %s%s, nb %d, order %d: %d wrong: %s", tab[a].name,
+              T_CHECK(bad == 0, "%s, strategy %d, %s, %s%s, nb %d, order %d: %d wrong: %s",
+                    tab[a].name, (int)prm.strategy,
                       kind == SR_MAT ? "matrices" : "lists",
                       mode == BPC_SCAN_INCLUSIVE ? "inclusive" : "exclusive",
                       with_id ? " with identity" : "", nb, ok, bad, msg);
@@ -165,8 +167,8 @@ START_TEST(test_scan_float_bits)
     ck_assert_int_eq(bpc_assign_create(one, nb, BPC_ASSIGN_CONTIGUOUS, NULL, &A1), BPC_OK);
     int *order = make_order(nb, 2);
     for (int a = 0; a < na; a++)
-      for (int mi = 0; mi < 2; mi++) {
-        bpc_scan_mode_t mode = mi == 0 ? BPC_SCAN_INCLUSIVE : BPC_SCAN_EXCLUSIVE;
+      for (int mi = 0; mi < 6; mi++) {
+        bpc_scan_mode_t mode = mi % 2 == 0 ? BPC_SCAN_INCLUSIVE : BPC_SCAN_EXCLUSIVE;
         sr_prob_t P, Q;
         sr_prob_make(&P, A, SR_AFF, 1, 0, -1);
         sr_prob_make(&Q, A1, SR_AFF, 1, 0, -1);
@@ -174,6 +176,7 @@ START_TEST(test_scan_float_bits)
         bpc_scan_params_t prm = bpc_scan_params_default();
         prm.algorithm = tab[a].name;
         prm.order = order;
+        prm.strategy = (bpc_scan_strategy_t)(mi / 2);
         prm.nthreads = 2;
         int rc = bpc_scan(ctx, A, &P.type, mode, P.in, P.out, &op, &prm, NULL);
         T_CHECK(rc == BPC_OK, "%s", bpc_last_error(ctx));
@@ -245,6 +248,8 @@ static const bad_case_t bad_cases[] = {
     {"order differs", BPC_EMISMATCH, 1, "order"},
     {"identity differs", BPC_EMISMATCH, 1, "identity"},
     {"element size differs", BPC_EMISMATCH, 1, "elem"},
+    {"bad strategy", BPC_EINVAL, 0, NULL},
+    {"strategy differs", BPC_EMISMATCH, 1, "strategy"},
 };
 #define NBAD ((int)(sizeof bad_cases / sizeof bad_cases[0]))
 
@@ -288,6 +293,8 @@ START_TEST(test_scan_bad_rank)
         case 11: prm.order = rev; break;
         case 12: op = sr_op(SR_MAT, 1); break;
         case 13: tp = &type2; break;
+        case 14: prm.strategy = (bpc_scan_strategy_t)9; break;
+        case 15: prm.strategy = BPC_SCAN_REDUCE_THEN_SCAN; break;
         }
       }
       int rc = bpc_scan(ctx, a, tp, mode, in, P.out, opp, &prm, NULL);

@@ -40,7 +40,8 @@ START_TEST(test_reference)
     for (int a = 0; a < na; a++)
       for (int kind = SR_MAT; kind <= SR_LIST; kind += 2)
         for (int mi = 0; mi < 3; mi++)
-          for (int ord = 0; ord <= permuted; ord++) {
+          for (int ord = 0; ord <= permuted; ord++)
+            for (int st = 0; st < 3; st++) {
             bpc_scan_mode_t mode = mi == 0 ? BPC_SCAN_INCLUSIVE : BPC_SCAN_EXCLUSIVE;
             const int with_id = mi == 2, seed = nb + a;
             sr_prob_t P;
@@ -50,14 +51,16 @@ START_TEST(test_reference)
             prm.algorithm = tab[a].name;
             prm.order = ord ? order : NULL;
             prm.nthreads = nb % 4 == 3 ? 3 : 1; /* threads on some counts (2 cores) */
+            prm.strategy = (bpc_scan_strategy_t)st;
             bpc_scan_info_t info;
             ck_assert_msg(bpc_scan(ctx, A, &P.type, mode, P.in, P.out, &op, &prm, &info) ==
                               BPC_OK,
                           "%s", bpc_last_error(ctx));
             char msg[256];
             int bad = sr_check(&P, nb, prm.order, seed, 0, mode, with_id, &info, msg, sizeof msg);
-            ck_assert_msg(bad == 0, "%s, kind %d, mode %d, identity %d, %d blocks, order %d: %s",
-                          tab[a].name, kind, mode, with_id, nb, ord, msg);
+            ck_assert_msg(bad == 0,
+                          "%s, strategy %d, kind %d, mode %d, identity %d, %d blocks, order %d: %s",
+                          tab[a].name, st, kind, mode, with_id, nb, ord, msg);
             ck_assert_str_eq(info.name, tab[a].name);
             ck_assert_int_eq(info.ops_total, info.ops_local);
             sr_prob_free(&P);
@@ -75,16 +78,24 @@ START_TEST(test_counts)
   for (int nb = 1; nb <= 64; nb++) {
     bpc_assign_t *A = NULL;
     ck_assert_int_eq(bpc_assign_create(ctx, nb, BPC_ASSIGN_CONTIGUOUS, NULL, &A), BPC_OK);
-    for (int a = 0; a < na; a++) {
+    for (int a = 0; a < na; a++)
+      for (int v = 0; v < 4; v++) {
+      /* v: 0 exclusive (scan-then-propagate), 1 inclusive, 2 inclusive
+       * reduce-then-scan, 3 inclusive with the inclusive-global shortcut */
+      const bpc_scan_mode_t mode = v == 0 ? BPC_SCAN_EXCLUSIVE : BPC_SCAN_INCLUSIVE;
       sr_prob_t P;
       sr_prob_make(&P, A, SR_MAT, 0, 1, -1);
       bpc_scan_op_t op = sr_op(SR_MAT, 0);
       bpc_scan_params_t prm = bpc_scan_params_default();
       prm.algorithm = tab[a].name;
+      prm.strategy = v == 2   ? BPC_SCAN_REDUCE_THEN_SCAN
+                     : v == 3 ? BPC_SCAN_INCLUSIVE_GLOBAL
+                              : BPC_SCAN_SCAN_THEN_PROPAGATE;
       bpc_scan_info_t info;
-      ck_assert_int_eq(bpc_scan(ctx, A, &P.type, BPC_SCAN_EXCLUSIVE, P.in, P.out, &op, &prm,
-                                &info),
-                       BPC_OK);
+      ck_assert_int_eq(bpc_scan(ctx, A, &P.type, mode, P.in, P.out, &op, &prm, &info), BPC_OK);
+      char msg[256];
+      ck_assert_msg(sr_check(&P, nb, NULL, 0, 1, mode, 0, &info, msg, sizeof msg) == 0, "%s",
+                    msg);
       ck_assert_msg(info.ops_global == sr_global_ops(tab[a].name, nb),
                     "%s, %d blocks: %lld calls, want %lld", tab[a].name, nb, info.ops_global,
                     sr_global_ops(tab[a].name, nb));
@@ -92,7 +103,14 @@ START_TEST(test_counts)
         ck_assert_msg(info.ops_global == sr_table31(tab[a].name, nb),
                       "%s, %d blocks: %lld calls, Table 3.1: %lld", tab[a].name, nb,
                       info.ops_global, sr_table31(tab[a].name, nb));
-      ck_assert_int_eq(info.ops_total, info.ops_global);
+      /* one item per block: the propagation makes one call per block after
+       * the first (inclusive), none with the shortcut (but Blelloch's
+       * global stage is exclusive: no shortcut there) or exclusive */
+      const int is_bl = strcmp(tab[a].name, "blelloch") == 0;
+      long long prop = v == 0 ? 0 : v == 3 && !is_bl ? 0 : nb - 1;
+      ck_assert_msg(info.ops_total == info.ops_global + prop,
+                    "%s, variant %d, %d blocks: %lld calls, want %lld + %lld", tab[a].name, v,
+                    nb, info.ops_total, info.ops_global, prop);
       /* depth of the global stage, one item per block */
       int K = 0;
       while ((1 << K) < nb)
@@ -101,7 +119,7 @@ START_TEST(test_counts)
                              : strcmp(tab[a].name, "brent-kung") == 0 ? (K > 1 ? 2 * K - 1 : K)
                              : strcmp(tab[a].name, "blelloch") == 0   ? (K > 1 ? 2 * K - 1 : 0)
                                                                       : K;
-      if (nb > 2 && strcmp(tab[a].name, "blelloch") != 0 && strcmp(tab[a].name, "brent-kung"))
+      if (v == 0 && nb > 2 && !is_bl && strcmp(tab[a].name, "brent-kung"))
         ck_assert_msg(info.depth <= want_depth, "%s, %d blocks: depth %lld, at most %lld",
                       tab[a].name, nb, info.depth, want_depth);
       sr_prob_free(&P);

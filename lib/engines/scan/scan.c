@@ -20,7 +20,12 @@
  * only); (3) propagate: inclusive r_i = E op s_i (n calls), exclusive r_0 =
  * E, r_i = E op s_{i-1} (n - 1 calls); with E absent the s values are the
  * results. An absent operand is never passed to the operator (empty blocks
- * and the empty prefix cost no call). A failing operator stops further
+ * and the empty prefix cost no call). Strategy reduce-then-scan
+ * (Algorithm 8): (1) keeps no local values, (3) scans each block afresh
+ * from E (one more call per block with E). Strategy inclusive-global
+ * (Algorithm 9, inclusive scans with an inclusive global stage): the
+ * global inclusive prefix, kept before the shift round, is the block's last
+ * result (one call less per block). A failing operator stops further
  * calls on this rank; the schedule's messages still flow (no hang), and the
  * outcome agreement makes it BPC_ECALLBACK everywhere.
  */
@@ -330,7 +335,12 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
   bpc__scan_val_t *tot = calloc((size_t)(n > 0 ? n : 1), sizeof *tot);
   bpc__scan_val_t *got = calloc((size_t)(n > 0 ? n : 1), sizeof *got);
   int *kinds = calloc((size_t)(n > 0 ? n : 1), sizeof *kinds);
-  if (s == NULL || tot == NULL || got == NULL || kinds == NULL) {
+  bpc__scan_val_t *incl = calloc((size_t)(n > 0 ? n : 1), sizeof *incl);
+  const int rts = C->strategy == BPC_SCAN_REDUCE_THEN_SCAN;
+  const int shortcut = C->strategy == BPC_SCAN_INCLUSIVE_GLOBAL &&
+                       C->mode == BPC_SCAN_INCLUSIVE && !sched->exclusive_out;
+  if (s == NULL || tot == NULL || got == NULL || kinds == NULL || incl == NULL) {
+    free(incl);
     free(s);
     free(tot);
     free(got);
@@ -345,7 +355,7 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
     size_t c = C->in[l].count;
     if (c == 0)
       continue;
-    s[l] = calloc(c, sizeof **s);
+    s[l] = calloc(rts ? 1 : c, sizeof **s);
     if (s[l] == NULL) {
       st_fail(&S, BPC_ENOMEM);
       continue;
@@ -354,6 +364,18 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
     int r = val_copy(&S, &x0, &s[l][0]);
     if (r != BPC_OK)
       st_fail(&S, r);
+    if (rts) { /* Algorithm 8: a reduction, no values kept */
+      for (size_t i = 1; i < c; i++) {
+        bpc__scan_val_t xi = in_item(C, l, i), t;
+        combine_ref(&S, &s[l][0], &xi, &t, 0);
+        val_free(C, &s[l][0]);
+        s[l][0] = t;
+      }
+      tot[l] = s[l][0];
+      s[l][0].v = NULL;
+      s[l][0].present = 0;
+      continue;
+    }
     for (size_t i = 1; i < c; i++) {
       bpc__scan_val_t xi = in_item(C, l, i);
       combine_ref(&S, &s[l][i - 1], &xi, &s[l][i], 0);
@@ -368,6 +390,13 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
   const int total_rounds = nr + (sched->exclusive_out ? 0 : 1);
   for (int r = 0; r < total_rounds && rc == BPC_OK; r++) {
     const int shift = r == nr;
+    if (shift && shortcut) /* keep the inclusive prefixes (Algorithm 9) */
+      for (int l = 0; l < n; l++)
+        if (C->in[l].count > 0) {
+          int r2 = val_copy(&S, &tot[l], &incl[l]);
+          if (r2 != BPC_OK)
+            st_fail(&S, r2);
+        }
     /* sends: every position q whose source is one of ours */
     for (int q = 0; q < P && rc == BPC_OK; q++) {
       bpc__scan_step_t k = BPC__SCAN_NONE;
@@ -438,9 +467,36 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
       size_t c = C->in[l].count;
       const bpc__scan_val_t *E = &tot[l];
       long long dmax = 0;
+      bpc__scan_val_t run = {NULL, 0, 0}; /* reduce-then-scan: running value */
       for (size_t i = 0; i < c; i++) {
         bpc__scan_val_t res = {NULL, 0, 0};
-        if (C->mode == BPC_SCAN_INCLUSIVE) {
+        int first = 0; /* the exclusive result of the very first item */
+        if (rts) {
+          /* Algorithm 8: run = E op x_0 op ... op x_i, sequentially */
+          const bpc__scan_val_t *prev = i == 0 ? E : &run;
+          int r = BPC_OK;
+          if (C->mode == BPC_SCAN_EXCLUSIVE) {
+            if (prev->present)
+              r = val_copy(&S, prev, &res);
+            else
+              first = 1;
+          }
+          bpc__scan_val_t nxt = {NULL, 0, 0};
+          if (C->mode == BPC_SCAN_INCLUSIVE || i + 1 < c) {
+            bpc__scan_val_t xi = in_item(C, l, i);
+            combine_ref(&S, prev, &xi, &nxt, 0);
+          }
+          if (C->mode == BPC_SCAN_INCLUSIVE)
+            r = val_copy(&S, &nxt, &res);
+          if (r != BPC_OK)
+            st_fail(&S, r);
+          val_free(C, &run);
+          run = nxt;
+        } else if (shortcut && i == c - 1 && incl[l].present) {
+          res = incl[l]; /* Algorithm 9: the global inclusive prefix */
+          incl[l].v = NULL;
+          incl[l].present = 0;
+        } else if (C->mode == BPC_SCAN_INCLUSIVE) {
           combine_ref(&S, E, &s[l][i], &res, 0);
         } else if (i > 0) {
           combine_ref(&S, E, &s[l][i - 1], &res, 0);
@@ -448,13 +504,16 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
           int r = val_copy(&S, E, &res);
           if (r != BPC_OK)
             st_fail(&S, r);
-        } else if (C->op->identity != NULL) {
+        } else {
+          first = 1;
+        }
+        if (first && C->op->identity != NULL) {
           int r = item_copy(&S, C->op->identity, &res.v);
           if (r != BPC_OK)
             st_fail(&S, r);
           else
             res.present = 1;
-        } else {
+        } else if (first) {
 #pragma omp critical(bpc_scan_absent)
           {
             C->absent_gid = gids[l];
@@ -471,6 +530,7 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
           ((void **)C->out[l].data)[i] = res.present ? res.v : NULL;
         }
       }
+      val_free(C, &run);
       C->out[l].count = c;
 #pragma omp critical(bpc_scan_depth)
       if (dmax > C->depth)
@@ -479,12 +539,14 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
   }
   for (int l = 0; l < n; l++) {
     if (s[l] != NULL)
-      for (size_t i = 0; i < C->in[l].count; i++)
+      for (size_t i = 0; i < (rts ? 1 : C->in[l].count); i++)
         val_free(C, &s[l][i]);
     free(s[l]);
     val_free(C, &tot[l]);
     val_free(C, &got[l]);
+    val_free(C, &incl[l]);
   }
+  free(incl);
   free(s);
   free(tot);
   free(got);
@@ -516,6 +578,9 @@ static int scan_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type
                     (int)mode);
   if (P->nthreads < 0)
     return bpc__err(ctx, BPC_EINVAL, "bpc_scan: nthreads %d is negative", P->nthreads);
+  if (P->strategy != BPC_SCAN_SCAN_THEN_PROPAGATE && P->strategy != BPC_SCAN_REDUCE_THEN_SCAN &&
+      P->strategy != BPC_SCAN_INCLUSIVE_GLOBAL)
+    return bpc__err(ctx, BPC_EINVAL, "bpc_scan: unknown strategy %d", (int)P->strategy);
   if (assign->nlocal > 0 && (in == NULL || out == NULL))
     return bpc__err(ctx, BPC_ENULL, "bpc_scan: %s is NULL on a rank with blocks",
                     in == NULL ? "in" : "out");
@@ -565,6 +630,7 @@ int bpc_scan(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
   bpc__sig_int(&sig, "algorithm", rc == BPC_OK ? row->info.id : 0);
   bpc__sig_int(&sig, "nblocks", rc == BPC_OK ? nb : 0);
   bpc__sig_int(&sig, "mode", rc == BPC_OK ? (int)mode : 0);
+  bpc__sig_int(&sig, "strategy", rc == BPC_OK ? (int)Pm.strategy : 0);
   bpc__sig_bytes(&sig, "order", rc == BPC_OK ? order : NULL,
                  rc == BPC_OK ? sizeof(int) * (size_t)nb : 0);
   bpc__sig_int(&sig, "identity", rc == BPC_OK && op->identity != NULL);
@@ -583,6 +649,7 @@ int bpc_scan(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
   C.assign = assign;
   C.type = type;
   C.mode = mode;
+  C.strategy = Pm.strategy;
   C.in = in;
   C.out = out;
   C.op = op;

@@ -56,6 +56,7 @@ typedef struct bpc__scan_call {
   const bpc_assign_t *assign;
   const bpc_type_t *type;
   bpc_scan_mode_t mode;
+  bpc_scan_strategy_t strategy;
   const bpc_buf_t *in;
   bpc_buf_t *out;
   const bpc_scan_op_t *op;
