@@ -88,8 +88,8 @@ typedef enum bpc_scan_strategy {
 typedef struct bpc_scan_params {
   /* A name of bpc_algorithms("scan") ("serial", "kogge-stone", "sklansky",
    * "brent-kung", "blelloch"; any case) or NULL / "auto": then
-   * BPC_SCAN_ALGORITHM from the environment, else the built-in rule
-   * (doc/scan.md). Must be the same on every rank. */
+   * BPC_SCAN_ALGORITHM from the environment, else the cost model
+   * (doc/scan.md, op_seconds below). Must be the same on every rank. */
   const char *algorithm;
   /* OpenMP threads for the local stages: 0 = OpenMP default, 1 = none.
    * May differ between ranks. */
@@ -100,6 +100,12 @@ typedef struct bpc_scan_params {
   /* The distributed strategy (default scan-then-propagate). Must be the
    * same on every rank. */
   bpc_scan_strategy_t strategy;
+  /* For "auto": the operator's cost in seconds per call (measured by the
+   * caller), 0 = unknown (taken as 1 ms: an expensive operator). The model
+   * (doc/scan.md) weighs it against the message latency alpha
+   * (BPC_SCAN_ALPHA, seconds, default 5e-6). Must be the same on every
+   * rank when the algorithm is "auto". */
+  double op_seconds;
 } bpc_scan_params_t;
 
 /* Parameters at their defaults (what params NULL means). */
@@ -146,7 +152,7 @@ typedef struct bpc_scan_info {
  * 0), BPC_EINVAL (assignment of another context, bad mode or strategy,
  * nthreads < 0),
  * BPC_ETYPE, BPC_EALGO (unknown algorithm), BPC_EPERM (order not a
- * permutation), BPC_EMISMATCH (mode, strategy, algorithm, order, identity presence,
+ * permutation), BPC_EMISMATCH (mode, strategy, algorithm, order, identity presence, op_seconds,
  * op->commutative, type kind or element size differ between ranks),
  * BPC_ECALLBACK (the operator or a type callback failed on some rank: the
  * schedule is finished everywhere without further operator calls),

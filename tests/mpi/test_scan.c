@@ -250,6 +250,8 @@ static const bad_case_t bad_cases[] = {
     {"element size differs", BPC_EMISMATCH, 1, "elem"},
     {"bad strategy", BPC_EINVAL, 0, NULL},
     {"strategy differs", BPC_EMISMATCH, 1, "strategy"},
+    {"op_seconds differs under auto", BPC_EMISMATCH, 1, "op_seconds"},
+    {"op_seconds negative", BPC_EINVAL, 0, NULL},
 };
 #define NBAD ((int)(sizeof bad_cases / sizeof bad_cases[0]))
 
@@ -270,7 +272,7 @@ START_TEST(test_scan_bad_rank)
       sr_prob_make(&P, A, SR_MAT, 3, 0, -1);
       bpc_scan_op_t op = sr_op(SR_MAT, 0);
       bpc_scan_params_t prm = bpc_scan_params_default();
-      prm.algorithm = "kogge-stone";
+      prm.algorithm = ci == 16 ? "auto" : "kogge-stone";
       bpc_type_t type = P.type, type2 = bpc_type_contiguous(8, MPI_BYTE);
       const bpc_assign_t *a = A;
       const bpc_type_t *tp = &type;
@@ -295,6 +297,8 @@ START_TEST(test_scan_bad_rank)
         case 13: tp = &type2; break;
         case 14: prm.strategy = (bpc_scan_strategy_t)9; break;
         case 15: prm.strategy = BPC_SCAN_REDUCE_THEN_SCAN; break;
+        case 16: prm.algorithm = "auto"; prm.op_seconds = 0.5; break;
+        case 17: prm.op_seconds = -1; break;
         }
       }
       int rc = bpc_scan(ctx, a, tp, mode, in, P.out, opp, &prm, NULL);

@@ -13,6 +13,7 @@
 
 #include "bpc.h"
 #include "../common/scan_run.h"
+#include "engines/scan/scan_internal.h"
 
 static bpc_ctx_t *ctx;
 static void setup(void) { ck_assert_int_eq(bpc_init_serial(NULL, &ctx), BPC_OK); }
@@ -171,6 +172,22 @@ START_TEST(test_errors)
 }
 END_TEST
 
+/* The cost model of "auto" (doc/scan.md). */
+START_TEST(test_auto_model)
+{
+  /* one block per process, expensive operator: least depth, fewer calls */
+  ck_assert_int_eq(bpc__scan_auto(8, 8, 1e-2, 5e-6), BPC_SCAN_SKLANSKY);
+  ck_assert_int_eq(bpc__scan_auto(1024, 1024, 1e-3, 5e-6), BPC_SCAN_SKLANSKY);
+  /* every block on one process: the fewest calls (the chain) */
+  ck_assert_int_eq(bpc__scan_auto(64, 1, 1e-3, 5e-6), BPC_SCAN_SERIAL);
+  /* 4 blocks per process: work-efficient */
+  ck_assert_int_eq(bpc__scan_auto(16, 4, 1e-3, 5e-6), BPC_SCAN_BRENT_KUNG);
+  /* a cheap operator: the fewest message rounds */
+  ck_assert_int_eq(bpc__scan_auto(64, 64, 1e-9, 5e-6), BPC_SCAN_SKLANSKY);
+  ck_assert_int_eq(bpc__scan_auto(1, 1, 0, 5e-6), BPC_SCAN_SKLANSKY);
+}
+END_TEST
+
 static Suite *make(void)
 {
   Suite *s = suite_create("scan_serial");
@@ -180,6 +197,7 @@ static Suite *make(void)
   tcase_add_test(tc, test_reference);
   tcase_add_test(tc, test_counts);
   tcase_add_test(tc, test_errors);
+  tcase_add_test(tc, test_auto_model);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -556,6 +556,77 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
   return rc;
 }
 
+/* ------------------------------------------------------------- auto */
+
+/* Message latency of the model: BPC_SCAN_ALPHA (seconds) or 5e-6. */
+static double scan_alpha(void)
+{
+  const char *e = getenv("BPC_SCAN_ALPHA");
+  double a = e != NULL ? strtod(e, NULL) : 0.0;
+  return a > 0.0 && a < 1.0 ? a : 5e-6;
+}
+
+/* Global stage of each algorithm over P blocks: message rounds (with the
+ * shift round), operator depth and calls (doc/scan.md's table). */
+static void scan_model(int id, int P, double *rounds, double *depth, double *calls)
+{
+  const int K = bpc__scan_log2up(P);
+  double W = 0;
+  switch (id) {
+  case BPC_SCAN_SERIAL:
+    *rounds = P > 1 ? P : 0;
+    *depth = P - 1;
+    W = P - 1;
+    break;
+  case BPC_SCAN_KOGGE_STONE:
+    *rounds = K + (P > 1);
+    *depth = K;
+    for (int r = 0; r < K; r++)
+      W += P - (1 << r);
+    break;
+  case BPC_SCAN_SKLANSKY:
+    *rounds = K + (P > 1);
+    *depth = K;
+    W = 0.5 * P * K;
+    break;
+  case BPC_SCAN_BRENT_KUNG:
+    *rounds = K + (K > 1 ? K - 1 : 0) + (P > 1);
+    *depth = K > 1 ? 2 * K - 1 : K;
+    W = 2.0 * P - K - 2;
+    break;
+  default: /* Blelloch */
+    *rounds = 2 * K; /* the root's clearing round sends nothing */
+    *depth = K > 1 ? 2 * K - 1 : K;
+    W = 2.0 * (P - 1) - K;
+    break;
+  }
+  *calls = W;
+}
+
+int bpc__scan_auto(int P, int R, double gamma, double alpha)
+{
+  if (!(gamma > 0.0))
+    gamma = 1e-3;
+  if (R < 1)
+    R = 1;
+  const double cores = R < P ? R : P;
+  int best = BPC_SCAN_SKLANSKY;
+  double tbest = 0;
+  static const int ids[] = {BPC_SCAN_SKLANSKY, BPC_SCAN_KOGGE_STONE, BPC_SCAN_BRENT_KUNG,
+                            BPC_SCAN_BLELLOCH, BPC_SCAN_SERIAL};
+  for (int i = 0; i < 5; i++) {
+    double rounds, depth, calls;
+    scan_model(ids[i], P, &rounds, &depth, &calls);
+    double work = calls / cores;
+    double t = rounds * alpha + gamma * (depth > work ? depth : work);
+    if (i == 0 || t < tbest * (1 - 1e-12)) {
+      best = ids[i];
+      tbest = t;
+    }
+  }
+  return best;
+}
+
 /* ------------------------------------------------------------- entry */
 
 static int scan_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
@@ -598,11 +669,18 @@ static int scan_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type
                                       "(entry %d is %d)", nb - 1, p, g);
     pos_of[g] = p;
   }
+  if (!(P->op_seconds >= 0.0) || P->op_seconds > 1e9)
+    return bpc__err(ctx, BPC_EINVAL, "bpc_scan: op_seconds %g is not a cost in seconds",
+                    P->op_seconds);
   rc = bpc__algo_pick(ctx, &bpc__engine_scan, P->algorithm, NULL, row, source);
   if (rc != BPC_OK)
     return rc;
-  if (*row == NULL) /* built-in rule: Sklansky (minimal depth, fewer calls than Kogge-Stone) */
-    *row = bpc__algo_by_id(&bpc__engine_scan, BPC_SCAN_SKLANSKY);
+  if (*row == NULL) {
+    int R = 1;
+    bpc_ctx_size(ctx, &R);
+    *row = bpc__algo_by_id(&bpc__engine_scan, bpc__scan_auto(nb, R, P->op_seconds,
+                                                             scan_alpha()));
+  }
   return BPC_OK;
 }
 
@@ -631,6 +709,10 @@ int bpc_scan(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
   bpc__sig_int(&sig, "nblocks", rc == BPC_OK ? nb : 0);
   bpc__sig_int(&sig, "mode", rc == BPC_OK ? (int)mode : 0);
   bpc__sig_int(&sig, "strategy", rc == BPC_OK ? (int)Pm.strategy : 0);
+  if (rc == BPC_OK && source == BPC_SOURCE_BUILTIN) /* the model chose: same inputs */
+    bpc__sig_bytes(&sig, "op_seconds", &Pm.op_seconds, sizeof Pm.op_seconds);
+  else
+    bpc__sig_open(&sig, "op_seconds");
   bpc__sig_bytes(&sig, "order", rc == BPC_OK ? order : NULL,
                  rc == BPC_OK ? sizeof(int) * (size_t)nb : 0);
   bpc__sig_int(&sig, "identity", rc == BPC_OK && op->identity != NULL);

@@ -73,6 +73,12 @@ typedef struct bpc__scan_call {
 /* Run scan-then-propagate with this global schedule (scan.c). */
 int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *S);
 
+/* The cost model of "auto" (scan.c, doc/scan.md): the algorithm id
+ * minimising rounds * alpha + gamma * max(depth, calls / min(R, P)) for P
+ * blocks on R processes, operator time gamma (<= 0: 1 ms). Ties: the
+ * earlier of sklansky, kogge-stone, brent-kung, blelloch, serial. */
+int bpc__scan_auto(int P, int R, double gamma, double alpha);
+
 /* Smallest k with 2^k >= P. */
 int bpc__scan_log2up(int P);
 
