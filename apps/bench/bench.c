@@ -26,6 +26,7 @@ static const bench_engine_t *const engines[] = {
     &bench_engine_tree,
     &bench_engine_neighbor,
     &bench_engine_composite,
+    &bench_engine_scan,
     NULL,
 };
 

@@ -153,6 +153,7 @@ extern const bench_engine_t bench_engine_swap;
 extern const bench_engine_t bench_engine_tree;
 extern const bench_engine_t bench_engine_neighbor;
 extern const bench_engine_t bench_engine_composite;
+extern const bench_engine_t bench_engine_scan;
 
 /*
  * Measure one configuration and print its result line on rank 0.
