@@ -125,7 +125,8 @@ typedef struct bpc_scan_info {
   long long ops_local;  /* operator calls on this rank */
   long long ops_total;  /* operator calls on all ranks */
   long long ops_global; /* of which in the global stage (all ranks) */
-  long long depth;      /* operator calls on the longest dependency chain */
+  long long depth;      /* operator calls on the longest dependency chain of
+                         * any result (max over ranks) */
 } bpc_scan_info_t;
 
 /*
@@ -140,7 +141,8 @@ typedef struct bpc_scan_info {
  *  - custom types: const bpc_buf_t in[nlocal] whose data is a void *[count]
  *    array of items, and out[l].data a void *[count] array of slots that
  *    receive new items (the caller owns them: bpc_type_destroy). An absent
- *    result is a NULL slot.
+ *    result is a NULL slot. After a failure the slots hold new items or
+ *    NULL (destroy the non-NULL ones); contiguous outputs are undefined.
  * Exclusive results: item i gets the combination of every earlier item;
  * the first item of all gets the identity (a copy) or, without identity,
  * nothing: info->absent_gid / absent_index name it.
