@@ -15,7 +15,8 @@ apps_bpc_bench_SOURCES = \
 	apps/bench/bench_swap.c \
 	apps/bench/bench_neighbor.c \
 	apps/bench/bench_composite.c \
-	apps/bench/bench_bcast.c
+	apps/bench/bench_bcast.c \
+	apps/bench/bench_scan.c
 apps_bpc_bench_LDADD = lib/libbpc_internal.la
 
 # bpc-entropy: histograms and entropy of a 3-D field, full and partial merge-reduce.

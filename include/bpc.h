@@ -13,6 +13,7 @@
 #include "bpc/swap.h"
 #include "bpc/alltoall.h"
 #include "bpc/bcast.h"
+#include "bpc/scan.h"
 #include "bpc/neighbor.h"
 #include "bpc/composite.h"
 

@@ -158,3 +158,16 @@ tests_mpi_test_bcast_CFLAGS = $(TEST_CFLAGS)
 tests_mpi_test_bcast_LDADD = $(TEST_LDADD)
 doc_examples_bcast_SOURCES = doc/examples/bcast.c
 doc_examples_bcast_LDADD = lib/libbpc.la
+
+# prefix-scan engine (lib/engines/scan): serial suite, MPI suite, doc example.
+noinst_HEADERS += tests/common/scan_run.h
+check_PROGRAMS += tests/unit/test_scan_serial tests/mpi/test_scan doc/examples/scan
+TESTS += tests/unit/test_scan_serial tests/mpi/test_scan
+tests_unit_test_scan_serial_SOURCES = tests/unit/test_scan_serial.c
+tests_unit_test_scan_serial_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_scan_serial_LDADD = $(TEST_LDADD)
+tests_mpi_test_scan_SOURCES = tests/mpi/test_scan.c
+tests_mpi_test_scan_CFLAGS = $(TEST_CFLAGS)
+tests_mpi_test_scan_LDADD = $(TEST_LDADD)
+doc_examples_scan_SOURCES = doc/examples/scan.c
+doc_examples_scan_LDADD = lib/libbpc.la -lm

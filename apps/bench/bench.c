@@ -27,6 +27,7 @@ static const bench_engine_t *const engines[] = {
     &bench_engine_neighbor,
     &bench_engine_composite,
     &bench_engine_bcast,
+    &bench_engine_scan,
     NULL,
 };
 

@@ -154,6 +154,7 @@ extern const bench_engine_t bench_engine_tree;
 extern const bench_engine_t bench_engine_neighbor;
 extern const bench_engine_t bench_engine_composite;
 extern const bench_engine_t bench_engine_bcast;
+extern const bench_engine_t bench_engine_scan;
 
 /*
  * Measure one configuration and print its result line on rank 0.

@@ -68,6 +68,8 @@ man3_MANS = \
 	doc/man/man3/bpc_neighbor_set_synchrony.3 \
 	doc/man/man3/bpc_neighbor_stats.3 \
 	doc/man/man3/bpc_options_default.3 \
+	doc/man/man3/bpc_scan.3 \
+	doc/man/man3/bpc_scan_params_default.3 \
 	doc/man/man3/bpc_set_log_level.3 \
 	doc/man/man3/bpc_stats_last_call.3 \
 	doc/man/man3/bpc_stats_reset.3 \

@@ -167,7 +167,7 @@ typedef struct bpc_algo_info {
 
 /*
  * bpc_algorithms: the algorithm table of an engine: "merge", "swap",
- * "alltoall", "neighbor", "bcast" or "composite" (its strategies). Writes at most
+ * "alltoall", "neighbor", "bcast", "scan" or "composite" (its strategies). Writes at most
  * `cap` rows to `table` (may be NULL with cap 0: a size query) and the row
  * count to *n. Names are matched case-insensitively everywhere, and "auto"
  * is never a row. Pure function; no context needed.

@@ -12,6 +12,7 @@ extern const bpc__engine_t bpc__engine_alltoall;
 extern const bpc__engine_t bpc__engine_neighbor;
 extern const bpc__engine_t bpc__engine_bcast;
 extern const bpc__engine_t bpc__engine_composite;
+extern const bpc__engine_t bpc__engine_scan;
 
 const bpc__engine_t *const bpc__engines[] = {
     &bpc__engine_merge,
@@ -20,5 +21,6 @@ const bpc__engine_t *const bpc__engines[] = {
     &bpc__engine_neighbor,
     &bpc__engine_bcast,
     &bpc__engine_composite,
+    &bpc__engine_scan,
 };
 const int bpc__nengines = BPC__NROWS(bpc__engines);

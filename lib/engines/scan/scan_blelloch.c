@@ -1,0 +1,71 @@
+/*
+ * lib/engines/scan/scan_blelloch.c - global stage "blelloch" (work-
+ * efficient exclusive scan).
+ *
+ * Schedule, K = ceil(log2 P): the up-sweep of brent-kung (K rounds: b =
+ * min(k + 2^(d+1) - 1, P - 1) takes a = k + 2^d - 1 on its left); a round
+ * that clears the last position (the root: the empty prefix); then
+ * down-sweep rounds d = K-1..0 over the same pairs: a and b exchange, a
+ * takes b's value (the prefix before the subtree) and b combines its own
+ * value with a's old one on the right (x_b = x_b op x_a). Every position
+ * then holds its exclusive prefix: no shift round. Operator calls: P - 1
+ * up, P - 1 - K down: Table 3.1's 2(N - 1) counts the K down-sweep steps
+ * whose left operand is the identity; bpc skips them (no identity is
+ * needed), so 2(P - 1) - log2 P for powers of two. Depth 2K - 1 calls,
+ * 2K message rounds. Cost: 2K(alpha + beta m) + (2K - 1) gamma, two
+ * messages per pair in the down-sweep. Non-powers of two: the tree is cut
+ * at P as in brent-kung (the last position stands in for missing right
+ * subtrees; pairs with a >= P - 1 do not exist).
+ */
+#include "engines/scan/scan_internal.h"
+
+static int bl_nrounds(int P)
+{
+  const int K = bpc__scan_log2up(P);
+  return 2 * K + 1;
+}
+
+/* The pair of level d that position p belongs to: *a and *b, or 0. */
+static int bl_pair(int P, int d, int p, int *a, int *b)
+{
+  const int k = p & ~((2 << d) - 1);
+  *a = k + (1 << d) - 1;
+  *b = k + (2 << d) - 1;
+  if (*b > P - 1)
+    *b = P - 1;
+  return *a < *b && (p == *a || p == *b);
+}
+
+static int bl_step(int P, int r, int p, bpc__scan_step_t *kind)
+{
+  const int K = bpc__scan_log2up(P);
+  int a, b;
+  *kind = BPC__SCAN_NONE;
+  if (r < K) { /* up-sweep */
+    if (bl_pair(P, r, p, &a, &b) && p == b) {
+      *kind = BPC__SCAN_LEFT;
+      return a;
+    }
+    return -1;
+  }
+  if (r == K) {
+    if (p == P - 1)
+      *kind = BPC__SCAN_CLEAR;
+    return -1;
+  }
+  const int d = K - 1 - (r - K - 1);
+  if (!bl_pair(P, d, p, &a, &b))
+    return -1;
+  if (p == a) {
+    *kind = BPC__SCAN_TAKE;
+    return b;
+  }
+  *kind = BPC__SCAN_RIGHT;
+  return a;
+}
+
+int bpc__scan_blelloch(void *call)
+{
+  static const bpc__scan_sched_t S = {bl_nrounds, bl_step, 1};
+  return bpc__scan_run((bpc__scan_call_t *)call, &S);
+}

@@ -1,0 +1,52 @@
+/*
+ * lib/engines/scan/scan_brent_kung.c - global stage "brent-kung".
+ *
+ * Schedule, K = ceil(log2 P): up-sweep rounds d = 0..K-1: for every k that
+ * is a multiple of 2^(d+1), the position b = min(k + 2^(d+1) - 1, P - 1)
+ * receives from a = k + 2^d - 1 (if a < b) and combines it on its left;
+ * down-sweep rounds d = K-2..0: every position q < P - 1 with
+ * (q + 1) mod 2^(d+1) = 2^d and q >= 3 * 2^d - 1 receives from q - 2^d and
+ * combines on its left. Every position then holds its inclusive prefix;
+ * the runner's shift round gives the exclusive one. Operator calls: P - 1
+ * in the up-sweep (one per tree node), P - log2 P - 1 in the down-sweep:
+ * 2P - log2 P - 2 for powers of two (Table 3.1); depth 2K - 1. Cost:
+ * (2K - 1)(alpha + beta m + gamma) + the shift, at most one message per
+ * position and round. Non-powers of two: the tree is cut at P (the last
+ * position stands in for the missing right subtrees; it holds the total
+ * after the up-sweep and is skipped in the down-sweep).
+ */
+#include "engines/scan/scan_internal.h"
+
+static int bk_nrounds(int P)
+{
+  const int K = bpc__scan_log2up(P);
+  return K + (K > 1 ? K - 1 : 0);
+}
+
+static int bk_step(int P, int r, int p, bpc__scan_step_t *kind)
+{
+  const int K = bpc__scan_log2up(P);
+  *kind = BPC__SCAN_NONE;
+  if (r < K) { /* up-sweep, level d = r */
+    const int d = r;
+    const int k = p & ~((2 << d) - 1);
+    const int a = k + (1 << d) - 1;
+    if ((p == k + (2 << d) - 1 || p == P - 1) && a < p) {
+      *kind = BPC__SCAN_LEFT;
+      return a;
+    }
+    return -1;
+  }
+  const int d = K - 2 - (r - K); /* down-sweep */
+  if (p < P - 1 && (p + 1) % (2 << d) == (1 << d) && p >= 3 * (1 << d) - 1) {
+    *kind = BPC__SCAN_LEFT;
+    return p - (1 << d);
+  }
+  return -1;
+}
+
+int bpc__scan_brent_kung(void *call)
+{
+  static const bpc__scan_sched_t S = {bk_nrounds, bk_step, 0};
+  return bpc__scan_run((bpc__scan_call_t *)call, &S);
+}

@@ -1,0 +1,38 @@
+/*
+ * lib/engines/scan/scan_kogge_stone.c - global stage "kogge-stone", the
+ * shift form (Hillis-Steele).
+ *
+ * Schedule: ceil(log2 P) rounds; in round r every position p >= 2^r
+ * receives the value of position p - 2^r and combines it on its left
+ * (x = v op x), every position p < P - 2^r sends to p + 2^r. Then the
+ * runner's shift round gives each position its exclusive prefix. Operator
+ * calls: sum over rounds of (P - 2^r) = P ceil(log2 P) - 2^ceil(log2 P) + 1,
+ * which is P log2 P - P + 1 for powers of two (Table 3.1); depth
+ * ceil(log2 P). Cost: ceil(log2 P)(alpha + beta m + gamma) + the shift,
+ * the least depth, but P - 2^r messages and calls per round. Non-powers of
+ * two: positions past P simply do not exist (no padding).
+ */
+#include "engines/scan/scan_internal.h"
+
+static int ks_nrounds(int P)
+{
+  return bpc__scan_log2up(P);
+}
+
+static int ks_step(int P, int r, int p, bpc__scan_step_t *kind)
+{
+  (void)P;
+  const int d = 1 << r;
+  if (p >= d) {
+    *kind = BPC__SCAN_LEFT;
+    return p - d;
+  }
+  *kind = BPC__SCAN_NONE;
+  return -1;
+}
+
+int bpc__scan_kogge_stone(void *call)
+{
+  static const bpc__scan_sched_t S = {ks_nrounds, ks_step, 0};
+  return bpc__scan_run((bpc__scan_call_t *)call, &S);
+}

@@ -1,0 +1,35 @@
+/*
+ * lib/engines/scan/scan_serial.c - global stage "serial": the chain.
+ *
+ * Schedule: P - 1 rounds; in round r position r + 1 receives the inclusive
+ * prefix of position r and combines it on its left (x = v op x); then the
+ * runner's shift round gives every position its predecessor's inclusive
+ * prefix (its exclusive one). Operator calls: P - 1 (Table 3.1,
+ * "sequential"), depth P - 1. Cost (one block per process, value of m
+ * bytes, operator time gamma): (P - 1)(alpha + beta m + gamma) on the
+ * critical path, plus the shift (alpha + beta m). Any P (nothing depends on
+ * powers of two); P = 1: no round.
+ */
+#include "engines/scan/scan_internal.h"
+
+static int serial_nrounds(int P)
+{
+  return P > 1 ? P - 1 : 0;
+}
+
+static int serial_step(int P, int r, int p, bpc__scan_step_t *kind)
+{
+  (void)P;
+  if (p == r + 1) {
+    *kind = BPC__SCAN_LEFT;
+    return r;
+  }
+  *kind = BPC__SCAN_NONE;
+  return -1;
+}
+
+int bpc__scan_serial(void *call)
+{
+  static const bpc__scan_sched_t S = {serial_nrounds, serial_step, 0};
+  return bpc__scan_run((bpc__scan_call_t *)call, &S);
+}

@@ -1,0 +1,38 @@
+/*
+ * lib/engines/scan/scan_sklansky.c - global stage "sklansky" (divide and
+ * conquer with fan-out).
+ *
+ * Schedule: ceil(log2 P) rounds; in round r the positions form groups of
+ * 2^(r+1); every position of a group's upper half (bit r of p set)
+ * receives the inclusive prefix of the lower half's last position,
+ * (p >> (r+1) << (r+1)) + 2^r - 1, and combines it on its left. That
+ * position sends to up to 2^r positions (fan-out). Then the runner's shift
+ * round. Operator calls: the positions with bit r set, summed over the
+ * rounds: (P/2) log2 P for powers of two (Table 3.1); depth ceil(log2 P).
+ * Cost: ceil(log2 P)(alpha + gamma) + sum_r 2^r beta m at the busiest
+ * sender (the fan-out serialises on its link). Non-powers of two: the
+ * upper halves are cut at P (positions >= P do not exist).
+ */
+#include "engines/scan/scan_internal.h"
+
+static int sk_nrounds(int P)
+{
+  return bpc__scan_log2up(P);
+}
+
+static int sk_step(int P, int r, int p, bpc__scan_step_t *kind)
+{
+  (void)P;
+  if (p & (1 << r)) {
+    *kind = BPC__SCAN_LEFT;
+    return ((p >> (r + 1)) << (r + 1)) + (1 << r) - 1;
+  }
+  *kind = BPC__SCAN_NONE;
+  return -1;
+}
+
+int bpc__scan_sklansky(void *call)
+{
+  static const bpc__scan_sched_t S = {sk_nrounds, sk_step, 0};
+  return bpc__scan_run((bpc__scan_call_t *)call, &S);
+}

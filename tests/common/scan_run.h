@@ -1,0 +1,393 @@
+/*
+ * tests/common/scan_run.h - the scan engine's test problems, shared by the
+ * serial and MPI suites: non-commutative operators (2x2 integer matrix
+ * products mod 2^32, affine maps of floats, a variable-size custom type:
+ * lists of labels under concatenation), per-block sequences of 0..5 items,
+ * a serial reference over the whole item sequence in position order, and
+ * the operator counts of the global algorithms.
+ */
+#ifndef BPC_TESTS_COMMON_SCAN_RUN_H
+#define BPC_TESTS_COMMON_SCAN_RUN_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpc.h"
+
+/* ------------------------------------------------------------ operators */
+
+typedef struct sr_mat {
+  uint32_t m[4]; /* row-major 2x2 */
+} sr_mat_t;
+
+/* Fails (returns 7) when the right operand is the marked item (m[0] = 99). */
+static int sr_mat_mul(const void *l, const void *r, void *res, void *user)
+{
+  (void)user;
+  const sr_mat_t *a = l, *b = r;
+  sr_mat_t *c = res;
+  if (b->m[0] == 99u && b->m[1] == 99u)
+    return 7;
+  c->m[0] = a->m[0] * b->m[0] + a->m[1] * b->m[2];
+  c->m[1] = a->m[0] * b->m[1] + a->m[1] * b->m[3];
+  c->m[2] = a->m[2] * b->m[0] + a->m[3] * b->m[2];
+  c->m[3] = a->m[2] * b->m[1] + a->m[3] * b->m[3];
+  return 0;
+}
+
+static sr_mat_t sr_mat_item(int g, int i)
+{
+  sr_mat_t x = {{1u + (uint32_t)(g * 31 + i * 7) % 5u, (uint32_t)(g + i) % 3u,
+                 (uint32_t)(g * 5 + i) % 4u, 1u + (uint32_t)(i * 3 + g) % 2u}};
+  return x;
+}
+
+/* Affine map x -> a x + b; "left then right": (ra la, ra lb + rb). */
+typedef struct sr_aff {
+  float a, b;
+} sr_aff_t;
+
+static int sr_aff_compose(const void *l, const void *r, void *res, void *user)
+{
+  (void)user;
+  const sr_aff_t *x = l, *y = r;
+  sr_aff_t *z = res;
+  z->a = y->a * x->a;
+  z->b = y->a * x->b + y->b;
+  return 0;
+}
+
+static sr_aff_t sr_aff_item(int g, int i)
+{
+  sr_aff_t x = {1.0f + 0.013f * (float)((g * 7 + i * 3) % 11) - 0.06f,
+                0.1f * (float)((g * 13 + i * 5) % 17) - 0.77f};
+  return x;
+}
+
+/* Variable-size custom type: a list of labels; concatenation. */
+typedef struct sr_list {
+  uint32_t n;
+  uint32_t v[];
+} sr_list_t;
+
+static sr_list_t *sr_list_new(uint32_t n)
+{
+  sr_list_t *L = malloc(sizeof *L + sizeof(uint32_t) * n);
+  if (L != NULL)
+    L->n = n;
+  return L;
+}
+static int sr_list_size(const void *item, size_t *bytes, void *user)
+{
+  (void)user;
+  const sr_list_t *L = item;
+  *bytes = sizeof(uint32_t) * (1 + (L != NULL ? L->n : 0));
+  return 0;
+}
+static int sr_list_pack(const void *item, void *buf, size_t bytes, void *user)
+{
+  (void)user;
+  const sr_list_t *L = item;
+  uint32_t n = L != NULL ? L->n : 0;
+  memcpy(buf, &n, sizeof n);
+  if (n)
+    memcpy((char *)buf + sizeof n, L->v, bytes - sizeof n);
+  return 0;
+}
+static int sr_list_unpack(const void *buf, size_t bytes, void **item, void *user)
+{
+  (void)user;
+  uint32_t n;
+  if (bytes < sizeof n)
+    return 1;
+  memcpy(&n, buf, sizeof n);
+  if (bytes != sizeof n * (1 + (size_t)n))
+    return 2;
+  sr_list_t *L = sr_list_new(n);
+  if (L == NULL)
+    return 3;
+  memcpy(L->v, (const char *)buf + sizeof n, sizeof(uint32_t) * n);
+  *item = L;
+  return 0;
+}
+static void sr_list_destroy(void *item, void *user)
+{
+  (void)user;
+  free(item);
+}
+static int sr_list_cat(const void *l, const void *r, void *res, void *user)
+{
+  (void)user;
+  const sr_list_t *a = l, *b = r;
+  sr_list_t *c = sr_list_new(a->n + b->n);
+  if (c == NULL)
+    return 1;
+  memcpy(c->v, a->v, sizeof(uint32_t) * a->n);
+  memcpy(c->v + a->n, b->v, sizeof(uint32_t) * b->n);
+  *(void **)res = c;
+  return 0;
+}
+static bpc_type_t sr_list_type(void)
+{
+  bpc_type_ops_t ops;
+  memset(&ops, 0, sizeof ops);
+  ops.packed_size = sr_list_size;
+  ops.pack = sr_list_pack;
+  ops.unpack = sr_list_unpack;
+  ops.destroy = sr_list_destroy;
+  return bpc_type_custom(&ops, NULL);
+}
+static uint32_t sr_label(int g, int i)
+{
+  return (uint32_t)(g * 100 + i);
+}
+
+/* ------------------------------------------------------------ problems */
+
+enum { SR_MAT = 0, SR_AFF = 1, SR_LIST = 2 };
+
+/* Items of block g (0..5; `ones`: exactly 1). */
+static int sr_count(int g, int seed, int ones)
+{
+  return ones ? 1 : (g * 7 + seed * 3 + 3) % 6;
+}
+
+/* A whole problem on this process's blocks: inputs and outputs. */
+typedef struct sr_prob {
+  int kind, nlocal;
+  const int *gids;
+  bpc_type_t type;
+  bpc_buf_t *in, *out;
+} sr_prob_t;
+
+static size_t sr_esize(int kind)
+{
+  return kind == SR_MAT ? sizeof(sr_mat_t) : kind == SR_AFF ? sizeof(sr_aff_t) : sizeof(void *);
+}
+
+/* mark: make item 1 of block `mark` (given >= 2 items) fail the operator. */
+static void sr_prob_make(sr_prob_t *P, const bpc_assign_t *A, int kind, int seed, int ones,
+                         int mark)
+{
+  memset(P, 0, sizeof *P);
+  P->kind = kind;
+  bpc_assign_local(A, &P->gids, &P->nlocal);
+  P->type = kind == SR_MAT   ? bpc_type_contiguous(sizeof(sr_mat_t), MPI_BYTE)
+            : kind == SR_AFF ? bpc_type_contiguous(sizeof(sr_aff_t), MPI_BYTE)
+                             : sr_list_type();
+  P->in = calloc((size_t)P->nlocal + 1, sizeof *P->in);
+  P->out = calloc((size_t)P->nlocal + 1, sizeof *P->out);
+  for (int l = 0; l < P->nlocal; l++) {
+    int g = P->gids[l];
+    int c = g == mark ? 3 : sr_count(g, seed, ones);
+    P->in[l].count = (size_t)c;
+    P->in[l].data = c ? malloc(sr_esize(kind) * (size_t)c) : NULL;
+    P->out[l].data = c ? malloc(sr_esize(kind) * (size_t)c) : NULL;
+    if (c)
+      memset(P->out[l].data, 0xAB, sr_esize(kind) * (size_t)c);
+    for (int i = 0; i < c; i++) {
+      if (kind == SR_MAT) {
+        sr_mat_t x = sr_mat_item(g, i);
+        if (g == mark && i == 1)
+          x.m[0] = x.m[1] = 99u;
+        ((sr_mat_t *)P->in[l].data)[i] = x;
+      } else if (kind == SR_AFF) {
+        ((sr_aff_t *)P->in[l].data)[i] = sr_aff_item(g, i);
+      } else {
+        sr_list_t *L = sr_list_new(1);
+        L->v[0] = sr_label(g, i);
+        ((void **)P->in[l].data)[i] = L;
+      }
+    }
+  }
+}
+
+static void sr_prob_free(sr_prob_t *P)
+{
+  for (int l = 0; l < P->nlocal; l++) {
+    if (P->kind == SR_LIST) {
+      for (size_t i = 0; i < P->in[l].count; i++) {
+        free(((void **)P->in[l].data)[i]);
+        if (P->out[l].data != NULL)
+          free(((void **)P->out[l].data)[i]);
+      }
+    }
+    free(P->in[l].data);
+    free(P->out[l].data);
+  }
+  free(P->in);
+  free(P->out);
+  memset(P, 0, sizeof *P);
+}
+
+static bpc_scan_op_t sr_op(int kind, int with_identity)
+{
+  static const sr_mat_t mat_id = {{1u, 0u, 0u, 1u}};
+  static const sr_aff_t aff_id = {1.0f, 0.0f};
+  static sr_list_t list_id = {0};
+  bpc_scan_op_t op;
+  memset(&op, 0, sizeof op);
+  op.fn = kind == SR_MAT ? sr_mat_mul : kind == SR_AFF ? sr_aff_compose : sr_list_cat;
+  if (with_identity)
+    op.identity = kind == SR_MAT ? (const void *)&mat_id
+                  : kind == SR_AFF ? (const void *)&aff_id
+                                   : (const void *)&list_id;
+  return op;
+}
+
+/*
+ * Check this process's outputs against the serial reference (matrices
+ * and lists: exact; the whole sequence in position order). Returns the
+ * number of wrong results; the first is described in msg.
+ */
+static int sr_check(const sr_prob_t *P, int nb, const int *order, int seed, int ones,
+                    bpc_scan_mode_t mode, int with_identity, const bpc_scan_info_t *info,
+                    char *msg, size_t cap)
+{
+  int bad = 0;
+  msg[0] = 0;
+  /* start index of each gid in the global sequence */
+  long long *start = calloc((size_t)nb, sizeof *start);
+  long long N = 0;
+  for (int p = 0; p < nb; p++) {
+    int g = order != NULL ? order[p] : p;
+    start[g] = N;
+    N += sr_count(g, seed, ones);
+  }
+  /* reference inclusive prefixes (matrices) */
+  sr_mat_t *inc = malloc(sizeof *inc * (size_t)(N + 1));
+  long long k = 0;
+  sr_mat_t acc = {{1u, 0u, 0u, 1u}};
+  for (int p = 0; p < nb; p++) {
+    int g = order != NULL ? order[p] : p;
+    for (int i = 0; i < sr_count(g, seed, ones); i++) {
+      sr_mat_t x = sr_mat_item(g, i), t;
+      sr_mat_mul(&acc, &x, &t, NULL);
+      acc = t;
+      inc[k++] = acc;
+    }
+  }
+  uint32_t *labels = malloc(sizeof *labels * (size_t)(N + 1));
+  k = 0;
+  for (int p = 0; p < nb; p++) {
+    int g = order != NULL ? order[p] : p;
+    for (int i = 0; i < sr_count(g, seed, ones); i++)
+      labels[k++] = sr_label(g, i);
+  }
+  int want_absent_gid = -1;
+  for (int l = 0; l < P->nlocal; l++) {
+    int g = P->gids[l];
+    if (P->out[l].count != P->in[l].count) {
+      if (!bad++)
+        snprintf(msg, cap, "block %d: out count %zu, want %zu", g, P->out[l].count,
+                 P->in[l].count);
+      continue;
+    }
+    for (size_t i = 0; i < P->in[l].count; i++) {
+      long long j = start[g] + (long long)i; /* global index */
+      long long upto = mode == BPC_SCAN_INCLUSIVE ? j : j - 1; /* last item included */
+      int absent = upto < 0 && !with_identity;
+      if (upto < 0 && !with_identity)
+        want_absent_gid = g;
+      if (P->kind == SR_MAT) {
+        sr_mat_t want = upto >= 0 ? inc[upto] : (sr_mat_t){{1u, 0u, 0u, 1u}};
+        sr_mat_t got = ((sr_mat_t *)P->out[l].data)[i];
+        sr_mat_t sentinel;
+        memset(&sentinel, 0xAB, sizeof sentinel);
+        if (absent ? memcmp(&got, &sentinel, sizeof got) != 0
+                   : memcmp(&got, &want, sizeof got) != 0) {
+          if (!bad++)
+            snprintf(msg, cap, "block %d item %zu: got [%u %u %u %u], want [%u %u %u %u]%s", g,
+                     i, got.m[0], got.m[1], got.m[2], got.m[3], want.m[0], want.m[1], want.m[2],
+                     want.m[3], absent ? " (absent: unchanged)" : "");
+        }
+      } else if (P->kind == SR_LIST) {
+        const sr_list_t *L = ((void **)P->out[l].data)[i];
+        int ok = absent ? L == NULL
+                        : L != NULL && L->n == (uint32_t)(upto + 1) &&
+                              memcmp(L->v, labels, sizeof(uint32_t) * (size_t)(upto + 1)) == 0;
+        if (!ok && !bad++)
+          snprintf(msg, cap, "block %d item %zu: list of %d labels, want %lld%s", g, i,
+                   L != NULL ? (int)L->n : -1, upto + 1, absent ? " (absent: NULL)" : "");
+      }
+    }
+  }
+  (void)want_absent_gid;
+  if (info != NULL && mode == BPC_SCAN_EXCLUSIVE && !with_identity && N > 0) {
+    int g0 = -1;
+    for (int p = 0; p < nb && g0 < 0; p++) {
+      int g = order != NULL ? order[p] : p;
+      if (sr_count(g, seed, ones) > 0)
+        g0 = g;
+    }
+    if (info->absent_gid != g0 || info->absent_index != 0) {
+      if (!bad++)
+        snprintf(msg, cap, "absent result at gid %d index %lld, want gid %d index 0",
+                 info->absent_gid, info->absent_index, g0);
+    }
+  } else if (info != NULL && info->absent_gid != -1) {
+    if (!bad++)
+      snprintf(msg, cap, "absent_gid %d, want -1", info->absent_gid);
+  }
+  free(start);
+  free(inc);
+  free(labels);
+  return bad;
+}
+
+/* Operator calls of a global algorithm's inclusive (or, for Blelloch,
+ * exclusive) scan over P totals (doc/scan.md). */
+static long long sr_global_ops(const char *name, int P)
+{
+  int K = 0;
+  while ((1 << K) < P)
+    K++;
+  long long c = 0;
+  if (strcmp(name, "serial") == 0)
+    return P - 1;
+  if (strcmp(name, "kogge-stone") == 0) {
+    for (int r = 0; r < K; r++)
+      c += P - (1 << r);
+    return c;
+  }
+  if (strcmp(name, "sklansky") == 0) {
+    for (int r = 0; r < K; r++)
+      for (int p = 0; p < P; p++)
+        c += (p >> r) & 1;
+    return c;
+  }
+  if (strcmp(name, "brent-kung") == 0) {
+    c = P - 1;
+    for (int d = 0; d + 2 <= K; d++)
+      for (int q = 0; q < P - 1; q++)
+        c += (q + 1) % (2 << d) == (1 << d) && q >= 3 * (1 << d) - 1;
+    return c;
+  }
+  if (strcmp(name, "blelloch") == 0)
+    return 2ll * (P - 1) - K;
+  return -1;
+}
+
+/* Table 3.1 (powers of two only; Blelloch without its log2 P identity
+ * steps, see doc/scan.md). */
+static long long sr_table31(const char *name, int P)
+{
+  int L = 0;
+  while ((1 << L) < P)
+    L++;
+  if (strcmp(name, "serial") == 0)
+    return P - 1;
+  if (strcmp(name, "blelloch") == 0)
+    return 2ll * (P - 1) - L;
+  if (strcmp(name, "brent-kung") == 0)
+    return 2ll * P - L - 2;
+  if (strcmp(name, "kogge-stone") == 0)
+    return (long long)P * L - P + 1;
+  if (strcmp(name, "sklansky") == 0)
+    return (long long)(P / 2) * L;
+  return -1;
+}
+
+#endif /* BPC_TESTS_COMMON_SCAN_RUN_H */

@@ -1,0 +1,205 @@
+/*
+ * tests/unit/test_scan_serial.c - the prefix-scan engine on a serial
+ * context (the in-process transport runs the same schedules): every global
+ * algorithm, block counts 1..17 (primes and non-powers of two), 0..5 items
+ * per block, matrices and the variable-size list type, inclusive and
+ * exclusive with and without identity, gid and permuted orders, operator
+ * counts, thread counts, argument errors and a failing operator.
+ */
+#include "unit_check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpc.h"
+#include "../common/scan_run.h"
+#include "engines/scan/scan_internal.h"
+
+static bpc_ctx_t *ctx;
+static void setup(void) { ck_assert_int_eq(bpc_init_serial(NULL, &ctx), BPC_OK); }
+static void teardown(void) { bpc_finalize(&ctx); }
+
+static int algos(bpc_algo_info_t *tab)
+{
+  int n = 0;
+  ck_assert_int_eq(bpc_algorithms("scan", tab, 16, &n), BPC_OK);
+  ck_assert_int_eq(n, 5);
+  return n;
+}
+
+START_TEST(test_reference)
+{
+  bpc_algo_info_t tab[16];
+  const int na = algos(tab);
+  for (int nb = 1; nb <= 17; nb++) {
+    bpc_assign_t *A = NULL;
+    ck_assert_int_eq(bpc_assign_create(ctx, nb, BPC_ASSIGN_CONTIGUOUS, NULL, &A), BPC_OK);
+    int *order = malloc(sizeof(int) * (size_t)nb);
+    for (int p = 0; p < nb; p++)
+      order[p] = (p * 5 + 2) % nb; /* a permutation when gcd(5, nb) = 1 */
+    const int permuted = nb % 5 != 0;
+    for (int a = 0; a < na; a++)
+      for (int kind = SR_MAT; kind <= SR_LIST; kind += 2)
+        for (int mi = 0; mi < 3; mi++)
+          for (int ord = 0; ord <= permuted; ord++)
+            for (int st = 0; st < 3; st++) {
+            bpc_scan_mode_t mode = mi == 0 ? BPC_SCAN_INCLUSIVE : BPC_SCAN_EXCLUSIVE;
+            const int with_id = mi == 2, seed = nb + a;
+            sr_prob_t P;
+            sr_prob_make(&P, A, kind, seed, 0, -1);
+            bpc_scan_op_t op = sr_op(kind, with_id);
+            bpc_scan_params_t prm = bpc_scan_params_default();
+            prm.algorithm = tab[a].name;
+            prm.order = ord ? order : NULL;
+            prm.nthreads = nb % 4 == 3 ? 3 : 1; /* threads on some counts (2 cores) */
+            prm.strategy = (bpc_scan_strategy_t)st;
+            bpc_scan_info_t info;
+            ck_assert_msg(bpc_scan(ctx, A, &P.type, mode, P.in, P.out, &op, &prm, &info) ==
+                              BPC_OK,
+                          "%s", bpc_last_error(ctx));
+            char msg[256];
+            int bad = sr_check(&P, nb, prm.order, seed, 0, mode, with_id, &info, msg, sizeof msg);
+            ck_assert_msg(bad == 0,
+                          "%s, strategy %d, kind %d, mode %d, identity %d, %d blocks, order %d: %s",
+                          tab[a].name, st, kind, mode, with_id, nb, ord, msg);
+            ck_assert_str_eq(info.name, tab[a].name);
+            ck_assert_int_eq(info.ops_total, info.ops_local);
+            sr_prob_free(&P);
+          }
+    free(order);
+    bpc_assign_destroy(&A);
+  }
+}
+END_TEST
+
+START_TEST(test_counts)
+{
+  bpc_algo_info_t tab[16];
+  const int na = algos(tab);
+  for (int nb = 1; nb <= 64; nb++) {
+    bpc_assign_t *A = NULL;
+    ck_assert_int_eq(bpc_assign_create(ctx, nb, BPC_ASSIGN_CONTIGUOUS, NULL, &A), BPC_OK);
+    for (int a = 0; a < na; a++)
+      for (int v = 0; v < 4; v++) {
+      /* v: 0 exclusive (scan-then-propagate), 1 inclusive, 2 inclusive
+       * reduce-then-scan, 3 inclusive with the inclusive-global shortcut */
+      const bpc_scan_mode_t mode = v == 0 ? BPC_SCAN_EXCLUSIVE : BPC_SCAN_INCLUSIVE;
+      sr_prob_t P;
+      sr_prob_make(&P, A, SR_MAT, 0, 1, -1);
+      bpc_scan_op_t op = sr_op(SR_MAT, 0);
+      bpc_scan_params_t prm = bpc_scan_params_default();
+      prm.algorithm = tab[a].name;
+      prm.strategy = v == 2   ? BPC_SCAN_REDUCE_THEN_SCAN
+                     : v == 3 ? BPC_SCAN_INCLUSIVE_GLOBAL
+                              : BPC_SCAN_SCAN_THEN_PROPAGATE;
+      bpc_scan_info_t info;
+      ck_assert_int_eq(bpc_scan(ctx, A, &P.type, mode, P.in, P.out, &op, &prm, &info), BPC_OK);
+      char msg[256];
+      ck_assert_msg(sr_check(&P, nb, NULL, 0, 1, mode, 0, &info, msg, sizeof msg) == 0, "%s",
+                    msg);
+      ck_assert_msg(info.ops_global == sr_global_ops(tab[a].name, nb),
+                    "%s, %d blocks: %lld calls, want %lld", tab[a].name, nb, info.ops_global,
+                    sr_global_ops(tab[a].name, nb));
+      if ((nb & (nb - 1)) == 0)
+        ck_assert_msg(info.ops_global == sr_table31(tab[a].name, nb),
+                      "%s, %d blocks: %lld calls, Table 3.1: %lld", tab[a].name, nb,
+                      info.ops_global, sr_table31(tab[a].name, nb));
+      /* one item per block: the propagation makes one call per block after
+       * the first (inclusive), none with the shortcut (but Blelloch's
+       * global stage is exclusive: no shortcut there) or exclusive */
+      const int is_bl = strcmp(tab[a].name, "blelloch") == 0;
+      long long prop = v == 0 ? 0 : v == 3 && !is_bl ? 0 : nb - 1;
+      ck_assert_msg(info.ops_total == info.ops_global + prop,
+                    "%s, variant %d, %d blocks: %lld calls, want %lld + %lld", tab[a].name, v,
+                    nb, info.ops_total, info.ops_global, prop);
+      /* depth of the global stage, one item per block */
+      int K = 0;
+      while ((1 << K) < nb)
+        K++;
+      long long want_depth = strcmp(tab[a].name, "serial") == 0       ? nb - 2
+                             : strcmp(tab[a].name, "brent-kung") == 0 ? (K > 1 ? 2 * K - 1 : K)
+                             : strcmp(tab[a].name, "blelloch") == 0   ? (K > 1 ? 2 * K - 1 : 0)
+                                                                      : K;
+      if (v == 0 && nb > 2 && !is_bl && strcmp(tab[a].name, "brent-kung"))
+        ck_assert_msg(info.depth <= want_depth, "%s, %d blocks: depth %lld, at most %lld",
+                      tab[a].name, nb, info.depth, want_depth);
+      sr_prob_free(&P);
+    }
+    bpc_assign_destroy(&A);
+  }
+}
+END_TEST
+
+START_TEST(test_errors)
+{
+  bpc_assign_t *A = NULL;
+  ck_assert_int_eq(bpc_assign_create(ctx, 3, BPC_ASSIGN_CONTIGUOUS, NULL, &A), BPC_OK);
+  sr_prob_t P;
+  sr_prob_make(&P, A, SR_MAT, 1, 0, -1);
+  bpc_scan_op_t op = sr_op(SR_MAT, 0);
+  ck_assert_int_eq(bpc_scan(NULL, A, &P.type, 0, P.in, P.out, &op, NULL, NULL), BPC_ENULL);
+  ck_assert_int_eq(bpc_scan(ctx, NULL, &P.type, 0, P.in, P.out, &op, NULL, NULL), BPC_ENULL);
+  ck_assert_int_eq(bpc_scan(ctx, A, NULL, 0, P.in, P.out, &op, NULL, NULL), BPC_ENULL);
+  ck_assert_int_eq(bpc_scan(ctx, A, &P.type, 0, NULL, P.out, &op, NULL, NULL), BPC_ENULL);
+  ck_assert_int_eq(bpc_scan(ctx, A, &P.type, 0, P.in, NULL, &op, NULL, NULL), BPC_ENULL);
+  ck_assert_int_eq(bpc_scan(ctx, A, &P.type, 0, P.in, P.out, NULL, NULL, NULL), BPC_ENULL);
+  ck_assert_int_eq(bpc_scan(ctx, A, &P.type, 5, P.in, P.out, &op, NULL, NULL), BPC_EINVAL);
+  bpc_scan_params_t prm = bpc_scan_params_default();
+  prm.algorithm = "nope";
+  ck_assert_int_eq(bpc_scan(ctx, A, &P.type, 0, P.in, P.out, &op, &prm, NULL), BPC_EALGO);
+  int bad_order[3] = {0, 2, 2};
+  prm = bpc_scan_params_default();
+  prm.order = bad_order;
+  ck_assert_int_eq(bpc_scan(ctx, A, &P.type, 0, P.in, P.out, &op, &prm, NULL), BPC_EPERM);
+  sr_prob_free(&P);
+  /* a failing operator: every algorithm reports BPC_ECALLBACK */
+  bpc_algo_info_t tab[16];
+  const int na = algos(tab);
+  for (int a = 0; a < na; a++) {
+    sr_prob_make(&P, A, SR_MAT, 1, 0, 1);
+    prm = bpc_scan_params_default();
+    prm.algorithm = tab[a].name;
+    ck_assert_int_eq(bpc_scan(ctx, A, &P.type, 0, P.in, P.out, &op, &prm, NULL), BPC_ECALLBACK);
+    sr_prob_free(&P);
+  }
+  /* auto picks a row and says so */
+  sr_prob_make(&P, A, SR_MAT, 1, 0, -1);
+  bpc_scan_info_t info;
+  ck_assert_int_eq(bpc_scan(ctx, A, &P.type, 0, P.in, P.out, &op, NULL, &info), BPC_OK);
+  ck_assert_int_ne(info.algorithm, BPC_SCAN_AUTO);
+  sr_prob_free(&P);
+  bpc_assign_destroy(&A);
+}
+END_TEST
+
+/* The cost model of "auto" (doc/scan.md). */
+START_TEST(test_auto_model)
+{
+  /* one block per process, expensive operator: least depth, fewer calls */
+  ck_assert_int_eq(bpc__scan_auto(8, 8, 1e-2, 5e-6), BPC_SCAN_SKLANSKY);
+  ck_assert_int_eq(bpc__scan_auto(1024, 1024, 1e-3, 5e-6), BPC_SCAN_SKLANSKY);
+  /* every block on one process: the fewest calls (the chain) */
+  ck_assert_int_eq(bpc__scan_auto(64, 1, 1e-3, 5e-6), BPC_SCAN_SERIAL);
+  /* 4 blocks per process: work-efficient */
+  ck_assert_int_eq(bpc__scan_auto(16, 4, 1e-3, 5e-6), BPC_SCAN_BRENT_KUNG);
+  /* a cheap operator: the fewest message rounds */
+  ck_assert_int_eq(bpc__scan_auto(64, 64, 1e-9, 5e-6), BPC_SCAN_SKLANSKY);
+  ck_assert_int_eq(bpc__scan_auto(1, 1, 0, 5e-6), BPC_SCAN_SKLANSKY);
+}
+END_TEST
+
+static Suite *make(void)
+{
+  Suite *s = suite_create("scan_serial");
+  TCase *tc = tcase_create("scan");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_reference);
+  tcase_add_test(tc, test_counts);
+  tcase_add_test(tc, test_errors);
+  tcase_add_test(tc, test_auto_model);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+BPC_T_UNIT_MAIN(make)
