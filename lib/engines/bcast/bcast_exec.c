@@ -143,6 +143,34 @@ typedef struct bc_recv {
 
 static inline int bit_get(const uint64_t *b, int i) { return (int)((b[i >> 6] >> (i & 63)) & 1u); }
 
+
+int bpc__bc_item_bytes(bpc__bc_call_t *C, int i, bpc__bc_item_t *it, void **packed)
+{
+  const void *item = C->items[i];
+  if (C->type->kind == BPC_TYPE_CONTIGUOUS) {
+    const bpc_buf_t *b = item;
+    if (b != NULL && b->count > 0) {
+      it->data = b->data;
+      it->bytes = b->count * C->type->elem_size;
+    }
+    return BPC_OK;
+  }
+  size_t bytes = 0;
+  int rc = bpc_type_size(C->ctx, C->type, item, &bytes);
+  if (rc != BPC_OK || bytes == 0)
+    return rc;
+  *packed = malloc(bytes);
+  if (*packed == NULL)
+    return bpc__err(C->ctx, BPC_ENOMEM, "bpc_bcast: out of memory packing an item of %zu bytes",
+                    bytes);
+  rc = bpc_type_pack(C->ctx, C->type, item, *packed, bytes);
+  if (rc == BPC_OK) {
+    it->data = *packed;
+    it->bytes = bytes;
+  }
+  return rc;
+}
+
 /* Hand every item to every local block (after the schedule): views into
  * where the items lie (contiguous) or one unpacked item per source
  * (custom). Returns BPC_ESTATE when an item is missing; callback failures
@@ -259,31 +287,10 @@ int bpc__bc_exec(bpc__bc_call_t *C)
     K[(size_t)r * W + (i >> 6)] |= (uint64_t)1 << (i & 63);
     if (r != me)
       continue;
-    const void *item = C->items[i];
     it[i].have = 1;
-    if (C->type->kind == BPC_TYPE_CONTIGUOUS) {
-      const bpc_buf_t *b = item;
-      if (b != NULL && b->count > 0) {
-        it[i].data = b->data;
-        it[i].bytes = b->count * C->type->elem_size;
-      }
-    } else {
-      size_t bytes = 0;
-      int r2 = bpc_type_size(ctx, C->type, item, &bytes);
-      if (r2 == BPC_OK && bytes > 0) {
-        packed[i] = malloc(bytes);
-        if (packed[i] == NULL)
-          r2 = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory packing an item");
-        else
-          r2 = bpc_type_pack(ctx, C->type, item, packed[i], bytes);
-        if (r2 == BPC_OK) {
-          it[i].data = packed[i];
-          it[i].bytes = bytes;
-        }
-      }
-      if (r2 != BPC_OK && cb_rc == BPC_OK)
-        cb_rc = r2;
-    }
+    int r2 = bpc__bc_item_bytes(C, i, &it[i], &packed[i]);
+    if (r2 != BPC_OK && cb_rc == BPC_OK)
+      cb_rc = r2;
   }
 
   for (int t = 0; t < S->nsteps; t++) {

@@ -82,6 +82,12 @@ typedef struct bpc__bc_item {
 /* Hand every item to every local block (bcast_exec.c); see there. */
 int bpc__bc_deliver(bpc__bc_call_t *C, const bpc__bc_item_t *it, int *cb_rc);
 
+/* The bytes of local source i's item in *it: a contiguous item's own
+ * memory (no copy), or a custom item packed into *packed (malloc'd, the
+ * caller frees it; NULL for an empty item). Returns BPC_OK or the first
+ * error (pack failure, out of memory), recorded with a message. */
+int bpc__bc_item_bytes(bpc__bc_call_t *C, int i, bpc__bc_item_t *it, void **packed);
+
 /*
  * Run a row, with repositioning when C->reposition is set (params.reposition;
  * not for 2step and mpi): step 0 moves every source item whose block is not

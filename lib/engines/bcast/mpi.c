@@ -49,28 +49,9 @@ int bpc__bc_mpi(void *call)
     rk[i] = bpc__assign_rank(C->assign, g);
     if (rk[i] != me)
       continue;
-    const void *item = C->items[i];
-    if (C->type->kind == BPC_TYPE_CONTIGUOUS) {
-      const bpc_buf_t *b = item;
-      if (b != NULL && b->count > 0) {
-        it[i].data = b->data;
-        it[i].bytes = b->count * C->type->elem_size;
-      }
-    } else {
-      size_t bytes = 0;
-      int r2 = bpc_type_size(ctx, C->type, item, &bytes);
-      if (r2 == BPC_OK && bytes > 0) {
-        packed[i] = malloc(bytes);
-        r2 = packed[i] == NULL ? bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory")
-                               : bpc_type_pack(ctx, C->type, item, packed[i], bytes);
-        if (r2 == BPC_OK) {
-          it[i].data = packed[i];
-          it[i].bytes = bytes;
-        }
-      }
-      if (r2 != BPC_OK && cb_rc == BPC_OK)
-        cb_rc = r2;
-    }
+    int r2 = bpc__bc_item_bytes(C, i, &it[i], &packed[i]);
+    if (r2 != BPC_OK && cb_rc == BPC_OK)
+      cb_rc = r2;
     sz[i] = (long long)it[i].bytes;
   }
   rc = bpc__allreduce_ll(ctx, sz, sz, s, BPC__RED_SUM);
