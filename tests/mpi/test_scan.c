@@ -301,6 +301,12 @@ START_TEST(test_scan_bad_rank)
         case 17: prm.op_seconds = -1; break;
         }
       }
+      if (ci == 13 && !bad_differ(C, m)) {
+        /* every rank would agree on 8-byte elements that the 16-byte matrix
+         * operator then reads past: the mismatch case needs differing ranks */
+        sr_prob_free(&P);
+        continue;
+      }
       int rc = bpc_scan(ctx, a, tp, mode, in, P.out, opp, &prm, NULL);
       bad_check(ctx, C, m, rc);
       sr_prob_free(&P);
