@@ -115,7 +115,7 @@ doc_examples_neighbor_LDADD = lib/libbpc.la
 # apps end to end: bpc-entropy, and bpc-tune's argument checks (the apps must be
 # built: they are in bin_PROGRAMS).
 TESTS += tests/apps/test_entropy.sh tests/apps/test_tune.sh
-EXTRA_DIST += tests/apps/test_entropy.sh tests/apps/test_tune.sh
+EXTRA_DIST += tests/apps/test_entropy.sh tests/apps/test_tune.sh tests/apps/app_env.sh
 
 # particle tracer core (apps/trace) against a serial single-block reference.
 check_PROGRAMS += tests/mpi/test_trace
@@ -147,7 +147,7 @@ tests_mpi_test_render_CFLAGS = $(TEST_CFLAGS) -I$(top_srcdir)/apps
 tests_mpi_test_render_LDADD = $(TEST_LDADD) -lm
 
 # s-to-p broadcast engine (lib/engines/bcast): serial suite, MPI suite, doc example.
-noinst_HEADERS += tests/common/bcast_run.h
+noinst_HEADERS += tests/common/bcast_run.h tests/common/str_type.h
 check_PROGRAMS += tests/unit/test_bcast_serial tests/mpi/test_bcast doc/examples/bcast
 TESTS += tests/unit/test_bcast_serial tests/mpi/test_bcast
 tests_unit_test_bcast_serial_SOURCES = tests/unit/test_bcast_serial.c

@@ -7,18 +7,8 @@
 # float32 file of the synthetic field (--dump) gives the synthetic table.
 set -u
 app=./apps/bpc-entropy
-: "${MPIRUN:=mpirun}"
-OMPI_ALLOW_RUN_AS_ROOT=1
-OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-OMPI_MCA_rmaps_base_oversubscribe=1
-OMPI_MCA_hwloc_base_binding_policy=none
-OMP_NUM_THREADS=1
-export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
-  OMPI_MCA_rmaps_base_oversubscribe OMPI_MCA_hwloc_base_binding_policy OMP_NUM_THREADS
-tmp=${TMPDIR:-/tmp}/bpc-entropy-test.$$
-mkdir -p "$tmp" || exit 99
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+name=bpc-entropy-test
+. "$(dirname "$0")/app_env.sh"
 dims=30,20,17
 run() { # np out args...
   np=$1 out=$2

@@ -5,18 +5,8 @@
 # real run writes a tuning file that bpc_swap can read.
 set -u
 app=./apps/bpc-tune
-: "${MPIRUN:=mpirun}"
-OMPI_ALLOW_RUN_AS_ROOT=1
-OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-OMPI_MCA_rmaps_base_oversubscribe=1
-OMPI_MCA_hwloc_base_binding_policy=none
-OMP_NUM_THREADS=1
-export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
-  OMPI_MCA_rmaps_base_oversubscribe OMPI_MCA_hwloc_base_binding_policy OMP_NUM_THREADS
-tmp=${TMPDIR:-/tmp}/bpc-tune-test.$$
-mkdir -p "$tmp" || exit 99
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+name=bpc-tune-test
+. "$(dirname "$0")/app_env.sh"
 
 bad() { # np expected-text args...
   np=$1 want=$2

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "bpc.h"
+#include "str_type.h"
 
 static inline int br_item_len(int g, int salt)
 {
@@ -95,36 +96,6 @@ static int br_recv(int dst, int src, void *item, void *user)
   return 0;
 }
 
-static int br_s_size(const void *item, size_t *bytes, void *user)
-{
-  (void)user;
-  *bytes = item ? strlen(item) : 0;
-  return 0;
-}
-static int br_s_pack(const void *item, void *buf, size_t bytes, void *user)
-{
-  (void)user;
-  memcpy(buf, item, bytes);
-  return 0;
-}
-static int br_s_unpack(const void *buf, size_t bytes, void **item, void *user)
-{
-  (void)user;
-  char *s = malloc(bytes + 1);
-  if (s == NULL)
-    return 1;
-  if (bytes)
-    memcpy(s, buf, bytes);
-  s[bytes] = '\0';
-  *item = s;
-  return 0;
-}
-static void br_s_destroy(void *item, void *user)
-{
-  (void)user;
-  free(item);
-}
-
 /*
  * Run bpc_bcast on `a` with the given sources, algorithm and mesh
  * (rows = cols = 0: automatic), repositioning or not, and check every delivery. Returns the call's
@@ -162,7 +133,7 @@ static inline int br_run(bpc_ctx_t *ctx, const bpc_assign_t *a, const int *sourc
     u.bufs[g].count = (size_t)len;
     u.strs[g] = str;
   }
-  bpc_type_ops_t ops = {br_s_size, br_s_pack, br_s_unpack, br_s_destroy, NULL};
+  bpc_type_ops_t ops = str_ops();
   bpc_type_t t = custom ? bpc_type_custom(&ops, NULL) : bpc_type_contiguous(sizeof(int), MPI_INT);
   bpc_bcast_params_t P = bpc_bcast_params_default();
   P.algorithm = algo;

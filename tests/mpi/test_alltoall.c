@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/str_type.h"
 #include "../common/swap_ops.h"
 
 static bpc_ctx_t *ctx;
@@ -103,37 +104,6 @@ static int a_recv(int dst, int src, void *item, void *user)
   return 0;
 }
 
-/* custom type: NUL-terminated strings */
-static int s_size(const void *item, size_t *bytes, void *user)
-{
-  (void)user;
-  *bytes = item ? strlen(item) : 0;
-  return 0;
-}
-static int s_pack(const void *item, void *buf, size_t bytes, void *user)
-{
-  (void)user;
-  memcpy(buf, item, bytes);
-  return 0;
-}
-static int s_unpack(const void *buf, size_t bytes, void **item, void *user)
-{
-  (void)user;
-  char *s = malloc(bytes + 1);
-  if (s == NULL)
-    return 1;
-  if (bytes)
-    memcpy(s, buf, bytes);
-  s[bytes] = '\0';
-  *item = s;
-  return 0;
-}
-static void s_destroy(void *item, void *user)
-{
-  (void)user;
-  free(item);
-}
-
 static void run_a2a(int n, int custom, const int *k, int nk, int fail_rank, int expect_rc,
                     const char *what)
 {
@@ -168,7 +138,7 @@ static void run_a2a(int n, int custom, const int *k, int nk, int fail_rank, int 
       u.strs[i * n + d] = str;
     }
   }
-  bpc_type_ops_t ops = {s_size, s_pack, s_unpack, s_destroy, NULL};
+  bpc_type_ops_t ops = str_ops();
   bpc_type_t t = custom ? bpc_type_custom(&ops, NULL) : bpc_type_contiguous(sizeof(int), MPI_INT);
   bpc_alltoall_params_t ap = bpc_alltoall_params_default();
   ap.k = k;
@@ -301,7 +271,7 @@ START_TEST(test_alltoall_bad_rank)
   bpc_type_ops_t none;
   memset(&none, 0, sizeof none);
   const bpc_type_t tbad = bpc_type_custom(&none, NULL);
-  bpc_type_ops_t ops = {s_size, s_pack, s_unpack, s_destroy, NULL};
+  bpc_type_ops_t ops = str_ops();
   const bpc_type_t tstr = bpc_type_custom(&ops, NULL);
   int kprod[2] = {n, 2}, kone[2] = {1, n}, kflat[1] = {n}, ksplit[2] = {2, t_size};
   int klong[BPC_ALLTOALL_MAX_K + 1];

@@ -215,7 +215,7 @@ START_TEST(test_bcast_bad_rank)
   const int n = 4 * t_size;
   bpc_assign_t *a = NULL;
   bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a);
-  bpc_type_ops_t ops = {br_s_size, br_s_pack, br_s_unpack, br_s_destroy, NULL};
+  bpc_type_ops_t ops = str_ops();
   for (int c = 0; c < NBAD; c++)
     for (int m = 0; m < BAD_NMODES; m++) {
       const int bad = bad_here(m);
