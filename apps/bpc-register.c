@@ -716,7 +716,9 @@ int main(int argc, char **argv)
     ret = 2;
   } else if (o.help) {
     if (rank == 0)
-      fputs(usage_text, stdout);
+      printf("%s\nThis build: %s\n", usage_text,
+             reg_have_png() ? "with libpng (PNG input and output)"
+                            : "without libpng (only --synthetic, no PNG output)");
     ret = 0;
   } else
     ret = run(&o, rank, size);

@@ -27,7 +27,7 @@ static double unit(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
 #define NWAVES 10
 #define NBLOBS 14
 
-/* The scene: waves of wavelength 7..28 pixels in random directions and
+/* The scene: waves of wavelength 5..20 pixels in random directions and
  * Gaussian blobs spread over twice the frame, around grey 0.5. */
 typedef struct scene {
   double wkx[NWAVES], wky[NWAVES], wph[NWAVES];
@@ -39,7 +39,7 @@ static void scene_init(const reg_source_t *s, scene_t *sc)
   const double pi = 3.14159265358979323846;
   for (int k = 0; k < NWAVES; k++) {
     double dir = 2.0 * pi * unit(s->seed, 1, (uint64_t)k, 0);
-    double f = 2.0 * pi / (7.0 + 21.0 * unit(s->seed, 1, (uint64_t)k, 1));
+    double f = 2.0 * pi / (5.0 + 15.0 * unit(s->seed, 1, (uint64_t)k, 1));
     sc->wkx[k] = f * cos(dir);
     sc->wky[k] = f * sin(dir);
     sc->wph[k] = 2.0 * pi * unit(s->seed, 1, (uint64_t)k, 2);
@@ -49,7 +49,7 @@ static void scene_init(const reg_source_t *s, scene_t *sc)
     sc->by[k] = (unit(s->seed, 2, (uint64_t)k, 1) - 0.5) * 2.0 * s->H;
     double r = 4.0 + 0.08 * (s->W < s->H ? s->W : s->H) * unit(s->seed, 2, (uint64_t)k, 2);
     sc->br[k] = 1.0 / (2.0 * r * r);
-    sc->ba[k] = unit(s->seed, 2, (uint64_t)k, 3) < 0.5 ? -0.18 : 0.18;
+    sc->ba[k] = unit(s->seed, 2, (uint64_t)k, 3) < 0.5 ? -0.3 : 0.3;
   }
 }
 
@@ -57,7 +57,7 @@ static double scene(const scene_t *sc, double x, double y)
 {
   double v = 0.5;
   for (int k = 0; k < NWAVES; k++)
-    v += 0.035 * sin(sc->wkx[k] * x + sc->wky[k] * y + sc->wph[k]);
+    v += 0.025 * sin(sc->wkx[k] * x + sc->wky[k] * y + sc->wph[k]);
   for (int k = 0; k < NBLOBS; k++) {
     double dx = x - sc->bx[k], dy = y - sc->by[k];
     v += sc->ba[k] * exp(-(dx * dx + dy * dy) * sc->br[k]);
