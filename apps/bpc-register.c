@@ -450,6 +450,10 @@ static int run(opts_t *o, int rank, int size)
           fail = 1;
     if (!fail)
       fail = reg_png_info(paths[0], &src.W, &src.H, msg, sizeof msg) != 0;
+    if (!fail && (src.W < 16 || src.H < 16 || src.W > 16384 || src.H > 16384))
+      snprintf(msg, sizeof msg, "%s is %dx%d: frames must be 16x16 to 16384x16384", paths[0],
+               src.W, src.H),
+          fail = 1;
     src.nframes = npaths;
     src.paths = paths;
   }
@@ -532,7 +536,7 @@ static int run(opts_t *o, int rank, int size)
     snprintf(msg, sizeof msg, "out of memory");
   int done_blocks = 0;
 #pragma omp parallel for schedule(dynamic) reduction(| : fail)
-  for (int l = 0; l < nl; l++) {
+  for (int l = 0; l < (items != NULL ? nl : 0); l++) {
     if (fail)
       continue;
     char err[512] = "";

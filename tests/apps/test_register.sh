@@ -47,18 +47,6 @@ for args in "--blocks 7 --algorithm blelloch --strategy reduce-then-scan" \
                                    diff "$tmp/s1" "$tmp/s3"; fail=1; }
 done
 
-bad() { # np expected-text args...
-  np=$1 want=$2
-  shift 2
-  timeout -k 5 60 "$MPIRUN" -np "$np" "$app" "$@" >"$tmp/out" 2>"$tmp/err"
-  st=$?
-  if [ "$st" -ne 2 ]; then
-    echo "FAIL: np=$np $*: exit status $st, expected 2"; cat "$tmp/err"; fail=1
-  elif ! grep -q -- "$want" "$tmp/err"; then
-    echo "FAIL: np=$np $*: message does not say '$want':"; cat "$tmp/err"; fail=1
-  fi
-}
-
 if "$app" --help | grep -q 'with libpng'; then
   # a PNG directory: the dumped synthetic series (16-bit grey)
   # (compared with the last synthetic run, $tmp/s1)
