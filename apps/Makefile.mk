@@ -45,3 +45,16 @@ apps_bpc_render_SOURCES = apps/bpc-render.c apps/render/render.h apps/render/ren
 apps_bpc_render_CFLAGS = $(AM_CFLAGS) $(PNG_CFLAGS) -I$(top_srcdir)/apps
 apps_bpc_render_LDADD = $(APP_LDADD) $(PNG_LIBS) -lm
 endif
+
+# bpc-register: series registration with the prefix scan. Builds without
+# libpng too (then only the synthetic series, no PNG output).
+bin_PROGRAMS += apps/bpc-register
+apps_bpc_register_SOURCES = apps/bpc-register.c apps/register/register.h \
+	apps/register/reg_frames.c apps/register/reg_align.c apps/register/reg_png.c
+apps_bpc_register_CFLAGS = $(AM_CFLAGS) -I$(top_srcdir)/apps
+apps_bpc_register_LDADD = $(APP_LDADD) -lm
+if BPC_HAVE_PNG
+apps_bpc_register_SOURCES += apps/common/png_out.h apps/common/png_out.c
+apps_bpc_register_CFLAGS += $(PNG_CFLAGS) -DREG_HAVE_PNG
+apps_bpc_register_LDADD += $(PNG_LIBS)
+endif

@@ -26,7 +26,7 @@ AC_DEFUN([BPC_OPTIONAL_CHECK], [
 # PNG_LIBS, bpc_have_png and the conditional BPC_HAVE_PNG.
 AC_DEFUN([BPC_OPTIONAL_PNG], [
   AC_ARG_WITH([png],
-    [AS_HELP_STRING([--without-png], [do not build the apps that write PNG images, bpc-render and bpc-trace (default: build them when libpng is found)])],
+    [AS_HELP_STRING([--without-png], [do not build the apps that write PNG images, bpc-render and bpc-trace, and build bpc-register without PNG input and output (default: use libpng when found)])],
     [], [with_png=auto])
   bpc_have_png=no
   AS_IF([test "x$with_png" != xno], [
@@ -43,7 +43,7 @@ AC_DEFUN([BPC_REPORT_SKIPPED], [
     AC_MSG_WARN([$bpc_why: the test suites are skipped (make check runs none of them). To build them: apt-get install check (Debian package 'check'), then configure again.])])
   AS_IF([test "x$bpc_have_png" != xyes], [
     AS_IF([test "x$with_png" = xno], [bpc_why="--without-png"], [bpc_why="libpng not found"])
-    AC_MSG_WARN([$bpc_why: the apps bpc-render and bpc-trace (PNG output) are skipped. To build them: apt-get install libpng-dev (Debian package 'libpng-dev'), then configure again.])])
+    AC_MSG_WARN([$bpc_why: the apps bpc-render and bpc-trace (PNG output) are skipped, and bpc-register takes only its synthetic series. To build them: apt-get install libpng-dev (Debian package 'libpng-dev'), then configure again.])])
 ])
 
 # BPC_VERSION_SPLIT: BPC_VERSION_MAJOR, _MINOR, _PATCH (substituted) from

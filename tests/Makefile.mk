@@ -112,10 +112,11 @@ tests_mpi_test_neighbor_LDADD = $(TEST_LDADD)
 doc_examples_neighbor_SOURCES = doc/examples/neighbor.c
 doc_examples_neighbor_LDADD = lib/libbpc.la
 
-# apps end to end: bpc-entropy, and bpc-tune's argument checks (the apps must be
-# built: they are in bin_PROGRAMS).
-TESTS += tests/apps/test_entropy.sh tests/apps/test_tune.sh
-EXTRA_DIST += tests/apps/test_entropy.sh tests/apps/test_tune.sh tests/apps/app_env.sh
+# apps end to end: bpc-entropy, bpc-register, and bpc-tune's argument checks (the
+# apps must be built: they are in bin_PROGRAMS).
+TESTS += tests/apps/test_entropy.sh tests/apps/test_tune.sh tests/apps/test_register.sh
+EXTRA_DIST += tests/apps/test_entropy.sh tests/apps/test_tune.sh tests/apps/app_env.sh \
+	tests/apps/test_register.sh
 
 # particle tracer core (apps/trace) against a serial single-block reference.
 check_PROGRAMS += tests/mpi/test_trace
