@@ -54,6 +54,9 @@ static const bpc__algo_t scan_rows[] = {
     {{BPC_SCAN_BLELLOCH, "blelloch",
       "up-sweep + exclusive down-sweep; depth 2 log2 P, 2(P-1) - log2 P calls"},
      bpc__scan_blelloch, NULL},
+    {{BPC_SCAN_MPI, "mpi",
+      "MPI_Exscan over ranks with a user MPI_Op; contiguous types, rank-ordered blocks"},
+     bpc__scan_mpi, NULL},
 };
 
 const bpc__engine_t bpc__engine_scan = {"scan", "BPC_SCAN_ALGORITHM", scan_rows,
@@ -85,32 +88,40 @@ typedef struct scan_hdr {
 
 typedef struct scan_state {
   bpc__scan_call_t *C;
-  int failed;     /* a callback failed on this rank (no more operator calls) */
-  int fail_code;  /* its error code */
   void **sendbufs; /* packed messages, freed after the flush */
   int nsend, capsend;
 } scan_state_t;
 
-static void st_fail(scan_state_t *S, int code)
+void bpc__scan_fail(bpc__scan_call_t *C, int code)
 {
 #pragma omp critical(bpc_scan_fail)
   {
-    if (!S->failed) {
-      S->failed = 1;
-      S->fail_code = code;
+    if (!C->failed) {
+      C->failed = 1;
+      C->fail_code = code;
     }
   }
 }
 
-static int st_failed(scan_state_t *S)
+int bpc__scan_failed(bpc__scan_call_t *C)
 {
   int f;
 #pragma omp atomic read
-  f = S->failed;
+  f = C->failed;
   return f;
 }
 
-static void val_free(const bpc__scan_call_t *C, bpc__scan_val_t *x)
+static void st_fail(scan_state_t *S, int code)
+{
+  bpc__scan_fail(S->C, code);
+}
+
+static int st_failed(scan_state_t *S)
+{
+  return bpc__scan_failed(S->C);
+}
+
+void bpc__scan_val_free(const bpc__scan_call_t *C, bpc__scan_val_t *x)
 {
   if (x->present && x->v != NULL) {
     if (C->type->kind == BPC_TYPE_CONTIGUOUS)
@@ -214,6 +225,15 @@ static void combine_ref(scan_state_t *S, const bpc__scan_val_t *a, const bpc__sc
   }
   out->present = 1;
   out->depth = (a->depth > b->depth ? a->depth : b->depth) + 1;
+}
+
+void bpc__scan_combine(bpc__scan_call_t *C, const bpc__scan_val_t *a, const bpc__scan_val_t *b,
+                       bpc__scan_val_t *out, int global)
+{
+  scan_state_t S;
+  memset(&S, 0, sizeof S);
+  S.C = C;
+  combine_ref(&S, a, b, out, global);
 }
 
 /* Item i of block l's input as a borrowed value. */
@@ -368,7 +388,7 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
       for (size_t i = 1; i < c; i++) {
         bpc__scan_val_t xi = in_item(C, l, i), t;
         combine_ref(&S, &s[l][0], &xi, &t, 0);
-        val_free(C, &s[l][0]);
+        bpc__scan_val_free(C, &s[l][0]);
         s[l][0] = t;
       }
       tot[l] = s[l][0];
@@ -385,9 +405,11 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
       st_fail(&S, r);
   }
 
-  /* (2) the global stage over positions */
-  const int nr = sched->nrounds(P);
-  const int total_rounds = nr + (sched->exclusive_out ? 0 : 1);
+  /* (2) the global stage over positions (or the row's own stage) */
+  if (sched->stage != NULL)
+    rc = sched->stage(C, tot, shortcut ? incl : NULL);
+  const int nr = sched->nrounds != NULL ? sched->nrounds(P) : 0;
+  const int total_rounds = sched->nrounds == NULL ? 0 : nr + (sched->exclusive_out ? 0 : 1);
   for (int r = 0; r < total_rounds && rc == BPC_OK; r++) {
     const int shift = r == nr;
     if (shift && shortcut) /* keep the inclusive prefixes (Algorithm 9) */
@@ -448,8 +470,8 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
       default:
         continue;
       }
-      val_free(C, &got[l]);
-      val_free(C, &tot[l]);
+      bpc__scan_val_free(C, &got[l]);
+      bpc__scan_val_free(C, &tot[l]);
       tot[l] = nv;
     }
   }
@@ -490,7 +512,7 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
             r = val_copy(&S, &nxt, &res);
           if (r != BPC_OK)
             st_fail(&S, r);
-          val_free(C, &run);
+          bpc__scan_val_free(C, &run);
           run = nxt;
         } else if (shortcut && i == c - 1 && incl[l].present) {
           res = incl[l]; /* Algorithm 9: the global inclusive prefix */
@@ -530,7 +552,7 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
           ((void **)C->out[l].data)[i] = res.present ? res.v : NULL;
         }
       }
-      val_free(C, &run);
+      bpc__scan_val_free(C, &run);
       C->out[l].count = c;
 #pragma omp critical(bpc_scan_depth)
       if (dmax > C->depth)
@@ -540,19 +562,19 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
   for (int l = 0; l < n; l++) {
     if (s[l] != NULL)
       for (size_t i = 0; i < (rts ? 1 : C->in[l].count); i++)
-        val_free(C, &s[l][i]);
+        bpc__scan_val_free(C, &s[l][i]);
     free(s[l]);
-    val_free(C, &tot[l]);
-    val_free(C, &got[l]);
-    val_free(C, &incl[l]);
+    bpc__scan_val_free(C, &tot[l]);
+    bpc__scan_val_free(C, &got[l]);
+    bpc__scan_val_free(C, &incl[l]);
   }
   free(incl);
   free(s);
   free(tot);
   free(got);
   free(kinds);
-  if (rc == BPC_OK && S.failed)
-    rc = S.fail_code;
+  if (rc == BPC_OK && C->failed)
+    rc = C->fail_code;
   return rc;
 }
 
@@ -681,6 +703,8 @@ static int scan_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type
     *row = bpc__algo_by_id(&bpc__engine_scan, bpc__scan_auto(nb, R, P->op_seconds,
                                                              scan_alpha()));
   }
+  if ((*row)->info.id == BPC_SCAN_MPI)
+    return bpc__scan_mpi_check(ctx, assign, type, pos_of);
   return BPC_OK;
 }
 
