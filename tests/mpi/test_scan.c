@@ -139,6 +139,19 @@ START_TEST(test_scan_counts)
         char msg[256];
         T_CHECK(sr_check(&P, nb, NULL, 0, 1, mode, 0, &info, msg, sizeof msg) == 0, "%s: %s",
                 tab[a].name, msg);
+        /* the call statistics: this rank's operator calls, and the depth
+         * (its maximum over ranks is info.depth) */
+        bpc_call_stats_t st;
+        T_CHECK(bpc_stats_last_call(ctx, &st) == BPC_OK && strcmp(st.engine, "scan") == 0,
+                "stats: engine '%s'", st.engine);
+        T_CHECK((long long)st.total.op_calls == info.ops_local,
+                "%s, %d blocks: stats %llu calls, info %lld", tab[a].name, nb,
+                (unsigned long long)st.total.op_calls, info.ops_local);
+        long long dep = (long long)st.op_depth, dmax = 0;
+        MPI_Allreduce(&dep, &dmax, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+        T_CHECK(dmax == info.depth,
+                "%s, %d blocks: stats depth %lld (max over ranks), info %lld", tab[a].name, nb,
+                dmax, info.depth);
         if (strcmp(tab[a].name, "mpi") == 0) {
           /* the MPI library's scan decides the calls: at least the chain
            * that gives the last of nb one-block ranks its prefix, and the

@@ -127,6 +127,11 @@ START_TEST(test_counts)
                              : strcmp(tab[a].name, "brent-kung") == 0 ? (K > 1 ? 2 * K - 1 : K)
                              : strcmp(tab[a].name, "blelloch") == 0   ? (K > 1 ? 2 * K - 1 : 0)
                                                                       : K;
+      bpc_call_stats_t st;
+      ck_assert_int_eq(bpc_stats_last_call(ctx, &st), BPC_OK);
+      ck_assert_str_eq(st.engine, "scan");
+      ck_assert_int_eq((long long)st.op_depth, info.depth);
+      ck_assert_int_eq((long long)st.total.op_calls, info.ops_total);
       if (v == 0 && nb > 2 && !is_bl && strcmp(tab[a].name, "brent-kung"))
         ck_assert_msg(info.depth <= want_depth, "%s, %d blocks: depth %lld, at most %lld",
                       tab[a].name, nb, info.depth, want_depth);

@@ -774,6 +774,7 @@ int bpc_scan(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
   }
   free(pos_of);
   free(order);
+  bpc__stats_depth(ctx, (uint64_t)C.depth); /* this rank's results' longest chain */
   rc = bpc__agree(ctx, rc);
   if (rc == BPC_OK && info != NULL) {
     long long v[5] = {C.ops_local, C.ops_global, C.depth, C.absent_gid, C.absent_index};
