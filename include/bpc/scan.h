@@ -8,7 +8,8 @@
  * Strategies: scan-then-propagate (local inclusive scan of each block's
  * sequence, a global exclusive scan of the block totals over the blocks
  * with the chosen algorithm, then the prefix is applied to every item of
- * the block), reduce-then-scan and the inclusive-global shortcut. The association of every result depends only on the block
+ * the block), reduce-then-scan, the inclusive-global shortcut and the
+ * successor round (deterministic successor probe). The association of every result depends only on the block
  * count, the order, the sequences and the algorithm, never on the process
  * or thread count: results are bit-identical across process counts. The
  * one exception is the global algorithm "mpi" (MPI_Exscan over the ranks),
@@ -88,7 +89,16 @@ typedef enum bpc_scan_strategy {
    * the global stage's inclusive prefix as the block's last result (one
    * call less per block). Same as scan-then-propagate for exclusive scans
    * and for Blelloch (whose global stage is exclusive). */
-  BPC_SCAN_INCLUSIVE_GLOBAL = 2
+  BPC_SCAN_INCLUSIVE_GLOBAL = 2,
+  /* thesis Algorithm 10 in a deterministic form: for inclusive scans, after
+   * the global stage every block sends its exclusive prefix to the block at
+   * the previous position, which always waits for it and takes it as the
+   * result of its last item (one call less per block but the last, for
+   * every algorithm, Blelloch included; one more message round). The
+   * thesis takes the value only if it has already arrived, which would
+   * make the association depend on message timing; bpc never races.
+   * Same as scan-then-propagate for exclusive scans. */
+  BPC_SCAN_SUCCESSOR = 3
 } bpc_scan_strategy_t;
 
 typedef struct bpc_scan_params {

@@ -25,7 +25,11 @@
  * from E (one more call per block with E). Strategy inclusive-global
  * (Algorithm 9, inclusive scans with an inclusive global stage): the
  * global inclusive prefix, kept before the shift round, is the block's last
- * result (one call less per block). A failing operator stops further
+ * result (one call less per block). Strategy successor (Algorithm 10 in a
+ * deterministic form, inclusive scans): after the global stage every
+ * position sends its exclusive prefix to its predecessor, which always
+ * waits for it and takes it as its last result (one call less per block
+ * but the last, for every algorithm; one more message round). A failing operator stops further
  * calls on this rank; the schedule's messages still flow (no hang), and the
  * outcome agreement makes it BPC_ECALLBACK everywhere.
  */
@@ -359,6 +363,9 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
   const int rts = C->strategy == BPC_SCAN_REDUCE_THEN_SCAN;
   const int shortcut = C->strategy == BPC_SCAN_INCLUSIVE_GLOBAL &&
                        C->mode == BPC_SCAN_INCLUSIVE && !sched->exclusive_out;
+  /* Algorithm 10, deterministic: the last item takes the successor's
+   * exclusive prefix, always waited for */
+  const int succ = C->strategy == BPC_SCAN_SUCCESSOR && C->mode == BPC_SCAN_INCLUSIVE;
   if (s == NULL || tot == NULL || got == NULL || kinds == NULL || incl == NULL) {
     free(incl);
     free(s);
@@ -475,6 +482,24 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
       tot[l] = nv;
     }
   }
+  /* the successor round: position p sends its exclusive prefix to p - 1,
+   * which takes it as the inclusive result of its last item (every
+   * position but the last receives, also an empty one, which drops it) */
+  if (succ && rc == BPC_OK) {
+    for (int l = 0; l < n && rc == BPC_OK; l++) {
+      const int p = C->pos_of[gids[l]];
+      if (p > 0)
+        rc = send_val(&S, gids[l], C->order[p - 1], total_rounds, &tot[l]);
+    }
+    for (int l = 0; l < n && rc == BPC_OK; l++) {
+      const int p = C->pos_of[gids[l]];
+      if (p + 1 < P) {
+        rc = recv_val(&S, gids[l], C->order[p + 1], total_rounds, &incl[l]);
+        if (C->in[l].count == 0)
+          bpc__scan_val_free(C, &incl[l]);
+      }
+    }
+  }
   int rc2 = bpc__exch_flush(C->ex);
   if (rc == BPC_OK)
     rc = rc2;
@@ -514,8 +539,10 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
             st_fail(&S, r);
           bpc__scan_val_free(C, &run);
           run = nxt;
-        } else if (shortcut && i == c - 1 && incl[l].present) {
-          res = incl[l]; /* Algorithm 9: the global inclusive prefix */
+        } else if ((shortcut || succ) && i == c - 1 && incl[l].present) {
+          /* Algorithm 9: the global inclusive prefix; 10: the successor's
+           * exclusive one (the same value) */
+          res = incl[l];
           incl[l].v = NULL;
           incl[l].present = 0;
         } else if (C->mode == BPC_SCAN_INCLUSIVE) {
@@ -672,7 +699,7 @@ static int scan_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type
   if (P->nthreads < 0)
     return bpc__err(ctx, BPC_EINVAL, "bpc_scan: nthreads %d is negative", P->nthreads);
   if (P->strategy != BPC_SCAN_SCAN_THEN_PROPAGATE && P->strategy != BPC_SCAN_REDUCE_THEN_SCAN &&
-      P->strategy != BPC_SCAN_INCLUSIVE_GLOBAL)
+      P->strategy != BPC_SCAN_INCLUSIVE_GLOBAL && P->strategy != BPC_SCAN_SUCCESSOR)
     return bpc__err(ctx, BPC_EINVAL, "bpc_scan: unknown strategy %d", (int)P->strategy);
   if (assign->nlocal > 0 && (in == NULL || out == NULL))
     return bpc__err(ctx, BPC_ENULL, "bpc_scan: %s is NULL on a rank with blocks",
