@@ -3,7 +3,8 @@
 #   tests/unit/*: run directly (serial suites).
 #   tests/mpi/*:  run under $MPIRUN at every process count listed for it in
 #                 $BPC_TESTLIST, with CK_FORK=no, a timeout per run
-#                 (BPC_TEST_TIMEOUT seconds, default 300) and oversubscription.
+#                 (BPC_TEST_TIMEOUT seconds, default 300), oversubscription
+#                 and OMP_WAIT_POLICY=passive (unless set).
 # The suite itself sums failures over ranks (tests/mpi/mpi_check.h), so any
 # failing rank makes the run exit nonzero. Exit 0 only if every run passed.
 set -u
@@ -51,9 +52,14 @@ OMPI_MCA_rmaps_base_oversubscribe=1
 OMPI_MCA_hwloc_base_binding_policy=none
 OMPI_MCA_btl_vader_single_copy_mechanism=none
 MPIEXEC_TIMEOUT=$timeout_s
+# OpenMP threads of oversubscribed ranks must sleep when idle: with the
+# default (spinning) wait policy every idle team thread burns a core that a
+# rank waiting for a message needs, and each message hop waits for a time
+# slice (test_scan at 3 ranks on 2 cores: about 95 s spinning, 4 s passive).
+: "${OMP_WAIT_POLICY:=passive}"
 export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
   OMPI_MCA_rmaps_base_oversubscribe OMPI_MCA_hwloc_base_binding_policy \
-  OMPI_MCA_btl_vader_single_copy_mechanism MPIEXEC_TIMEOUT
+  OMPI_MCA_btl_vader_single_copy_mechanism MPIEXEC_TIMEOUT OMP_WAIT_POLICY
 
 status=0
 passed=0

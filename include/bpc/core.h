@@ -137,8 +137,12 @@ typedef struct bpc_counters {
 typedef struct bpc_call_stats {
   char engine[32];
   int nrounds;
-  bpc_counters_t total;
+  bpc_counters_t total; /* total.op_calls: this rank's operator calls */
   bpc_counters_t round[BPC_STATS_MAX_ROUNDS];
+  /* Critical-path depth: operator calls on the longest dependency chain
+   * ending in a result this rank holds (the prefix scan: the maximum over
+   * ranks is bpc_scan_info_t.depth). 0 for engines that do not track it. */
+  uint64_t op_depth;
 } bpc_call_stats_t;
 
 /* Totals since the context was created or last reset. */

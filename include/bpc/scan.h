@@ -8,9 +8,12 @@
  * Strategies: scan-then-propagate (local inclusive scan of each block's
  * sequence, a global exclusive scan of the block totals over the blocks
  * with the chosen algorithm, then the prefix is applied to every item of
- * the block), reduce-then-scan and the inclusive-global shortcut. The association of every result depends only on the block
+ * the block), reduce-then-scan, the inclusive-global shortcut and the
+ * successor round (deterministic successor probe). The association of every result depends only on the block
  * count, the order, the sequences and the algorithm, never on the process
- * or thread count: results are bit-identical across process counts.
+ * or thread count: results are bit-identical across process counts. The
+ * one exception is the global algorithm "mpi" (MPI_Exscan over the ranks),
+ * whose association follows the ranks and the MPI library's algorithm.
  */
 #ifndef BPC_SCAN_H
 #define BPC_SCAN_H
@@ -66,7 +69,11 @@ typedef enum bpc_scan_algorithm {
   BPC_SCAN_KOGGE_STONE = 2, /* shift form: round r receives from p - 2^r */
   BPC_SCAN_SKLANSKY = 3,    /* divide and conquer, fan-out */
   BPC_SCAN_BRENT_KUNG = 4,  /* up-sweep + inclusive down-sweep */
-  BPC_SCAN_BLELLOCH = 5     /* up-sweep + exclusive down-sweep */
+  BPC_SCAN_BLELLOCH = 5,    /* up-sweep + exclusive down-sweep */
+  /* MPI_Exscan over the ranks with a user MPI_Op (contiguous types, blocks
+   * at rank-ordered runs of positions; not bit-identical across process
+   * counts; never chosen by "auto") */
+  BPC_SCAN_MPI = 6
 } bpc_scan_algorithm_t;
 
 /* Distributed strategies (doc/scan.md). */
@@ -82,12 +89,21 @@ typedef enum bpc_scan_strategy {
    * the global stage's inclusive prefix as the block's last result (one
    * call less per block). Same as scan-then-propagate for exclusive scans
    * and for Blelloch (whose global stage is exclusive). */
-  BPC_SCAN_INCLUSIVE_GLOBAL = 2
+  BPC_SCAN_INCLUSIVE_GLOBAL = 2,
+  /* thesis Algorithm 10 in a deterministic form: for inclusive scans, after
+   * the global stage every block sends its exclusive prefix to the block at
+   * the previous position, which always waits for it and takes it as the
+   * result of its last item (one call less per block but the last, for
+   * every algorithm, Blelloch included; one more message round). The
+   * thesis takes the value only if it has already arrived, which would
+   * make the association depend on message timing; bpc never races.
+   * Same as scan-then-propagate for exclusive scans. */
+  BPC_SCAN_SUCCESSOR = 3
 } bpc_scan_strategy_t;
 
 typedef struct bpc_scan_params {
   /* A name of bpc_algorithms("scan") ("serial", "kogge-stone", "sklansky",
-   * "brent-kung", "blelloch"; any case) or NULL / "auto": then
+   * "brent-kung", "blelloch", "mpi"; any case) or NULL / "auto": then
    * BPC_SCAN_ALGORITHM from the environment, else the cost model
    * (doc/scan.md, op_seconds below). Must be the same on every rank. */
   const char *algorithm;
@@ -153,7 +169,9 @@ typedef struct bpc_scan_info {
  * op->fn NULL; in or out NULL on a rank with blocks; data NULL with count >
  * 0), BPC_EINVAL (assignment of another context, bad mode or strategy,
  * nthreads < 0),
- * BPC_ETYPE, BPC_EALGO (unknown algorithm), BPC_EPERM (order not a
+ * BPC_ETYPE (also: a custom type with "mpi"), BPC_EALGO (unknown
+ * algorithm), BPC_EINVAL ("mpi" when some rank's blocks are not one run of
+ * positions or the runs do not ascend with rank), BPC_EPERM (order not a
  * permutation), BPC_EMISMATCH (mode, strategy, algorithm, order, identity presence, op_seconds,
  * op->commutative, type kind or element size differ between ranks),
  * BPC_ECALLBACK (the operator or a type callback failed on some rank: the

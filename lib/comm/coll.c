@@ -112,9 +112,61 @@ static int mpi_minloc(bpc_ctx_t *ctx, int code, int *min_code, int *min_rank)
   return BPC_OK;
 }
 
+/* MPI user operations get no argument: the caller's function for the
+ * call in flight on this thread (set and cleared around the MPI call). */
+typedef struct mpi_scan_fn {
+  void (*fn)(const void *in, void *inout, void *arg);
+  void *arg;
+  size_t bytes;
+} mpi_scan_fn_t;
+
+static _Thread_local const mpi_scan_fn_t *mpi_scan_cur;
+
+static void mpi_scan_tramp(void *invec, void *inoutvec, int *len, MPI_Datatype *dt)
+{
+  (void)dt;
+  const mpi_scan_fn_t *f = mpi_scan_cur;
+  for (int i = 0; f != NULL && i < *len; i++)
+    f->fn((const char *)invec + (size_t)i * f->bytes, (char *)inoutvec + (size_t)i * f->bytes,
+          f->arg);
+}
+
+static int mpi_scan_user(bpc_ctx_t *ctx, const void *in, void *out, size_t bytes,
+                         int exclusive, void (*fn)(const void *in, void *inout, void *arg),
+                         void *arg)
+{
+  if (bytes > (size_t)INT_MAX)
+    return bpc__err(ctx, BPC_ERANGE, "scan over ranks: an element of %zu bytes", bytes);
+  /* MPI_Exscan may write rank 0's receive buffer: give it scratch there */
+  void *scratch = NULL;
+  if (exclusive && ctx->rank == 0 && (scratch = malloc(bytes ? bytes : 1)) == NULL)
+    return bpc__err(ctx, BPC_ENOMEM, "scan over ranks: out of memory");
+  MPI_Datatype dt = MPI_DATATYPE_NULL;
+  MPI_Op op = MPI_OP_NULL;
+  const mpi_scan_fn_t f = {fn, arg, bytes};
+  const char *what = "MPI_Type_contiguous";
+  int mrc = MPI_Type_contiguous((int)bytes, MPI_BYTE, &dt);
+  if (mrc == MPI_SUCCESS && (what = "MPI_Type_commit", mrc = MPI_Type_commit(&dt)) == MPI_SUCCESS)
+    what = "MPI_Op_create", mrc = MPI_Op_create(mpi_scan_tramp, 0, &op);
+  if (mrc == MPI_SUCCESS) {
+    mpi_scan_cur = &f;
+    what = exclusive ? "MPI_Exscan" : "MPI_Scan";
+    mrc = exclusive ? MPI_Exscan(in, scratch != NULL ? scratch : out, 1, dt, op, ctx->comm)
+                    : MPI_Scan(in, out, 1, dt, op, ctx->comm);
+    mpi_scan_cur = NULL;
+  }
+  if (op != MPI_OP_NULL)
+    MPI_Op_free(&op);
+  if (dt != MPI_DATATYPE_NULL)
+    MPI_Type_free(&dt);
+  free(scratch);
+  return mrc == MPI_SUCCESS ? BPC_OK : bpc__err_mpi(ctx, mrc, what);
+}
+
 const bpc__coll_ops_t bpc__coll_mpi = {"mpi",       mpi_allreduce,    mpi_iallreduce,
                                        mpi_test,    mpi_cancel,       mpi_alltoall_int,
-                                       mpi_bcast,   mpi_minloc,       mpi_allgatherv};
+                                       mpi_bcast,   mpi_minloc,       mpi_allgatherv,
+                                       mpi_scan_user};
 
 /* ----------------------------------------------------------- in-process */
 
@@ -184,9 +236,22 @@ static int self_minloc(bpc_ctx_t *ctx, int code, int *min_code, int *min_rank)
   return BPC_OK;
 }
 
+static int self_scan_user(bpc_ctx_t *ctx, const void *in, void *out, size_t bytes,
+                          int exclusive, void (*fn)(const void *in, void *inout, void *arg),
+                          void *arg)
+{
+  (void)ctx;
+  (void)fn;
+  (void)arg;
+  if (!exclusive && bytes > 0 && in != out)
+    memmove(out, in, bytes);
+  return BPC_OK;
+}
+
 const bpc__coll_ops_t bpc__coll_self = {"self",      self_allreduce,    self_iallreduce,
                                         self_test,   self_cancel,       self_alltoall_int,
-                                        self_bcast,  self_minloc,       self_allgatherv};
+                                        self_bcast,  self_minloc,       self_allgatherv,
+                                        self_scan_user};
 
 /* ------------------------------------------------------------- wrappers */
 
@@ -247,6 +312,13 @@ int bpc__allgatherv(bpc_ctx_t *ctx, const void *in, size_t bytes, void *out,
     return bpc__err(ctx, BPC_EINVAL, "allgatherv: %zu bytes given, counts[%d] = %zu", bytes,
                     ctx->rank, counts[ctx->rank]);
   return ops_of(ctx)->allgatherv(ctx, in, bytes, out, counts);
+}
+
+int bpc__scan_user(bpc_ctx_t *ctx, const void *in, void *out, size_t bytes, int exclusive,
+                   void (*fn)(const void *in, void *inout, void *arg), void *arg)
+{
+  bpc__stats_coll(ctx);
+  return ops_of(ctx)->scan_user(ctx, in, out, bytes, exclusive, fn, arg);
 }
 
 /* ------------------------------------------------------ error agreement */

@@ -2,7 +2,8 @@
  * lib/comm/coll.h - the collectives engines need, as transport operations
  * (internal): error agreement, argument agreement, reductions of long long
  * vectors (blocking and non-blocking), an all-to-all of one int per process,
- * a broadcast of bytes and an allgatherv of bytes. Two implementations
+ * a broadcast of bytes, an allgatherv of bytes and a prefix scan over ranks
+ * with a caller's combining function. Two implementations
  * behind one table: MPI on the
  * context's communicator, and the in-process one of serial contexts (one
  * process: every collective is a copy), so an engine never branches on
@@ -46,6 +47,8 @@ typedef struct bpc__coll_ops {
   int (*minloc)(bpc_ctx_t *ctx, int code, int *min_code, int *min_rank);
   int (*allgatherv)(bpc_ctx_t *ctx, const void *in, size_t bytes, void *out,
                     const size_t *counts);
+  int (*scan_user)(bpc_ctx_t *ctx, const void *in, void *out, size_t bytes, int exclusive,
+                   void (*fn)(const void *in, void *inout, void *arg), void *arg);
 } bpc__coll_ops_t;
 
 extern const bpc__coll_ops_t bpc__coll_mpi;
@@ -80,6 +83,24 @@ int bpc__bcast(bpc_ctx_t *ctx, void *buf, size_t bytes, int root);
  * serial context. BPC_EINVAL (bytes != counts[me]), BPC_ENOMEM, BPC_EMPI. */
 int bpc__allgatherv(bpc_ctx_t *ctx, const void *in, size_t bytes, void *out,
                     const size_t *counts);
+
+/*
+ * A prefix scan over ranks of one element of `bytes` bytes per rank with
+ * the caller's combining function fn(in, inout, arg), which must set
+ * inout = in op inout, where `in` covers lower ranks (the order of MPI user
+ * operations). Inclusive: out = the combination of the elements of ranks
+ * 0..me; exclusive: of ranks 0..me-1, and rank 0's out is left unchanged.
+ * One MPI_Scan / MPI_Exscan with a non-commutative MPI_Op created for the
+ * call over a contiguous datatype of `bytes` bytes (count 1, so the
+ * element is never split); a serial context copies (inclusive) or leaves
+ * out alone (exclusive). fn runs on the calling thread, inside the MPI
+ * call, any number of times (the MPI library's algorithm decides); it
+ * cannot fail the collective: record failures in the element itself so
+ * that they travel to higher ranks. BPC_ERANGE (bytes > INT_MAX),
+ * BPC_ENOMEM, BPC_EMPI.
+ */
+int bpc__scan_user(bpc_ctx_t *ctx, const void *in, void *out, size_t bytes, int exclusive,
+                   void (*fn)(const void *in, void *inout, void *arg), void *arg);
 
 /*
  * Collective agreement on an error code. Every rank passes its local code

@@ -79,6 +79,8 @@ void bpc__stats_set_round(bpc_ctx_t *ctx, int round);
 void bpc__stats_sent(bpc_ctx_t *ctx, uint64_t bytes, int local);
 void bpc__stats_recv(bpc_ctx_t *ctx, uint64_t bytes, int local);
 void bpc__stats_ops(bpc_ctx_t *ctx, uint64_t n);
+/* The call's critical-path depth on this rank (the largest value given). */
+void bpc__stats_depth(bpc_ctx_t *ctx, uint64_t depth);
 void bpc__stats_coll(bpc_ctx_t *ctx);
 
 /* Options from the environment: integer value of `name`, or `dflt`. */

@@ -89,6 +89,12 @@ void bpc__stats_ops(bpc_ctx_t *ctx, uint64_t n)
     BPC__ADD(c[i]->op_calls, n);
 }
 
+void bpc__stats_depth(bpc_ctx_t *ctx, uint64_t depth)
+{
+  if (depth > ctx->last.op_depth)
+    ctx->last.op_depth = depth;
+}
+
 void bpc__stats_coll(bpc_ctx_t *ctx)
 {
   bpc_counters_t *c[3] = {&ctx->total, &ctx->last.total, round_slot(ctx)};

@@ -3,8 +3,8 @@
  * serial and MPI suites: non-commutative operators (2x2 integer matrix
  * products mod 2^32, affine maps of floats, a variable-size custom type:
  * lists of labels under concatenation), per-block sequences of 0..5 items,
- * a serial reference over the whole item sequence in position order, and
- * the operator counts of the global algorithms.
+ * a serial reference over the whole item sequence in position order, the
+ * operator counts of the global algorithms and where "mpi" applies.
  */
 #ifndef BPC_TESTS_COMMON_SCAN_RUN_H
 #define BPC_TESTS_COMMON_SCAN_RUN_H
@@ -185,8 +185,8 @@ static void sr_prob_make(sr_prob_t *P, const bpc_assign_t *A, int kind, int seed
     P->in[l].count = (size_t)c;
     P->in[l].data = c ? malloc(sr_esize(kind) * (size_t)c) : NULL;
     P->out[l].data = c ? malloc(sr_esize(kind) * (size_t)c) : NULL;
-    if (c)
-      memset(P->out[l].data, 0xAB, sr_esize(kind) * (size_t)c);
+    if (c) /* a sentinel; NULL slots for lists (freed even when a call fails early) */
+      memset(P->out[l].data, kind == SR_LIST ? 0 : 0xAB, sr_esize(kind) * (size_t)c);
     for (int i = 0; i < c; i++) {
       if (kind == SR_MAT) {
         sr_mat_t x = sr_mat_item(g, i);
@@ -367,7 +367,31 @@ static long long sr_global_ops(const char *name, int P)
   }
   if (strcmp(name, "blelloch") == 0)
     return 2ll * (P - 1) - K;
+  if (strcmp(name, "mpi") == 0) /* one process only: the chain of its totals */
+    return P - 1;
   return -1;
+}
+
+/* The code bpc_scan gives for global algorithm `name` on this problem:
+ * "mpi" needs a contiguous type (BPC_ETYPE) and every rank's blocks at one
+ * run of positions, the runs ascending with rank (BPC_EINVAL); the others
+ * always apply. */
+static int sr_expect(const char *name, const bpc_assign_t *A, int nb, const int *order,
+                     int kind)
+{
+  if (strcmp(name, "mpi") != 0)
+    return BPC_OK;
+  if (kind == SR_LIST)
+    return BPC_ETYPE;
+  int prev = -1;
+  for (int p = 0; p < nb; p++) {
+    int r = 0;
+    bpc_assign_rank(A, order != NULL ? order[p] : p, &r);
+    if (r < prev)
+      return BPC_EINVAL;
+    prev = r;
+  }
+  return BPC_OK;
 }
 
 /* Table 3.1 (powers of two only; Blelloch without its log2 P identity

@@ -5,9 +5,11 @@
  * type under concatenation), inclusive and exclusive, with and without
  * identity, 1..4 blocks per process, prime block counts (also fewer blocks
  * than processes), 0..5 items per block (empty blocks), gid and permuted
- * orders; operator counts against Table 3.1; float results bit-identical
- * to a one-process run; bad arguments on some ranks only; an operator
- * failing on one block.
+ * orders, every strategy in turn; "mpi" wherever blocks map to ranks (its
+ * error elsewhere and for the list type); operator counts against Table
+ * 3.1 and the call statistics (calls, depth); float results bit-identical
+ * to a one-process run (all but "mpi"); bad arguments on some ranks only;
+ * an operator failing on one block, and inside MPI_Exscan.
  */
 #include <check.h>
 #include <mpi.h>
@@ -23,7 +25,7 @@ static int algos(bpc_algo_info_t *tab)
 {
   int n = 0;
   ck_assert_int_eq(bpc_algorithms("scan", tab, 16, &n), BPC_OK);
-  ck_assert_int_ge(n, 5);
+  ck_assert_int_ge(n, 6);
   return n;
 }
 
@@ -64,7 +66,11 @@ START_TEST(test_scan_reference)
     const int nb = counts[ci];
     bpc_assign_t *A = NULL;
     ck_assert_int_eq(bpc_assign_create(ctx, nb, BPC_ASSIGN_CONTIGUOUS, NULL, &A), BPC_OK);
-    for (int ok = 0; ok < 3; ok++) {
+    /* gid order, and the reversed or the stride order in turn (both are
+     * covered over the counts; the serial suite runs a permuted order at
+     * every count 1..17) */
+    for (int oi = 0; oi < 2; oi++) {
+      const int ok = oi == 0 ? 0 : 1 + ci % 2;
       int *order = make_order(nb, ok);
       for (int a = 0; a < na; a++)
         for (int kind = SR_MAT; kind <= SR_LIST; kind += 2)
@@ -79,11 +85,13 @@ START_TEST(test_scan_reference)
             prm.algorithm = tab[a].name;
             prm.order = order;
             prm.nthreads = ci == 5 ? 2 : 1; /* threads once (2 cores, many ranks) */
-            prm.strategy = (bpc_scan_strategy_t)((a + mi + ok + ci) % 3); /* each in turn */
+            prm.strategy = (bpc_scan_strategy_t)((a + mi + ok + ci) % 4); /* each in turn */
             bpc_scan_info_t info;
+            const int want = sr_expect(tab[a].name, A, nb, order, kind);
             int rc = bpc_scan(ctx, A, &P.type, mode, P.in, P.out, &op, &prm, &info);
-            T_CHECK(rc == BPC_OK, "%s nb %d: %s", tab[a].name, nb, bpc_last_error(ctx));
-            if (rc == BPC_OK) {
+            T_CHECK(rc == want, "%s nb %d order %d: got %s, want %s: %s", tab[a].name, nb, ok,
+                    bpc_err_name(rc), bpc_err_name(want), bpc_last_error(ctx));
+            if (rc == BPC_OK && want == BPC_OK) {
               char msg[256];
               int bad = sr_check(&P, nb, order, seed, 0, mode, with_id, &info, msg, sizeof msg);
               T_CHECK(bad == 0, "%s, strategy %d, %s, %s%s, nb %d, order %d: %d wrong: %s",
@@ -126,11 +134,42 @@ START_TEST(test_scan_counts)
         bpc_scan_params_t prm = bpc_scan_params_default();
         prm.algorithm = tab[a].name;
         bpc_scan_info_t info;
+        const int expect = sr_expect(tab[a].name, A, nb, NULL, SR_MAT);
         int rc = bpc_scan(ctx, A, &P.type, mode, P.in, P.out, &op, &prm, &info);
-        T_CHECK(rc == BPC_OK, "%s: %s", tab[a].name, bpc_last_error(ctx));
+        T_CHECK(rc == expect, "%s: got %s, want %s: %s", tab[a].name, bpc_err_name(rc),
+                bpc_err_name(expect), bpc_last_error(ctx));
+        if (rc != BPC_OK || expect != BPC_OK) {
+          sr_prob_free(&P);
+          continue;
+        }
         char msg[256];
         T_CHECK(sr_check(&P, nb, NULL, 0, 1, mode, 0, &info, msg, sizeof msg) == 0, "%s: %s",
                 tab[a].name, msg);
+        /* the call statistics: this rank's operator calls, and the depth
+         * (its maximum over ranks is info.depth) */
+        bpc_call_stats_t st;
+        T_CHECK(bpc_stats_last_call(ctx, &st) == BPC_OK && strcmp(st.engine, "scan") == 0,
+                "stats: engine '%s'", st.engine);
+        T_CHECK((long long)st.total.op_calls == info.ops_local,
+                "%s, %d blocks: stats %llu calls, info %lld", tab[a].name, nb,
+                (unsigned long long)st.total.op_calls, info.ops_local);
+        long long dep = (long long)st.op_depth, dmax = 0;
+        MPI_Allreduce(&dep, &dmax, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+        T_CHECK(dmax == info.depth,
+                "%s, %d blocks: stats depth %lld (max over ranks), info %lld", tab[a].name, nb,
+                dmax, info.depth);
+        if (strcmp(tab[a].name, "mpi") == 0) {
+          /* the MPI library's scan decides the calls: at least the chain
+           * that gives the last of nb one-block ranks its prefix, and the
+           * propagation's exactly */
+          T_CHECK(info.ops_global >= nb - 2, "mpi, %d blocks: %lld global calls, want >= %d",
+                  nb, info.ops_global, nb - 2);
+          T_CHECK(info.ops_total == info.ops_global + (mode == BPC_SCAN_INCLUSIVE ? nb - 1 : 0),
+                  "mpi, %d blocks: %lld calls in all, %lld global", nb, info.ops_total,
+                  info.ops_global);
+          sr_prob_free(&P);
+          continue;
+        }
         long long want = sr_global_ops(tab[a].name, nb);
         T_CHECK(info.ops_global == want, "%s, %d blocks: %lld global calls, want %lld",
                 tab[a].name, nb, info.ops_global, want);
@@ -167,7 +206,9 @@ START_TEST(test_scan_float_bits)
     ck_assert_int_eq(bpc_assign_create(one, nb, BPC_ASSIGN_CONTIGUOUS, NULL, &A1), BPC_OK);
     int *order = make_order(nb, 2);
     for (int a = 0; a < na; a++)
-      for (int mi = 0; mi < 6; mi++) {
+      for (int mi = 0; mi < 8 && strcmp(tab[a].name, "mpi") != 0; mi++) {
+        /* "mpi" is the documented exception: its association follows the
+         * ranks (and this stride order does not map to ranks anyway) */
         bpc_scan_mode_t mode = mi % 2 == 0 ? BPC_SCAN_INCLUSIVE : BPC_SCAN_EXCLUSIVE;
         sr_prob_t P, Q;
         sr_prob_make(&P, A, SR_AFF, 1, 0, -1);
@@ -229,6 +270,28 @@ START_TEST(test_scan_callback_fails)
     }
   T_SYNC();
   bpc_assign_destroy(&A);
+  /* "mpi": the operator fails inside MPI_Exscan. One item per block,
+   * exclusive (the propagation makes no call), the total at position 1
+   * fails as a right operand: with a block per rank (3 or more ranks) only
+   * inside the MPI scan, with fewer ranks in the rank's own chain. */
+  const int nb1 = t_size < 3 ? 3 : t_size;
+  ck_assert_int_eq(bpc_assign_create(ctx, nb1, BPC_ASSIGN_CONTIGUOUS, NULL, &A), BPC_OK);
+  sr_prob_t P;
+  sr_prob_make(&P, A, SR_MAT, 0, 1, -1);
+  for (int l = 0; l < P.nlocal; l++)
+    if (P.gids[l] == 1)
+      ((sr_mat_t *)P.in[l].data)[0].m[0] = ((sr_mat_t *)P.in[l].data)[0].m[1] = 99u;
+  bpc_scan_op_t op = sr_op(SR_MAT, 0);
+  bpc_scan_params_t prm = bpc_scan_params_default();
+  prm.algorithm = "mpi";
+  int rc = bpc_scan(ctx, A, &P.type, BPC_SCAN_EXCLUSIVE, P.in, P.out, &op, &prm, NULL);
+  T_CHECK(rc == BPC_ECALLBACK, "mpi, failing total at position 1: got %s (%s)",
+          bpc_err_name(rc), bpc_last_error(ctx));
+  T_CHECK(rc != BPC_ECALLBACK || strstr(bpc_last_error(ctx), "returned 7") != NULL,
+          "mpi: the message '%s' does not name the operator's code", bpc_last_error(ctx));
+  sr_prob_free(&P);
+  T_SYNC();
+  bpc_assign_destroy(&A);
   bpc_finalize(&ctx);
 }
 END_TEST
@@ -252,6 +315,8 @@ static const bad_case_t bad_cases[] = {
     {"strategy differs", BPC_EMISMATCH, 1, "strategy"},
     {"op_seconds differs under auto", BPC_EMISMATCH, 1, "op_seconds"},
     {"op_seconds negative", BPC_EINVAL, 0, NULL},
+    {"mpi with a custom type", BPC_ETYPE, 0, NULL},
+    {"mpi with blocks out of rank order", BPC_EINVAL, 0, NULL},
 };
 #define NBAD ((int)(sizeof bad_cases / sizeof bad_cases[0]))
 
@@ -273,7 +338,7 @@ START_TEST(test_scan_bad_rank)
       bpc_scan_op_t op = sr_op(SR_MAT, 0);
       bpc_scan_params_t prm = bpc_scan_params_default();
       prm.algorithm = ci == 16 ? "auto" : "kogge-stone";
-      bpc_type_t type = P.type, type2 = bpc_type_contiguous(8, MPI_BYTE);
+      bpc_type_t type = P.type, type2 = bpc_type_contiguous(8, MPI_BYTE), list = sr_list_type();
       const bpc_assign_t *a = A;
       const bpc_type_t *tp = &type;
       const bpc_scan_op_t *opp = &op;
@@ -299,7 +364,13 @@ START_TEST(test_scan_bad_rank)
         case 15: prm.strategy = BPC_SCAN_REDUCE_THEN_SCAN; break;
         case 16: prm.algorithm = "auto"; prm.op_seconds = 0.5; break;
         case 17: prm.op_seconds = -1; break;
+        case 18: prm.algorithm = "mpi"; tp = &list; break;
+        case 19: prm.algorithm = "mpi"; prm.order = rev; break;
         }
+      }
+      if (ci == 19 && t_size == 1) { /* one process: every order is rank order */
+        sr_prob_free(&P);
+        continue;
       }
       if (ci == 13 && !bad_differ(C, m)) {
         /* every rank would agree on 8-byte elements that the 16-byte matrix

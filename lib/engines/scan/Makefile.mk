@@ -6,5 +6,6 @@ lib_libbpc_internal_la_SOURCES += \
 	lib/engines/scan/scan_kogge_stone.c \
 	lib/engines/scan/scan_sklansky.c \
 	lib/engines/scan/scan_brent_kung.c \
-	lib/engines/scan/scan_blelloch.c
+	lib/engines/scan/scan_blelloch.c \
+	lib/engines/scan/scan_mpi.c
 noinst_HEADERS += lib/engines/scan/scan_internal.h

@@ -25,7 +25,11 @@
  * from E (one more call per block with E). Strategy inclusive-global
  * (Algorithm 9, inclusive scans with an inclusive global stage): the
  * global inclusive prefix, kept before the shift round, is the block's last
- * result (one call less per block). A failing operator stops further
+ * result (one call less per block). Strategy successor (Algorithm 10 in a
+ * deterministic form, inclusive scans): after the global stage every
+ * position sends its exclusive prefix to its predecessor, which always
+ * waits for it and takes it as its last result (one call less per block
+ * but the last, for every algorithm; one more message round). A failing operator stops further
  * calls on this rank; the schedule's messages still flow (no hang), and the
  * outcome agreement makes it BPC_ECALLBACK everywhere.
  */
@@ -54,6 +58,9 @@ static const bpc__algo_t scan_rows[] = {
     {{BPC_SCAN_BLELLOCH, "blelloch",
       "up-sweep + exclusive down-sweep; depth 2 log2 P, 2(P-1) - log2 P calls"},
      bpc__scan_blelloch, NULL},
+    {{BPC_SCAN_MPI, "mpi",
+      "MPI_Exscan over ranks with a user MPI_Op; contiguous types, rank-ordered blocks"},
+     bpc__scan_mpi, NULL},
 };
 
 const bpc__engine_t bpc__engine_scan = {"scan", "BPC_SCAN_ALGORITHM", scan_rows,
@@ -85,32 +92,40 @@ typedef struct scan_hdr {
 
 typedef struct scan_state {
   bpc__scan_call_t *C;
-  int failed;     /* a callback failed on this rank (no more operator calls) */
-  int fail_code;  /* its error code */
   void **sendbufs; /* packed messages, freed after the flush */
   int nsend, capsend;
 } scan_state_t;
 
-static void st_fail(scan_state_t *S, int code)
+void bpc__scan_fail(bpc__scan_call_t *C, int code)
 {
 #pragma omp critical(bpc_scan_fail)
   {
-    if (!S->failed) {
-      S->failed = 1;
-      S->fail_code = code;
+    if (!C->failed) {
+      C->failed = 1;
+      C->fail_code = code;
     }
   }
 }
 
-static int st_failed(scan_state_t *S)
+int bpc__scan_failed(bpc__scan_call_t *C)
 {
   int f;
 #pragma omp atomic read
-  f = S->failed;
+  f = C->failed;
   return f;
 }
 
-static void val_free(const bpc__scan_call_t *C, bpc__scan_val_t *x)
+static void st_fail(scan_state_t *S, int code)
+{
+  bpc__scan_fail(S->C, code);
+}
+
+static int st_failed(scan_state_t *S)
+{
+  return bpc__scan_failed(S->C);
+}
+
+void bpc__scan_val_free(const bpc__scan_call_t *C, bpc__scan_val_t *x)
 {
   if (x->present && x->v != NULL) {
     if (C->type->kind == BPC_TYPE_CONTIGUOUS)
@@ -214,6 +229,15 @@ static void combine_ref(scan_state_t *S, const bpc__scan_val_t *a, const bpc__sc
   }
   out->present = 1;
   out->depth = (a->depth > b->depth ? a->depth : b->depth) + 1;
+}
+
+void bpc__scan_combine(bpc__scan_call_t *C, const bpc__scan_val_t *a, const bpc__scan_val_t *b,
+                       bpc__scan_val_t *out, int global)
+{
+  scan_state_t S;
+  memset(&S, 0, sizeof S);
+  S.C = C;
+  combine_ref(&S, a, b, out, global);
 }
 
 /* Item i of block l's input as a borrowed value. */
@@ -339,6 +363,9 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
   const int rts = C->strategy == BPC_SCAN_REDUCE_THEN_SCAN;
   const int shortcut = C->strategy == BPC_SCAN_INCLUSIVE_GLOBAL &&
                        C->mode == BPC_SCAN_INCLUSIVE && !sched->exclusive_out;
+  /* Algorithm 10, deterministic: the last item takes the successor's
+   * exclusive prefix, always waited for */
+  const int succ = C->strategy == BPC_SCAN_SUCCESSOR && C->mode == BPC_SCAN_INCLUSIVE;
   if (s == NULL || tot == NULL || got == NULL || kinds == NULL || incl == NULL) {
     free(incl);
     free(s);
@@ -368,7 +395,7 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
       for (size_t i = 1; i < c; i++) {
         bpc__scan_val_t xi = in_item(C, l, i), t;
         combine_ref(&S, &s[l][0], &xi, &t, 0);
-        val_free(C, &s[l][0]);
+        bpc__scan_val_free(C, &s[l][0]);
         s[l][0] = t;
       }
       tot[l] = s[l][0];
@@ -385,9 +412,11 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
       st_fail(&S, r);
   }
 
-  /* (2) the global stage over positions */
-  const int nr = sched->nrounds(P);
-  const int total_rounds = nr + (sched->exclusive_out ? 0 : 1);
+  /* (2) the global stage over positions (or the row's own stage) */
+  if (sched->stage != NULL)
+    rc = sched->stage(C, tot, shortcut ? incl : NULL);
+  const int nr = sched->nrounds != NULL ? sched->nrounds(P) : 0;
+  const int total_rounds = sched->nrounds == NULL ? 0 : nr + (sched->exclusive_out ? 0 : 1);
   for (int r = 0; r < total_rounds && rc == BPC_OK; r++) {
     const int shift = r == nr;
     if (shift && shortcut) /* keep the inclusive prefixes (Algorithm 9) */
@@ -448,9 +477,27 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
       default:
         continue;
       }
-      val_free(C, &got[l]);
-      val_free(C, &tot[l]);
+      bpc__scan_val_free(C, &got[l]);
+      bpc__scan_val_free(C, &tot[l]);
       tot[l] = nv;
+    }
+  }
+  /* the successor round: position p sends its exclusive prefix to p - 1,
+   * which takes it as the inclusive result of its last item (every
+   * position but the last receives, also an empty one, which drops it) */
+  if (succ && rc == BPC_OK) {
+    for (int l = 0; l < n && rc == BPC_OK; l++) {
+      const int p = C->pos_of[gids[l]];
+      if (p > 0)
+        rc = send_val(&S, gids[l], C->order[p - 1], total_rounds, &tot[l]);
+    }
+    for (int l = 0; l < n && rc == BPC_OK; l++) {
+      const int p = C->pos_of[gids[l]];
+      if (p + 1 < P) {
+        rc = recv_val(&S, gids[l], C->order[p + 1], total_rounds, &incl[l]);
+        if (C->in[l].count == 0)
+          bpc__scan_val_free(C, &incl[l]);
+      }
     }
   }
   int rc2 = bpc__exch_flush(C->ex);
@@ -490,10 +537,12 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
             r = val_copy(&S, &nxt, &res);
           if (r != BPC_OK)
             st_fail(&S, r);
-          val_free(C, &run);
+          bpc__scan_val_free(C, &run);
           run = nxt;
-        } else if (shortcut && i == c - 1 && incl[l].present) {
-          res = incl[l]; /* Algorithm 9: the global inclusive prefix */
+        } else if ((shortcut || succ) && i == c - 1 && incl[l].present) {
+          /* Algorithm 9: the global inclusive prefix; 10: the successor's
+           * exclusive one (the same value) */
+          res = incl[l];
           incl[l].v = NULL;
           incl[l].present = 0;
         } else if (C->mode == BPC_SCAN_INCLUSIVE) {
@@ -530,7 +579,7 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
           ((void **)C->out[l].data)[i] = res.present ? res.v : NULL;
         }
       }
-      val_free(C, &run);
+      bpc__scan_val_free(C, &run);
       C->out[l].count = c;
 #pragma omp critical(bpc_scan_depth)
       if (dmax > C->depth)
@@ -540,19 +589,19 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
   for (int l = 0; l < n; l++) {
     if (s[l] != NULL)
       for (size_t i = 0; i < (rts ? 1 : C->in[l].count); i++)
-        val_free(C, &s[l][i]);
+        bpc__scan_val_free(C, &s[l][i]);
     free(s[l]);
-    val_free(C, &tot[l]);
-    val_free(C, &got[l]);
-    val_free(C, &incl[l]);
+    bpc__scan_val_free(C, &tot[l]);
+    bpc__scan_val_free(C, &got[l]);
+    bpc__scan_val_free(C, &incl[l]);
   }
   free(incl);
   free(s);
   free(tot);
   free(got);
   free(kinds);
-  if (rc == BPC_OK && S.failed)
-    rc = S.fail_code;
+  if (rc == BPC_OK && C->failed)
+    rc = C->fail_code;
   return rc;
 }
 
@@ -650,7 +699,7 @@ static int scan_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type
   if (P->nthreads < 0)
     return bpc__err(ctx, BPC_EINVAL, "bpc_scan: nthreads %d is negative", P->nthreads);
   if (P->strategy != BPC_SCAN_SCAN_THEN_PROPAGATE && P->strategy != BPC_SCAN_REDUCE_THEN_SCAN &&
-      P->strategy != BPC_SCAN_INCLUSIVE_GLOBAL)
+      P->strategy != BPC_SCAN_INCLUSIVE_GLOBAL && P->strategy != BPC_SCAN_SUCCESSOR)
     return bpc__err(ctx, BPC_EINVAL, "bpc_scan: unknown strategy %d", (int)P->strategy);
   if (assign->nlocal > 0 && (in == NULL || out == NULL))
     return bpc__err(ctx, BPC_ENULL, "bpc_scan: %s is NULL on a rank with blocks",
@@ -681,6 +730,8 @@ static int scan_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type
     *row = bpc__algo_by_id(&bpc__engine_scan, bpc__scan_auto(nb, R, P->op_seconds,
                                                              scan_alpha()));
   }
+  if ((*row)->info.id == BPC_SCAN_MPI)
+    return bpc__scan_mpi_check(ctx, assign, type, pos_of);
   return BPC_OK;
 }
 
@@ -750,6 +801,7 @@ int bpc_scan(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
   }
   free(pos_of);
   free(order);
+  bpc__stats_depth(ctx, (uint64_t)C.depth); /* this rank's results' longest chain */
   rc = bpc__agree(ctx, rc);
   if (rc == BPC_OK && info != NULL) {
     long long v[5] = {C.ops_local, C.ops_global, C.depth, C.absent_gid, C.absent_index};

@@ -66,6 +66,6 @@ static int bl_step(int P, int r, int p, bpc__scan_step_t *kind)
 
 int bpc__scan_blelloch(void *call)
 {
-  static const bpc__scan_sched_t S = {bl_nrounds, bl_step, 1};
+  static const bpc__scan_sched_t S = {bl_nrounds, bl_step, 1, NULL};
   return bpc__scan_run((bpc__scan_call_t *)call, &S);
 }

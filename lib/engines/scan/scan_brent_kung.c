@@ -47,6 +47,6 @@ static int bk_step(int P, int r, int p, bpc__scan_step_t *kind)
 
 int bpc__scan_brent_kung(void *call)
 {
-  static const bpc__scan_sched_t S = {bk_nrounds, bk_step, 0};
+  static const bpc__scan_sched_t S = {bk_nrounds, bk_step, 0, NULL};
   return bpc__scan_run((bpc__scan_call_t *)call, &S);
 }

@@ -3,7 +3,8 @@
  * call state and the global-stage schedule interface (internal).
  * scan.c: entry, table, local stages and the round runner; one file per
  * global algorithm (scan_serial.c, scan_kogge_stone.c, scan_sklansky.c,
- * scan_brent_kung.c, scan_blelloch.c) with its schedule and run function.
+ * scan_brent_kung.c, scan_blelloch.c, scan_mpi.c) with its schedule and run
+ * function.
  */
 #ifndef BPC_LIB_ENGINES_SCAN_INTERNAL_H
 #define BPC_LIB_ENGINES_SCAN_INTERNAL_H
@@ -41,11 +42,19 @@ typedef enum bpc__scan_step {
  * round. `exclusive_out`: after the rounds every position holds its
  * exclusive prefix (Blelloch); else its inclusive prefix, and the runner
  * adds one shift round (p receives p - 1's value).
+ * A row without rounds (nrounds NULL: "mpi") gives `stage` instead, which
+ * runs the whole global stage at once (below).
  */
+struct bpc__scan_call;
 typedef struct bpc__scan_sched {
   int (*nrounds)(int P);
   int (*step)(int P, int r, int p, bpc__scan_step_t *kind);
   int exclusive_out;
+  /* tot[l]: local block l's total (absent for an empty block); leave its
+   * exclusive prefix there and, when incl is not NULL, its inclusive prefix
+   * in incl[l] (blocks with items only). Returns BPC_OK or a transport
+   * error; operator failures go to bpc__scan_fail. */
+  int (*stage)(struct bpc__scan_call *C, bpc__scan_val_t *tot, bpc__scan_val_t *incl);
 } bpc__scan_sched_t;
 
 /* One call, as the entry hands it to the row (arguments agreed, exchange
@@ -64,11 +73,26 @@ typedef struct bpc__scan_call {
   int nblocks;
   const int *order;  /* position -> gid (never NULL here) */
   const int *pos_of; /* gid -> position */
+  /* a callback failed on this rank (no more operator calls) and its code */
+  int failed, fail_code;
   /* results */
   long long ops_local, ops_global, depth;
   int absent_gid;
   long long absent_index;
 } bpc__scan_call_t;
+
+/* Record a failure on this rank (the first code stays); no operator runs
+ * after it. Code BPC_OK stops the calls without an error of this rank's
+ * own (another rank failed and reports). Thread-safe. */
+void bpc__scan_fail(bpc__scan_call_t *C, int code);
+int bpc__scan_failed(bpc__scan_call_t *C);
+/* Free an owned value (absent afterwards). */
+void bpc__scan_val_free(const bpc__scan_call_t *C, bpc__scan_val_t *x);
+/* out = a op b (a new owned value; a copy of the other when one operand is
+ * absent; absent after a failure), counted as a global-stage call when
+ * `global`. */
+void bpc__scan_combine(bpc__scan_call_t *C, const bpc__scan_val_t *a, const bpc__scan_val_t *b,
+                       bpc__scan_val_t *out, int global);
 
 /* Run scan-then-propagate with this global schedule (scan.c). */
 int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *S);
@@ -87,5 +111,12 @@ int bpc__scan_kogge_stone(void *call);
 int bpc__scan_sklansky(void *call);
 int bpc__scan_brent_kung(void *call);
 int bpc__scan_blelloch(void *call);
+int bpc__scan_mpi(void *call);
+
+/* Whether "mpi" applies (scan_mpi.c): contiguous type, every rank's blocks
+ * one run of positions, the runs ascending with rank. Else an error
+ * (BPC_ETYPE or BPC_EINVAL) with its message, the same on every rank. */
+int bpc__scan_mpi_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
+                        const int *pos_of);
 
 #endif /* BPC_LIB_ENGINES_SCAN_INTERNAL_H */

@@ -33,6 +33,6 @@ static int ks_step(int P, int r, int p, bpc__scan_step_t *kind)
 
 int bpc__scan_kogge_stone(void *call)
 {
-  static const bpc__scan_sched_t S = {ks_nrounds, ks_step, 0};
+  static const bpc__scan_sched_t S = {ks_nrounds, ks_step, 0, NULL};
   return bpc__scan_run((bpc__scan_call_t *)call, &S);
 }

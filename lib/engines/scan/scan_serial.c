@@ -30,6 +30,6 @@ static int serial_step(int P, int r, int p, bpc__scan_step_t *kind)
 
 int bpc__scan_serial(void *call)
 {
-  static const bpc__scan_sched_t S = {serial_nrounds, serial_step, 0};
+  static const bpc__scan_sched_t S = {serial_nrounds, serial_step, 0, NULL};
   return bpc__scan_run((bpc__scan_call_t *)call, &S);
 }

@@ -33,6 +33,6 @@ static int sk_step(int P, int r, int p, bpc__scan_step_t *kind)
 
 int bpc__scan_sklansky(void *call)
 {
-  static const bpc__scan_sched_t S = {sk_nrounds, sk_step, 0};
+  static const bpc__scan_sched_t S = {sk_nrounds, sk_step, 0, NULL};
   return bpc__scan_run((bpc__scan_call_t *)call, &S);
 }
