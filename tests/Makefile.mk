@@ -116,6 +116,9 @@ doc_examples_neighbor_LDADD = lib/libbpc.la
 # built: they are in bin_PROGRAMS).
 TESTS += tests/apps/test_entropy.sh tests/apps/test_tune.sh
 EXTRA_DIST += tests/apps/test_entropy.sh tests/apps/test_tune.sh tests/apps/app_env.sh
+# bpc-bench scan end to end: every line right, MPI_Scan's algorithm verified
+TESTS += tests/apps/test_bench_scan.sh
+EXTRA_DIST += tests/apps/test_bench_scan.sh
 
 # particle tracer core (apps/trace) against a serial single-block reference.
 check_PROGRAMS += tests/mpi/test_trace
