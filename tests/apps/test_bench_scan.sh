@@ -55,22 +55,11 @@ if grep -q 'MPI_Scan:recdbl' "$tmp/out" || ! grep -q 'no MPI_Scan recursive-doub
   cat "$tmp/out" "$tmp/err"; fail=1
 fi
 
-bad() { # np expected-text args...
-  np=$1 want=$2
-  shift 2
-  timeout -k 5 60 "$MPIRUN" -np "$np" "$app" scan "$@" >"$tmp/out" 2>"$tmp/err"
-  st=$?
-  if [ "$st" -ne 2 ]; then
-    echo "FAIL: np=$np $*: exit status $st, expected 2"; cat "$tmp/err"; fail=1
-  elif ! grep -q -- "$want" "$tmp/err"; then
-    echo "FAIL: np=$np $*: message does not say '$want':"; cat "$tmp/err"; fail=1
-  fi
-}
 for np in 1 3; do
-  bad $np "comma list of stp, rts, ig" --strategies stp,nope
-  bad $np "item counts from the block count" --n 1,64 --blocks-per-proc 2
-  bad $np "op-ms wants" --op-ms x
-  bad $np "cores wants" --cores 0
+  bad $np "comma list of stp, rts, ig" scan --strategies stp,nope
+  bad $np "item counts from the block count" scan --n 1,64 --blocks-per-proc 2
+  bad $np "op-ms wants" scan --op-ms x
+  bad $np "cores wants" scan --cores 0
 done
 
 [ $fail -eq 0 ] && echo "bpc-bench scan: every line right at 1, 3, 4 processes; options checked"

@@ -8,18 +8,6 @@ app=./apps/bpc-tune
 name=bpc-tune-test
 . "$(dirname "$0")/app_env.sh"
 
-bad() { # np expected-text args...
-  np=$1 want=$2
-  shift 2
-  timeout -k 5 60 "$MPIRUN" -np "$np" "$app" "$@" >"$tmp/out" 2>"$tmp/err"
-  st=$?
-  if [ "$st" -ne 2 ]; then
-    echo "FAIL: np=$np $*: exit status $st, expected 2"; cat "$tmp/err"; fail=1
-  elif ! grep -q -- "$want" "$tmp/err"; then
-    echo "FAIL: np=$np $*: message does not say '$want':"; cat "$tmp/err"; fail=1
-  fi
-}
-
 for np in 1 3; do
   bad $np "'-1' is not a size" --bytes -1
   bad $np "'abc' is not a size" --bytes abc
