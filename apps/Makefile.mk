@@ -18,6 +18,8 @@ apps_bpc_bench_SOURCES = \
 	apps/bench/bench_bcast.c \
 	apps/bench/bench_scan.c
 apps_bpc_bench_LDADD = lib/libbpc_internal.la
+# the bpc-bench scan sweep of issue 12 (run from the source tree, not installed)
+EXTRA_DIST += apps/bench/scan_sweep.sh
 
 # bpc-entropy: histograms and entropy of a 3-D field, full and partial merge-reduce.
 bin_PROGRAMS += apps/bpc-entropy

@@ -117,6 +117,9 @@ doc_examples_neighbor_LDADD = lib/libbpc.la
 TESTS += tests/apps/test_entropy.sh tests/apps/test_tune.sh tests/apps/test_register.sh
 EXTRA_DIST += tests/apps/test_entropy.sh tests/apps/test_tune.sh tests/apps/app_env.sh \
 	tests/apps/test_register.sh
+# bpc-bench scan end to end: every line right, MPI_Scan's algorithm verified
+TESTS += tests/apps/test_bench_scan.sh
+EXTRA_DIST += tests/apps/test_bench_scan.sh
 
 # particle tracer core (apps/trace) against a serial single-block reference.
 check_PROGRAMS += tests/mpi/test_trace
