@@ -148,6 +148,7 @@ int bpc_composite(bpc_ctx_t *ctx, const bpc_assign_t *assign, bpc_image_t *image
   }
   bpc__sig_max(&sig, "sparse images", c.sparse);
   bpc__sig_int(&sig, "block count", c.nblocks);
+  bpc__sig_assign(&sig, assign);
   bpc__sig_int(&sig, "op", P.op);
   bpc__sig_int(&sig, "split", P.split);
   bpc__sig_int(&sig, "strategy", row != NULL ? row->info.id : 0);

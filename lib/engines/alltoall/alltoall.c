@@ -119,6 +119,7 @@ int bpc_alltoall(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *t
   bpc__sig_init(&sig);
   bpc__sig_int(&sig, "algorithm", rc == BPC_OK ? row->info.id : 0);
   bpc__sig_int(&sig, "block count", rc == BPC_OK ? assign->nblocks : 0);
+  bpc__sig_assign(&sig, rc == BPC_OK ? assign : NULL);
   bpc__sig_bytes(&sig, "k-vector", R.k, sizeof(int) * (size_t)R.nrounds);
   bpc__sig_type(&sig, rc == BPC_OK ? type : NULL);
   rc = bpc__agree_args(ctx, "alltoall", rc, &sig);

@@ -341,6 +341,7 @@ int bpc_bcast(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type
   bpc__sig_init(&sig);
   bpc__sig_int(&sig, "algorithm", ok && row != NULL ? row->info.id : 0);
   bpc__sig_int(&sig, "nblocks", ok ? assign->nblocks : 0);
+  bpc__sig_assign(&sig, ok ? assign : NULL);
   bpc__sig_int(&sig, "mesh rows", ok ? rows : 0);
   bpc__sig_int(&sig, "mesh cols", ok ? cols : 0);
   bpc__sig_int(&sig, "reposition", ok ? P.reposition != 0 : 0);

@@ -425,6 +425,7 @@ int bpc_merge(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type
   bpc__sig_t sig;
   bpc__sig_init(&sig);
   bpc__sig_int(&sig, "block count", P.n);
+  bpc__sig_assign(&sig, assign);
   bpc__sig_bytes(&sig, "k-vector", prm->k, sizeof(int) * (size_t)(prm->nk > 0 ? prm->nk : 0));
   bpc__sig_int(&sig, "rounds", prm->rounds);
   bpc__sig_bytes(&sig, "order", prm->order, sizeof(int) * (size_t)P.n);

@@ -356,7 +356,7 @@ int bpc__nb_enter(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn, 
                     who, blocks->n, nb->ctx->rank, nb->nlocal);
   }
   bpc__sig_t s;
-  bpc__nb_sig(&s, who, nb->assign->nblocks, &nb->type, nb->row->info.id, nb->max_rounds);
+  bpc__nb_sig(&s, who, nb->assign, &nb->type, nb->row->info.id, nb->max_rounds);
   return bpc__agree_args(nb->ctx, "neighbor", rc, &s);
 }
 

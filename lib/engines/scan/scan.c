@@ -707,6 +707,7 @@ int bpc_scan(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
   bpc__sig_init(&sig);
   bpc__sig_int(&sig, "algorithm", rc == BPC_OK ? row->info.id : 0);
   bpc__sig_int(&sig, "nblocks", rc == BPC_OK ? nb : 0);
+  bpc__sig_assign(&sig, rc == BPC_OK ? assign : NULL);
   bpc__sig_int(&sig, "mode", rc == BPC_OK ? (int)mode : 0);
   bpc__sig_int(&sig, "strategy", rc == BPC_OK ? (int)Pm.strategy : 0);
   if (rc == BPC_OK && source == BPC_SOURCE_BUILTIN) /* the model chose: same inputs */

@@ -245,6 +245,7 @@ void bpc__swap_plan_sig(const bpc__swap_plan_t *pl, bpc__sig_t *sig)
   const int n = pl->assign != NULL && pl->rc == BPC_OK ? pl->assign->nblocks : 0;
   bpc__sig_int(sig, "algorithm", pl->row != NULL ? pl->row->info.id : 0);
   bpc__sig_int(sig, "block count", n);
+  bpc__sig_assign(sig, pl->rc == BPC_OK ? pl->assign : NULL);
   bpc__sig_int(sig, "count", (long long)(pl->count > (size_t)INT64_MAX ? INT64_MAX : pl->count));
   bpc__sig_int(sig, "element size", (long long)pl->es);
   bpc__sig_int(sig, "commutative", pl->op.commutative != 0);
