@@ -360,8 +360,8 @@ static int check_base(bpc_ctx_t *ctx, const char *fn, bpc_neighbor_t **out, cons
   return BPC_OK;
 }
 
-int bpc_neighbor_create_decomp(bpc_ctx_t *ctx, const bpc_decomp_t *d, const bpc_type_t *type,
-                               const bpc_neighbor_params_t *params, bpc_neighbor_t **out)
+static int neighbor_create_decomp_entry(bpc_ctx_t *ctx, const bpc_decomp_t *d, const bpc_type_t *type,
+                                        const bpc_neighbor_params_t *params, bpc_neighbor_t **out)
 {
   static const char fn[] = "bpc_neighbor_create_decomp";
   bpc_neighbor_t *nb = NULL;
@@ -434,9 +434,9 @@ static int check_graph(bpc_ctx_t *ctx, const char *fn, const bpc_assign_t *a, co
   return BPC_OK;
 }
 
-int bpc_neighbor_create_graph(bpc_ctx_t *ctx, const bpc_assign_t *a, const int *offsets,
-                              const int *targets, const bpc_type_t *type,
-                              const bpc_neighbor_params_t *params, bpc_neighbor_t **out)
+static int neighbor_create_graph_entry(bpc_ctx_t *ctx, const bpc_assign_t *a, const int *offsets,
+                                       const int *targets, const bpc_type_t *type,
+                                       const bpc_neighbor_params_t *params, bpc_neighbor_t **out)
 {
   static const char fn[] = "bpc_neighbor_create_graph";
   bpc_neighbor_t *nb = NULL;
@@ -483,6 +483,8 @@ int bpc_neighbor_destroy(bpc_neighbor_t **pnb)
     return BPC_OK;
   bpc_neighbor_t *nb = *pnb;
   bpc_ctx_t *ctx = nb->ctx;
+  if (bpc__busy_check(ctx, "bpc_neighbor_destroy") != BPC_OK)
+    return BPC_EBUSY; /* from inside a callback: the running call uses it */
   long long undelivered = 0;
   bpc__nb_release_incoming(nb);
   int rc = bpc__nb_drain(nb, &undelivered);
@@ -543,4 +545,33 @@ int bpc_neighbor_stats(const bpc_neighbor_t *nb, bpc_neighbor_stats_t *out)
   out->bundles_late = nb->bundles_late;
   out->waves = nb->waves;
   return BPC_OK;
+}
+
+/* The public entry: the re-entrancy guard (bpc__enter) around the call. */
+int bpc_neighbor_create_decomp(bpc_ctx_t *ctx, const bpc_decomp_t *d, const bpc_type_t *type,
+                               const bpc_neighbor_params_t *params, bpc_neighbor_t **out)
+{
+  if (ctx == NULL)
+    return neighbor_create_decomp_entry(ctx, d, type, params, out);
+  int rc = bpc__enter(ctx, "bpc_neighbor_create_decomp");
+  if (rc != BPC_OK)
+    return rc;
+  rc = neighbor_create_decomp_entry(ctx, d, type, params, out);
+  bpc__leave(ctx);
+  return rc;
+}
+
+/* The public entry: the re-entrancy guard (bpc__enter) around the call. */
+int bpc_neighbor_create_graph(bpc_ctx_t *ctx, const bpc_assign_t *a, const int *offsets,
+                              const int *targets, const bpc_type_t *type,
+                              const bpc_neighbor_params_t *params, bpc_neighbor_t **out)
+{
+  if (ctx == NULL)
+    return neighbor_create_graph_entry(ctx, a, offsets, targets, type, params, out);
+  int rc = bpc__enter(ctx, "bpc_neighbor_create_graph");
+  if (rc != BPC_OK)
+    return rc;
+  rc = neighbor_create_graph_entry(ctx, a, offsets, targets, type, params, out);
+  bpc__leave(ctx);
+  return rc;
 }
