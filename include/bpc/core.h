@@ -117,7 +117,10 @@ int bpc_ctx_size(const bpc_ctx_t *ctx, int *size);
 int bpc_ctx_comm(const bpc_ctx_t *ctx, MPI_Comm *comm);
 
 /* The detailed message of the last failure on this rank, or "" if none.
- * The string belongs to the context; valid until the next bpc call on it. */
+ * Only failures returned to the caller: a collective call that returns
+ * BPC_OK leaves it as it was before the call (internal probes and
+ * recovered failures never show). The string belongs to the context; valid
+ * until the next bpc call on it. */
 const char *bpc_last_error(const bpc_ctx_t *ctx);
 
 /* Set the log level at run time. */

@@ -206,6 +206,6 @@ int bpc_composite(bpc_ctx_t *ctx, const bpc_assign_t *assign, bpc_image_t *image
   if (rc != BPC_OK)
     return rc;
   rc = composite_entry(ctx, assign, images, params, pieces, info);
-  bpc__leave(ctx);
+  bpc__leave(ctx, rc);
   return rc;
 }

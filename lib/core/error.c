@@ -83,10 +83,16 @@ int bpc__enter(bpc_ctx_t *ctx, const char *call)
                                    __ATOMIC_ACQUIRE))
     return busy_err(ctx, call);
   __atomic_store_n(&ctx->busy_call, call, __ATOMIC_RELEASE);
+  memcpy(ctx->errmsg_before, ctx->errmsg, sizeof ctx->errmsg);
   return BPC_OK;
 }
 
-void bpc__leave(bpc_ctx_t *ctx) { __atomic_store_n(&ctx->busy, 0, __ATOMIC_RELEASE); }
+void bpc__leave(bpc_ctx_t *ctx, int rc)
+{
+  if (rc == BPC_OK)
+    memcpy(ctx->errmsg, ctx->errmsg_before, sizeof ctx->errmsg);
+  __atomic_store_n(&ctx->busy, 0, __ATOMIC_RELEASE);
+}
 
 int bpc__busy_check(bpc_ctx_t *ctx, const char *call)
 {

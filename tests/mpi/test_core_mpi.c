@@ -7,7 +7,8 @@
  * round and finalize in a round callback, merge in a merge operator, scan
  * in a scan operator) return BPC_EBUSY there and the running call
  * BPC_ECALLBACK on every rank; local queries and a nested call on another
- * context work.
+ * context work. A successful call of each engine leaves bpc_last_error as
+ * the test set it.
  */
 #include "mpi_check.h"
 
@@ -425,6 +426,103 @@ START_TEST(test_reentry)
 }
 END_TEST
 
+/* ----------------------------------------------------- bpc_last_error */
+
+static int quiet_nb(void *block, int gid, bpc_neighbor_t *nb, void *user, int *more)
+{
+  (void)block;
+  (void)gid;
+  (void)nb;
+  (void)user;
+  *more = 0;
+  return 0;
+}
+
+static int sum_scan(const void *l, const void *r, void *res, void *user)
+{
+  (void)user; /* a - b style operators are covered by the scan suite */
+  *(int *)res = *(const int *)l + *(const int *)r;
+  return 0;
+}
+
+static int a2a_send(int src, int dst, const void **item, void *user)
+{
+  (void)src;
+  (void)dst;
+  (void)user;
+  *item = NULL;
+  return 0;
+}
+
+static int a2a_recv(int dst, int src, void *item, void *user)
+{
+  (void)dst;
+  (void)src;
+  (void)item;
+  (void)user;
+  return 0;
+}
+
+/* The message a failed local call left must survive a successful call. */
+static void same_error(bpc_ctx_t *ctx, const char *before, int rc, const char *what)
+{
+  T_CHECK(rc == BPC_OK, "%s: %s", what, bpc_last_error(ctx));
+  T_CHECK(strcmp(bpc_last_error(ctx), before) == 0, "%s changed bpc_last_error to '%s'", what,
+          bpc_last_error(ctx));
+}
+
+START_TEST(test_last_error)
+{
+  bpc_ctx_t *ctx = NULL;
+  ck_assert_int_eq(bpc_init(MPI_COMM_WORLD, NULL, &ctx), BPC_OK);
+  bpc_decomp_params_t p = bpc_decomp_params_default();
+  p.nblocks = 2 * t_size;
+  for (int i = 0; i < 3; i++)
+    p.domain_max[i] = 8;
+  p.wrap[0] = 1;
+  bpc_decomp_t *d = NULL;
+  ck_assert_int_eq(bpc_decomp_create(ctx, &p, &d), BPC_OK);
+  const bpc_assign_t *a = bpc_decomp_assign(d);
+  int r = 0;
+  T_CHECK(bpc_assign_rank(a, -1, &r) == BPC_ERANGE, "a bad gid is refused");
+  char before[512];
+  snprintf(before, sizeof before, "%s", bpc_last_error(ctx));
+  T_CHECK(strstr(before, "gid -1") != NULL, "message '%s'", before);
+  bpc_type_t ti = bpc_type_contiguous(sizeof(int), MPI_INT);
+
+  /* neighbour creation used to leave an internal probe's message */
+  bpc_neighbor_t *nb = NULL;
+  same_error(ctx, before, bpc_neighbor_create_decomp(ctx, d, &ti, NULL, &nb), "create_decomp");
+  same_error(ctx, before, bpc_neighbor_round(nb, NULL, quiet_nb, NULL), "round");
+  same_error(ctx, before, bpc_neighbor_exchange(nb), "exchange");
+  long long rounds = 0;
+  same_error(ctx, before, bpc_neighbor_iterate(nb, NULL, quiet_nb, NULL, &rounds), "iterate");
+  same_error(ctx, before, bpc_neighbor_destroy(&nb), "destroy");
+  int s = 0;
+  same_error(ctx, before, run_merge(ctx, a, sum_merge, NULL, 2, &s), "merge");
+  const int *gids = NULL;
+  int nl = 0;
+  bpc_assign_local(a, &gids, &nl);
+  int iv[64], ov[64];
+  bpc_buf_t in[64], out[64];
+  for (int i = 0; i < nl && i < 64; i++) {
+    iv[i] = gids[i];
+    in[i].data = &iv[i];
+    in[i].count = 1;
+    out[i].data = &ov[i];
+    out[i].count = 0;
+  }
+  bpc_scan_op_t sop = {sum_scan, 1, NULL, NULL};
+  same_error(ctx, before, bpc_scan(ctx, a, &ti, BPC_SCAN_INCLUSIVE, in, out, &sop, NULL, NULL),
+             "scan");
+  same_error(ctx, before, bpc_alltoall(ctx, a, &ti, a2a_send, a2a_recv, NULL, NULL, NULL),
+             "alltoall");
+  bpc_decomp_destroy(&d);
+  bpc_finalize(&ctx);
+  T_SYNC();
+}
+END_TEST
+
 static Suite *core_mpi_suite(void)
 {
   Suite *s = suite_create("core_mpi");
@@ -436,6 +534,7 @@ static Suite *core_mpi_suite(void)
   tcase_add_test(tc, test_tags_in_step);
   tcase_add_test(tc, test_two_contexts);
   tcase_add_test(tc, test_reentry);
+  tcase_add_test(tc, test_last_error);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -169,6 +169,6 @@ int bpc_alltoall(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *t
   if (rc != BPC_OK)
     return rc;
   rc = alltoall_entry(ctx, assign, type, send, recv, user, params, info);
-  bpc__leave(ctx);
+  bpc__leave(ctx, rc);
   return rc;
 }

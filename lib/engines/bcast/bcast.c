@@ -420,6 +420,6 @@ int bpc_bcast(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type
   if (rc != BPC_OK)
     return rc;
   rc = bcast_entry(ctx, assign, type, sources, nsources, item_of, recv, user, params, info);
-  bpc__leave(ctx);
+  bpc__leave(ctx, rc);
   return rc;
 }

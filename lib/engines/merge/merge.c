@@ -494,6 +494,6 @@ int bpc_merge(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type
   if (rc != BPC_OK)
     return rc;
   rc = merge_entry(ctx, assign, type, items, op, params, result);
-  bpc__leave(ctx);
+  bpc__leave(ctx, rc);
   return rc;
 }

@@ -557,7 +557,7 @@ int bpc_neighbor_create_decomp(bpc_ctx_t *ctx, const bpc_decomp_t *d, const bpc_
   if (rc != BPC_OK)
     return rc;
   rc = neighbor_create_decomp_entry(ctx, d, type, params, out);
-  bpc__leave(ctx);
+  bpc__leave(ctx, rc);
   return rc;
 }
 
@@ -572,6 +572,6 @@ int bpc_neighbor_create_graph(bpc_ctx_t *ctx, const bpc_assign_t *a, const int *
   if (rc != BPC_OK)
     return rc;
   rc = neighbor_create_graph_entry(ctx, a, offsets, targets, type, params, out);
-  bpc__leave(ctx);
+  bpc__leave(ctx, rc);
   return rc;
 }

@@ -226,6 +226,6 @@ int bpc_neighbor_iterate(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_
   if (rc != BPC_OK)
     return rc;
   rc = neighbor_iterate_entry(nb, blocks, fn, user, rounds);
-  bpc__leave(nb->ctx);
+  bpc__leave(nb->ctx, rc);
   return rc;
 }

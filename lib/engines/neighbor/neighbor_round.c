@@ -507,7 +507,7 @@ int bpc_neighbor_exchange(bpc_neighbor_t *nb)
   if (rc != BPC_OK)
     return rc;
   rc = neighbor_exchange_entry(nb);
-  bpc__leave(nb->ctx);
+  bpc__leave(nb->ctx, rc);
   return rc;
 }
 
@@ -520,6 +520,6 @@ int bpc_neighbor_round(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn
   if (rc != BPC_OK)
     return rc;
   rc = neighbor_round_entry(nb, blocks, fn, user);
-  bpc__leave(nb->ctx);
+  bpc__leave(nb->ctx, rc);
   return rc;
 }

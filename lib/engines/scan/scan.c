@@ -785,6 +785,6 @@ int bpc_scan(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
   if (rc != BPC_OK)
     return rc;
   rc = scan_entry(ctx, assign, type, mode, in, out, op, params, info);
-  bpc__leave(ctx);
+  bpc__leave(ctx, rc);
   return rc;
 }

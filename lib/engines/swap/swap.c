@@ -395,6 +395,6 @@ int bpc_swap(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
   if (rc != BPC_OK)
     return rc;
   rc = swap_entry(ctx, assign, type, bufs, count, op, params, pieces, info);
-  bpc__leave(ctx);
+  bpc__leave(ctx, rc);
   return rc;
 }
