@@ -114,8 +114,9 @@ doc_examples_neighbor_LDADD = lib/libbpc.la
 
 # apps end to end: bpc-entropy, and bpc-tune's argument checks (the apps must be
 # built: they are in bin_PROGRAMS).
-TESTS += tests/apps/test_entropy.sh tests/apps/test_tune.sh
-EXTRA_DIST += tests/apps/test_entropy.sh tests/apps/test_tune.sh tests/apps/app_env.sh
+TESTS += tests/apps/test_entropy.sh tests/apps/test_tune.sh tests/apps/test_badargs.sh
+EXTRA_DIST += tests/apps/test_entropy.sh tests/apps/test_tune.sh tests/apps/test_badargs.sh \
+	tests/apps/app_env.sh
 
 # particle tracer core (apps/trace) against a serial single-block reference.
 check_PROGRAMS += tests/mpi/test_trace
