@@ -163,6 +163,12 @@ static int parse_args(int argc, char **argv, opts_t *o, char *msg, size_t len)
         snprintf(msg, len, "--dims '%s': want three positive sizes X,Y,Z", val);
         return -1;
       }
+      const long long most = 1LL << 32; /* points (float32): 16 GiB */
+      if ((double)v[0] * (double)v[1] * (double)v[2] > (double)most) {
+        snprintf(msg, len, "--dims '%s': the field is too large (at most %lld points)", val,
+                 most);
+        return -1;
+      }
       for (int d = 0; d < 3; d++)
         o->dims[d] = v[d];
     } else if (strcmp(name, "--input") == 0) {

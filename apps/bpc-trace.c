@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bpc.h"
 #include "trace/trace.h"
@@ -111,6 +112,19 @@ static int parse_ll(const char *s, long long lo, long long hi, long long *out)
 }
 
 /* Parse argv; returns 0 run, 1 help, 2 error (message in msg). */
+
+/* The options that take a value (the others are --help, --quiet, --bench). */
+static int takes_value(const char *a)
+{
+  static const char *const names[] = {
+      "--bench-reps", "--blocks", "--dims", "--field", "--max-steps", "--plane", "--png",
+      "--round-steps", "--seed", "--seed-box", "--seed-file", "--seeds", "--size", "--step",
+      "--synchrony", "--threads", "--vtk"};
+  for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+    if (strcmp(a, names[k]) == 0)
+      return 1;
+  return 0;
+}
 static int parse(int argc, char **argv, opts_t *o, char *msg, size_t len)
 {
   memset(o, 0, sizeof *o);
@@ -140,6 +154,10 @@ static int parse(int argc, char **argv, opts_t *o, char *msg, size_t len)
       o->bench = 1;
       continue;
     }
+    if (strncmp(a, "--", 2) == 0 && !takes_value(a)) {
+      snprintf(msg, len, "unknown option '%s' (try --help)", a);
+      return 2;
+    }
     if (strncmp(a, "--", 2) != 0 || i + 1 >= argc) {
       snprintf(msg, len, strncmp(a, "--", 2) != 0 ? "unexpected argument '%s'"
                                                   : "option '%s' needs a value",
@@ -154,6 +172,10 @@ static int parse(int argc, char **argv, opts_t *o, char *msg, size_t len)
         o->field.kind = TRACE_FIELD_TORNADO;
       } else if (strcmp(v, "abc") == 0) {
         o->field.kind = TRACE_FIELD_ABC;
+      } else if (access(v, R_OK) != 0) {
+        snprintf(msg, len, "--field '%s': not a known field (tornado, abc) nor a readable file (%s)",
+                 v, strerror(errno));
+        return 2;
       } else {
         o->field.kind = TRACE_FIELD_FILE;
         o->field.path = v;
@@ -163,6 +185,11 @@ static int parse(int argc, char **argv, opts_t *o, char *msg, size_t len)
           d[1] > 1e6 || d[2] > 1e6 || d[0] != floor(d[0]) || d[1] != floor(d[1]) ||
           d[2] != floor(d[2])) {
         snprintf(msg, len, "--dims '%s': want NX,NY,NZ, integers >= 2", v);
+        return 2;
+      }
+      if (d[0] * d[1] * d[2] > (double)(1LL << 30)) {
+        snprintf(msg, len, "--dims '%s': the field is too large (at most %lld vertices)", v,
+                 1LL << 30);
         return 2;
       }
       for (int k = 0; k < 3; k++)

@@ -120,6 +120,9 @@ EXTRA_DIST += tests/apps/test_entropy.sh tests/apps/test_tune.sh tests/apps/app_
 # bpc-bench scan end to end: every line right, MPI_Scan's algorithm verified
 TESTS += tests/apps/test_bench_scan.sh
 EXTRA_DIST += tests/apps/test_bench_scan.sh
+# every app with bad arguments at 1 and 3 processes: exit 2, the argument named
+TESTS += tests/apps/test_badargs.sh
+EXTRA_DIST += tests/apps/test_badargs.sh
 
 # particle tracer core (apps/trace) against a serial single-block reference.
 check_PROGRAMS += tests/mpi/test_trace

@@ -5,6 +5,15 @@
  * Results are returned through out-parameters. After a failure,
  * bpc_last_error(ctx) gives the detailed message of the last failure on this
  * rank. The library never prints to stdout and never aborts.
+ *
+ * Re-entrancy: a collective call (any engine, bpc_neighbor_exchange/round/
+ * iterate, the neighbour creators, bpc_composite, bpc_finalize,
+ * bpc_neighbor_destroy) made from inside a callback of a call running on
+ * the same context returns BPC_EBUSY at once on that rank (nothing is
+ * sent); the running call then reports the callback's failure
+ * (BPC_ECALLBACK) on every rank. Local queries and calls on another context
+ * are allowed; making a collective call on another context collective there
+ * is the caller's job. See doc/core.md.
  */
 #ifndef BPC_CORE_H
 #define BPC_CORE_H
@@ -40,7 +49,8 @@ extern "C" {
   XX(EPERM, -16, "not a permutation")                                           \
   XX(ESTATE, -17, "call out of order or in a bad state")                        \
   XX(ETRUNC, -18, "message truncated or malformed")                            \
-  XX(EMISMATCH, -19, "arguments differ between ranks")
+  XX(EMISMATCH, -19, "arguments differ between ranks")                         \
+  XX(EBUSY, -20, "collective call from inside a callback on the same context")
 
 enum bpc_errno {
 #define BPC__ERR_ENUM(name, value, text) BPC_##name = (value),
@@ -95,7 +105,9 @@ int bpc_init(MPI_Comm comm, const bpc_options_t *opts, bpc_ctx_t **ctx);
 int bpc_init_serial(const bpc_options_t *opts, bpc_ctx_t **ctx);
 
 /* Free the context and everything it holds; sets *ctx to NULL. Collective
- * for MPI contexts (frees the duplicated communicator). NULL is allowed. */
+ * for MPI contexts (frees the duplicated communicator). NULL is allowed.
+ * Errors: BPC_EBUSY from inside a callback of a call running on the
+ * context (nothing is freed), BPC_EMPI. */
 int bpc_finalize(bpc_ctx_t **ctx);
 
 /* Rank and size of the context's communicator (0 and 1 for serial). */
@@ -105,7 +117,10 @@ int bpc_ctx_size(const bpc_ctx_t *ctx, int *size);
 int bpc_ctx_comm(const bpc_ctx_t *ctx, MPI_Comm *comm);
 
 /* The detailed message of the last failure on this rank, or "" if none.
- * The string belongs to the context; valid until the next bpc call on it. */
+ * Only failures returned to the caller: a collective call that returns
+ * BPC_OK leaves it as it was before the call (internal probes and
+ * recovered failures never show). The string belongs to the context; valid
+ * until the next bpc call on it. */
 const char *bpc_last_error(const bpc_ctx_t *ctx);
 
 /* Set the log level at run time. */

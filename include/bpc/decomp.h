@@ -40,8 +40,11 @@ typedef struct bpc_assign bpc_assign_t;
 /*
  * Create an assignment of `nblocks` gids to the ranks of `ctx`. For
  * BPC_ASSIGN_USER, `map` has nblocks entries (the same on every rank) and is
- * copied; otherwise it must be NULL. Collective in the sense that every rank
- * must pass the same arguments; no message is sent.
+ * copied; otherwise it must be NULL. Local: no message is sent, and errors
+ * are reported on the ranks that made them. Every rank must make the same
+ * assignment; if ranks differ, the first collective call that uses it fails
+ * with BPC_EMISMATCH on every rank ("assignment mode" or "assignment map":
+ * engines compare a hash of the whole gid -> rank relation).
  * Ownership: *out is freed with bpc_assign_destroy.
  * Errors: BPC_ENULL, BPC_ENBLOCKS (nblocks < 1), BPC_EASSIGN (map NULL for a
  * user map, a rank out of [0, P), or an unknown mode).
@@ -100,7 +103,11 @@ typedef struct bpc_decomp bpc_decomp_t;
  * the factors of nblocks allow: among the factorisations that fit the domain
  * (no block thinner than one point), the one with the least total area of
  * internal faces, ties broken towards more blocks in lower dimensions.
- * Every rank must pass the same parameters; no message is sent.
+ * Local: no message is sent, and errors are reported on the ranks that made
+ * them. Every rank must pass the same parameters; if ranks differ,
+ * bpc_neighbor_create_decomp fails with BPC_EMISMATCH on every rank naming
+ * the field (dim, domain, divisions, share_face, wrap, ghost or the
+ * assignment), and every engine compares the assignment.
  * Ownership: *out is freed with bpc_decomp_destroy; params->map is copied.
  * Errors: BPC_ENULL, BPC_EDIM (dim outside 1..6), BPC_ENBLOCKS (nblocks < 1),
  * BPC_EINVAL (empty domain), BPC_EDIVS (divisions that do not multiply to

@@ -6,6 +6,8 @@
  */
 #include "comm/coll.h"
 
+#include "decomp/decomp.h"
+
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -407,6 +409,37 @@ void bpc__sig_type(bpc__sig_t *s, const bpc_type_t *type)
                type == NULL ? -1
                : type->kind == BPC_TYPE_CONTIGUOUS ? (long long)type->elem_size
                                                    : 0);
+}
+
+void bpc__sig_assign(bpc__sig_t *s, const bpc_assign_t *a)
+{
+  bpc__sig_int(s, "assignment mode", a != NULL ? (long long)a->mode : -1);
+  if (a != NULL)
+    sig_put(s, "assignment map", a->fingerprint, 1);
+  else
+    sig_put(s, "assignment map", -1, 1);
+}
+
+void bpc__sig_decomp(bpc__sig_t *s, const bpc_decomp_t *d)
+{
+  const size_t n = d != NULL ? (size_t)d->dim : 0;
+  const void *src[5] = {NULL, NULL, NULL, NULL, NULL};
+  if (d != NULL) {
+    src[0] = d->divs;
+    src[1] = d->share_face;
+    src[2] = d->wrap;
+    src[3] = d->ghost;
+  }
+  bpc__sig_int(s, "dim", d != NULL ? d->dim : -1);
+  long long dom[2 * BPC_MAX_DIM];
+  for (size_t i = 0; i < n; i++) {
+    dom[i] = (long long)d->dmin[i];
+    dom[n + i] = (long long)d->dmax[i];
+  }
+  bpc__sig_bytes(s, "domain", d != NULL ? dom : NULL, sizeof(long long) * 2 * n);
+  static const char *const names[4] = {"divisions", "share_face", "wrap", "ghost"};
+  for (int f = 0; f < 4; f++)
+    bpc__sig_bytes(s, names[f], src[f], sizeof(int) * n);
 }
 
 void bpc__sig_str(bpc__sig_t *s, const char *name, const char *str)

@@ -24,6 +24,9 @@
 #include "bpc/datatype.h"
 #include "core/core.h"
 
+struct bpc_assign;
+struct bpc_decomp;
+
 typedef enum bpc__redop { BPC__RED_SUM = 0, BPC__RED_MIN = 1, BPC__RED_MAX = 2 } bpc__redop_t;
 
 /* A non-blocking reduction in flight (bpc__iallreduce_ll / bpc__coll_test). */
@@ -151,6 +154,16 @@ void bpc__sig_bytes(bpc__sig_t *s, const char *name, const void *data, size_t le
 void bpc__sig_type(bpc__sig_t *s, const bpc_type_t *type);
 /* A field hashed from a string (NULL hashes as "absent"). */
 void bpc__sig_str(bpc__sig_t *s, const char *name, const char *str);
+/* The assignment's fields: "assignment mode" and "assignment map" (a
+ * hash of the whole gid -> rank relation, made when the assignment was
+ * created: no pass over the blocks here). Assignments are made locally by
+ * bpc_assign_create, so this is where ranks that made different ones find
+ * out. A NULL assignment adds -1 to both. */
+void bpc__sig_assign(bpc__sig_t *s, const struct bpc_assign *a);
+/* A decomposition's geometry: "dim", "domain", "divisions", "share_face",
+ * "wrap" and "ghost" (hashes over its dim entries; NULL: -1 for all six,
+ * the same number of fields). */
+void bpc__sig_decomp(bpc__sig_t *s, const struct bpc_decomp *d);
 /* A must-match integer field that this rank cannot state (e.g. the image
  * size on a rank without blocks): it matches whatever the other ranks
  * state, and bpc__agree_args_vals tells this rank their value. Add it in the

@@ -96,9 +96,9 @@ static int check_schedule(bpc__cp_call_t *c)
   return BPC_OK;
 }
 
-int bpc_composite(bpc_ctx_t *ctx, const bpc_assign_t *assign, bpc_image_t *images,
-                  const bpc_composite_params_t *params, bpc_composite_piece_t *pieces,
-                  bpc_composite_info_t *info)
+static int composite_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, bpc_image_t *images,
+                           const bpc_composite_params_t *params, bpc_composite_piece_t *pieces,
+                           bpc_composite_info_t *info)
 {
   if (ctx == NULL)
     return BPC_ENULL;
@@ -148,6 +148,7 @@ int bpc_composite(bpc_ctx_t *ctx, const bpc_assign_t *assign, bpc_image_t *image
   }
   bpc__sig_max(&sig, "sparse images", c.sparse);
   bpc__sig_int(&sig, "block count", c.nblocks);
+  bpc__sig_assign(&sig, assign);
   bpc__sig_int(&sig, "op", P.op);
   bpc__sig_int(&sig, "split", P.split);
   bpc__sig_int(&sig, "strategy", row != NULL ? row->info.id : 0);
@@ -191,5 +192,20 @@ int bpc_composite(bpc_ctx_t *ctx, const bpc_assign_t *assign, bpc_image_t *image
 
 cleanup:
   bpc__cp_free(&c);
+  return rc;
+}
+
+/* The public entry: the re-entrancy guard (bpc__enter) around the call. */
+int bpc_composite(bpc_ctx_t *ctx, const bpc_assign_t *assign, bpc_image_t *images,
+                  const bpc_composite_params_t *params, bpc_composite_piece_t *pieces,
+                  bpc_composite_info_t *info)
+{
+  if (ctx == NULL)
+    return composite_entry(ctx, assign, images, params, pieces, info);
+  int rc = bpc__enter(ctx, "bpc_composite");
+  if (rc != BPC_OK)
+    return rc;
+  rc = composite_entry(ctx, assign, images, params, pieces, info);
+  bpc__leave(ctx, rc);
   return rc;
 }

@@ -43,6 +43,15 @@ struct bpc_ctx {
    * now running (bpc__agree_args); the call's exchange continues it */
   int stats_agreed;
 
+  /* the collective call running on this context (bpc__enter): busy is 0
+   * or 1, read and written atomically (callbacks may run on OpenMP
+   * threads); busy_call names the running call */
+  int busy;
+  const char *busy_call;
+  /* bpc_last_error as the running call found it: restored when the call
+   * succeeds, so internal probes and recovered failures never show */
+  char errmsg_before[BPC__ERRMSG_LEN];
+
   /* tag epochs: one per engine call, identical on every rank */
   unsigned long long epoch;
   int tag_ub;
@@ -61,6 +70,24 @@ int bpc__err_mpi(bpc_ctx_t *ctx, int mpi_rc, const char *what);
 
 /* Logging to stderr, prefixed with "[bpc r<rank> <level>]". */
 void bpc__log(const bpc_ctx_t *ctx, int level, const char *fmt, ...) BPC__PRINTF(3, 4);
+
+/* Re-entrancy guard of every collective entry (engines, neighbour
+ * creators, round/iterate/exchange, composite). bpc__enter marks the
+ * context busy with `call` (a static string, e.g. "bpc_merge") and returns
+ * BPC_OK, or, when a collective call already runs on this context (a
+ * callback of it called another one), returns BPC_EBUSY at once with a
+ * message naming both calls; nothing is sent, so the callback's failure
+ * then fails the running call on every rank (BPC_ECALLBACK). bpc__leave
+ * clears the mark; call it once for every bpc__enter that returned BPC_OK,
+ * with the call's code: when it is BPC_OK, bpc_last_error is put back to
+ * what it was at bpc__enter (a successful call leaves it unchanged, whatever
+ * internal probe or recovered failure wrote it on the way).
+ * bpc__busy_check: the same test without marking (for calls that free the
+ * objects a running call uses: bpc_finalize, bpc_neighbor_destroy).
+ * Thread-safe; local queries never call these. */
+int bpc__enter(bpc_ctx_t *ctx, const char *call);
+void bpc__leave(bpc_ctx_t *ctx, int rc);
+int bpc__busy_check(bpc_ctx_t *ctx, const char *call);
 
 /* Collective agreement (bpc__agree, bpc__agree_args) and the other
  * collectives live in lib/comm/coll.h. */

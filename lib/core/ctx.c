@@ -131,6 +131,8 @@ int bpc_finalize(bpc_ctx_t **pctx)
   if (pctx == NULL || *pctx == NULL)
     return BPC_OK;
   bpc_ctx_t *ctx = *pctx;
+  if (bpc__busy_check(ctx, "bpc_finalize") != BPC_OK)
+    return BPC_EBUSY; /* from inside a callback of a call running on it */
   for (int i = ctx->ncleanup - 1; i >= 0; i--)
     ctx->cleanup[i].fn(ctx->cleanup[i].arg);
   int rc = BPC_OK;

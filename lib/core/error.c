@@ -63,3 +63,38 @@ int bpc__err_mpi(bpc_ctx_t *ctx, int mpi_rc, const char *what)
     snprintf(s, sizeof s, "MPI error %d", mpi_rc);
   return bpc__err(ctx, BPC_EMPI, "%s failed: %s", what, s);
 }
+
+/* ---------------------------------------------------------- re-entrancy */
+
+static int busy_err(bpc_ctx_t *ctx, const char *call)
+{
+  const char *running = __atomic_load_n(&ctx->busy_call, __ATOMIC_ACQUIRE);
+  return bpc__err(ctx, BPC_EBUSY,
+                  "%s: called from inside a callback of %s on the same context; collective "
+                  "calls on a context are not allowed while one runs on it (local queries "
+                  "are; use another context for a nested collective)",
+                  call, running != NULL ? running : "a running call");
+}
+
+int bpc__enter(bpc_ctx_t *ctx, const char *call)
+{
+  int idle = 0;
+  if (!__atomic_compare_exchange_n(&ctx->busy, &idle, 1, 0, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE))
+    return busy_err(ctx, call);
+  __atomic_store_n(&ctx->busy_call, call, __ATOMIC_RELEASE);
+  memcpy(ctx->errmsg_before, ctx->errmsg, sizeof ctx->errmsg);
+  return BPC_OK;
+}
+
+void bpc__leave(bpc_ctx_t *ctx, int rc)
+{
+  if (rc == BPC_OK)
+    memcpy(ctx->errmsg, ctx->errmsg_before, sizeof ctx->errmsg);
+  __atomic_store_n(&ctx->busy, 0, __ATOMIC_RELEASE);
+}
+
+int bpc__busy_check(bpc_ctx_t *ctx, const char *call)
+{
+  return __atomic_load_n(&ctx->busy, __ATOMIC_ACQUIRE) ? busy_err(ctx, call) : BPC_OK;
+}

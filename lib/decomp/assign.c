@@ -21,6 +21,27 @@ static int contig_rank(int64_t g, int64_t n, int64_t P)
   return (int)r;
 }
 
+/* FNV-1a over the relation's defining values (63 bits). */
+static uint64_t fnv_step(uint64_t h, long long v)
+{
+  for (int i = 0; i < 8; i++) {
+    h ^= (uint64_t)((unsigned long long)v >> (8 * i)) & 0xffu;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+static long long fingerprint(const bpc_assign_t *a)
+{
+  uint64_t h = 0xcbf29ce484222325ull;
+  h = fnv_step(h, a->nblocks);
+  h = fnv_step(h, a->nranks);
+  h = fnv_step(h, (long long)a->mode);
+  for (int g = 0; a->map != NULL && g < a->nblocks; g++)
+    h = fnv_step(h, a->map[g]);
+  return (long long)(h >> 1);
+}
+
 int bpc_assign_create(bpc_ctx_t *ctx, int nblocks, bpc_assign_mode_t mode, const int *map,
                       bpc_assign_t **out)
 {
@@ -100,6 +121,7 @@ int bpc_assign_create(bpc_ctx_t *ctx, int nblocks, bpc_assign_mode_t mode, const
     for (int64_t i = 0; i < nlocal; i++)
       a->local[a->nlocal++] = (int)(first + i * step);
   }
+  a->fingerprint = fingerprint(a);
 cleanup:
   if (rc != BPC_OK) {
     bpc_assign_destroy(&a);

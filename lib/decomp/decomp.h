@@ -17,6 +17,11 @@ struct bpc_assign {
   int *map;   /* user map (BPC_ASSIGN_USER), else NULL */
   int *local; /* local gids, ascending */
   int nlocal;
+  /* A 63-bit hash of the whole gid -> rank relation (mode, ranks and the
+   * user map), made once at creation, so an engine's argument agreement can
+   * compare assignments across ranks without touching the map again
+   * (bpc__sig_assign in lib/comm/coll.h). */
+  long long fingerprint;
 };
 
 /* Rank of gid (no range check: 0 <= gid < nblocks). */

@@ -2,10 +2,17 @@
  * tests/mpi/test_core_mpi.c - the context under MPI: communicator
  * duplication and error handler, rank/size, error agreement (a failure on one
  * rank reaches all ranks, no hang), bad input answered alike on every rank,
- * tag epochs in step across ranks.
+ * tag epochs in step across ranks. Re-entrancy: collective calls on the
+ * context from inside callbacks of a running call (neighbour exchange,
+ * round and finalize in a round callback, merge in a merge operator, scan
+ * in a scan operator) return BPC_EBUSY there and the running call
+ * BPC_ECALLBACK on every rank; local queries and a nested call on another
+ * context work. A successful call of each engine leaves bpc_last_error as
+ * the test set it.
  */
 #include "mpi_check.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "bpc.h"
@@ -195,6 +202,327 @@ START_TEST(test_two_contexts)
 }
 END_TEST
 
+/* ------------------------------------------------------------ re-entrancy */
+
+/* What the callbacks below saw (counted atomically: they may run on
+ * several OpenMP threads). */
+typedef struct nest {
+  bpc_ctx_t *ctx;         /* the context of the running call */
+  const bpc_assign_t *a;  /* its assignment (local queries) */
+  bpc_ctx_t *other;       /* another (serial) context, or NULL */
+  const bpc_assign_t *oa; /* an assignment of `other` */
+  int busy;               /* nested collective calls that returned BPC_EBUSY */
+  int wrong;              /* nested calls that returned anything else */
+  int nested_sum;         /* the allowed nested merge's result */
+} nest_t;
+
+static void nest_count(nest_t *n, int rc)
+{
+  if (rc == BPC_EBUSY)
+    __atomic_add_fetch(&n->busy, 1, __ATOMIC_RELAXED);
+  else
+    __atomic_add_fetch(&n->wrong, 1, __ATOMIC_RELAXED);
+}
+
+/* Local queries stay allowed inside a callback. */
+static void nest_local(nest_t *n, int gid)
+{
+  int r = -1, nb = 0;
+  if (bpc_assign_rank(n->a, gid, &r) != BPC_OK || r != t_rank ||
+      bpc_assign_nblocks(n->a, &nb) != BPC_OK || nb < 1)
+    __atomic_add_fetch(&n->wrong, 1, __ATOMIC_RELAXED);
+}
+
+static int nb_cb(void *block, int gid, bpc_neighbor_t *nb, void *user, int *more)
+{
+  nest_t *n = user;
+  (void)block;
+  (void)more;
+  nest_local(n, gid);
+  nest_count(n, bpc_neighbor_exchange(nb));
+  nest_count(n, bpc_neighbor_round(nb, NULL, nb_cb, user));
+  bpc_ctx_t *c = n->ctx;
+  nest_count(n, bpc_finalize(&c)); /* refused: the context stays */
+  return c == n->ctx ? 5 : 0;      /* fail: the round must report it */
+}
+
+static int sum_merge(bpc_merge_group_t *g, void *user)
+{
+  (void)user;
+  bpc_buf_t **it = (bpc_buf_t **)g->items;
+  int *acc = it[g->root]->data;
+  for (int i = 0; i < g->nitems; i++)
+    if (i != g->root)
+      *acc += *(int *)it[i]->data;
+  return 0;
+}
+
+/* Run a merge of value gid + 1 per block; returns its code, *sum the root's. */
+static int run_merge(bpc_ctx_t *ctx, const bpc_assign_t *a, bpc_merge_fn fn, void *user,
+                     int nthreads, int *sum)
+{
+  const int *gids = NULL;
+  int nl = 0;
+  bpc_assign_local(a, &gids, &nl);
+  int *vals = calloc((size_t)nl + 1, sizeof *vals);
+  bpc_buf_t *bufs = calloc((size_t)nl + 1, sizeof *bufs);
+  for (int i = 0; i < nl; i++) {
+    vals[i] = gids[i] + 1;
+    bufs[i].data = &vals[i];
+    bufs[i].count = 1;
+  }
+  bpc_type_t ti = bpc_type_contiguous(sizeof(int), MPI_INT);
+  bpc_merge_op_t op = {fn, 1, 0, user};
+  bpc_merge_params_t prm = bpc_merge_params_default();
+  prm.nthreads = nthreads;
+  bpc_merge_result_t *res = NULL;
+  int rc = bpc_merge(ctx, a, &ti, bufs, &op, &prm, &res);
+  *sum = -1;
+  for (int i = 0; i < nl; i++)
+    if (gids[i] == 0)
+      *sum = vals[i];
+  bpc_merge_result_destroy(&res);
+  free(vals);
+  free(bufs);
+  return rc;
+}
+
+/* A merge operator that first makes a nested merge on the same context
+ * (refused) or on another one (allowed; the user's job to make it
+ * collective there: here a serial context, called by one thread). */
+static int nest_merge(bpc_merge_group_t *g, void *user)
+{
+  nest_t *n = user;
+  nest_local(n, g->gids[g->root]);
+  if (n->other != NULL) {
+    int s = -1;
+    int rc = run_merge(n->other, n->oa, sum_merge, NULL, 1, &s);
+    if (rc != BPC_OK)
+      __atomic_add_fetch(&n->wrong, 1, __ATOMIC_RELAXED);
+    n->nested_sum = s;
+    return sum_merge(g, NULL);
+  }
+  int s = 0;
+  nest_count(n, run_merge(n->ctx, n->a, sum_merge, NULL, 1, &s));
+  return 9;
+}
+
+static int nest_scan(const void *l, const void *r, void *res, void *user)
+{
+  nest_t *n = user;
+  bpc_buf_t in = {NULL, 0}, out = {NULL, 0};
+  bpc_type_t ti = bpc_type_contiguous(sizeof(int), MPI_INT);
+  bpc_scan_op_t op = {nest_scan, 0, NULL, user};
+  nest_count(n, bpc_scan(n->ctx, n->a, &ti, BPC_SCAN_INCLUSIVE, &in, &out, &op, NULL, NULL));
+  *(int *)res = *(const int *)l + *(const int *)r;
+  return 3;
+}
+
+/* Sum the failures over ranks; every rank must report `want`. */
+static void check_all(int rc, int want, const char *what, bpc_ctx_t *ctx)
+{
+  T_CHECK(rc == want, "%s: got %s (%s), want %s", what, bpc_err_name(rc), bpc_last_error(ctx),
+          bpc_err_name(want));
+}
+
+START_TEST(test_reentry)
+{
+  bpc_ctx_t *ctx = NULL;
+  ck_assert_int_eq(bpc_init(MPI_COMM_WORLD, NULL, &ctx), BPC_OK);
+  /* ranks without blocks too once there are 3 processes */
+  const int nblocks = t_size > 2 ? t_size - 1 : 2 * t_size;
+  bpc_decomp_params_t p = bpc_decomp_params_default();
+  p.dim = 1;
+  p.domain_max[0] = 64;
+  p.nblocks = nblocks;
+  p.wrap[0] = 1;
+  bpc_decomp_t *d = NULL;
+  ck_assert_int_eq(bpc_decomp_create(ctx, &p, &d), BPC_OK);
+  const bpc_assign_t *a = bpc_decomp_assign(d);
+  const int *gids = NULL;
+  int nl = 0;
+  bpc_assign_local(a, &gids, &nl);
+  bpc_type_t ti = bpc_type_contiguous(sizeof(int), MPI_INT);
+
+  /* 1. neighbour exchange, round and finalize inside a round's callback,
+   * with two threads */
+  for (int nt = 1; nt <= 2; nt++) {
+    nest_t n = {ctx, a, NULL, NULL, 0, 0, 0};
+    bpc_neighbor_params_t np = bpc_neighbor_params_default();
+    np.nthreads = nt;
+    bpc_neighbor_t *nb = NULL;
+    int rc = bpc_neighbor_create_decomp(ctx, d, &ti, &np, &nb);
+    check_all(rc, BPC_OK, "create", ctx);
+    rc = bpc_neighbor_round(nb, NULL, nb_cb, &n);
+    check_all(rc, BPC_ECALLBACK, "round with nested calls", ctx);
+    T_CHECK(n.busy == 3 * nl && n.wrong == 0, "nt %d: %d BPC_EBUSY, %d other (local %d)", nt,
+            n.busy, n.wrong, nl);
+    if (nl > 0)
+      T_CHECK(strstr(bpc_last_error(ctx), "returned 5") != NULL, "message '%s'",
+              bpc_last_error(ctx));
+    /* the guard is released: the same calls work outside */
+    check_all(bpc_neighbor_exchange(nb), BPC_OK, "exchange after", ctx);
+    check_all(bpc_neighbor_destroy(&nb), BPC_OK, "destroy", ctx);
+  }
+
+  /* 2. a merge inside a merge operator */
+  {
+    nest_t n = {ctx, a, NULL, NULL, 0, 0, 0};
+    int s = 0;
+    int rc = run_merge(ctx, a, nest_merge, &n, 2, &s);
+    check_all(rc, BPC_ECALLBACK, "merge in merge", ctx);
+    T_CHECK(n.wrong == 0, "%d nested merges were not refused", n.wrong);
+    long long busy = n.busy, total = 0;
+    MPI_Allreduce(&busy, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    T_CHECK(total >= 1, "no nested merge was refused (%lld)", total);
+  }
+
+  /* 3. a scan inside a scan operator */
+  {
+    nest_t n = {ctx, a, NULL, NULL, 0, 0, 0};
+    int *iv = calloc((size_t)nl + 1, sizeof *iv), *ov = calloc((size_t)nl + 1, sizeof *ov);
+    bpc_buf_t *in = calloc((size_t)nl + 1, sizeof *in), *out = calloc((size_t)nl + 1, sizeof *out);
+    for (int i = 0; i < nl; i++) {
+      iv[i] = gids[i];
+      in[i].data = &iv[i];
+      in[i].count = 1;
+      out[i].data = &ov[i];
+    }
+    bpc_scan_op_t op = {nest_scan, 0, NULL, &n};
+    int rc = bpc_scan(ctx, a, &ti, BPC_SCAN_INCLUSIVE, in, out, &op, NULL, NULL);
+    check_all(rc, BPC_ECALLBACK, "scan in scan", ctx);
+    T_CHECK(n.wrong == 0, "%d nested scans were not refused", n.wrong);
+    free(iv);
+    free(ov);
+    free(in);
+    free(out);
+  }
+
+  /* 4. allowed: a nested merge on another context; the outer merge still
+   * sums correctly (a non-commutative check is not needed: sums of gid+1) */
+  {
+    bpc_ctx_t *serial = NULL;
+    bpc_assign_t *sa = NULL;
+    ck_assert_int_eq(bpc_init_serial(NULL, &serial), BPC_OK);
+    ck_assert_int_eq(bpc_assign_create(serial, 3, BPC_ASSIGN_CONTIGUOUS, NULL, &sa), BPC_OK);
+    nest_t n = {ctx, a, serial, sa, 0, 0, -1};
+    int s = 0;
+    int rc = run_merge(ctx, a, nest_merge, &n, 1, &s);
+    check_all(rc, BPC_OK, "merge with a nested merge on another context", ctx);
+    T_CHECK(n.wrong == 0 && n.busy == 0, "nested on another context: %d wrong, %d busy", n.wrong,
+            n.busy);
+    if (n.nested_sum != -1)
+      T_CHECK(n.nested_sum == 6, "nested serial merge gave %d, want 1+2+3", n.nested_sum);
+    int has0 = nl > 0 && gids[0] == 0;
+    if (has0)
+      T_CHECK(s == nblocks * (nblocks + 1) / 2, "outer merge gave %d, want %d", s,
+              nblocks * (nblocks + 1) / 2);
+    bpc_assign_destroy(&sa);
+    bpc_finalize(&serial);
+  }
+  bpc_decomp_destroy(&d);
+  bpc_finalize(&ctx);
+  T_SYNC();
+}
+END_TEST
+
+/* ----------------------------------------------------- bpc_last_error */
+
+static int quiet_nb(void *block, int gid, bpc_neighbor_t *nb, void *user, int *more)
+{
+  (void)block;
+  (void)gid;
+  (void)nb;
+  (void)user;
+  *more = 0;
+  return 0;
+}
+
+static int sum_scan(const void *l, const void *r, void *res, void *user)
+{
+  (void)user; /* a - b style operators are covered by the scan suite */
+  *(int *)res = *(const int *)l + *(const int *)r;
+  return 0;
+}
+
+static int a2a_send(int src, int dst, const void **item, void *user)
+{
+  (void)src;
+  (void)dst;
+  (void)user;
+  *item = NULL;
+  return 0;
+}
+
+static int a2a_recv(int dst, int src, void *item, void *user)
+{
+  (void)dst;
+  (void)src;
+  (void)item;
+  (void)user;
+  return 0;
+}
+
+/* The message a failed local call left must survive a successful call. */
+static void same_error(bpc_ctx_t *ctx, const char *before, int rc, const char *what)
+{
+  T_CHECK(rc == BPC_OK, "%s: %s", what, bpc_last_error(ctx));
+  T_CHECK(strcmp(bpc_last_error(ctx), before) == 0, "%s changed bpc_last_error to '%s'", what,
+          bpc_last_error(ctx));
+}
+
+START_TEST(test_last_error)
+{
+  bpc_ctx_t *ctx = NULL;
+  ck_assert_int_eq(bpc_init(MPI_COMM_WORLD, NULL, &ctx), BPC_OK);
+  bpc_decomp_params_t p = bpc_decomp_params_default();
+  p.nblocks = 2 * t_size;
+  for (int i = 0; i < 3; i++)
+    p.domain_max[i] = 8;
+  p.wrap[0] = 1;
+  bpc_decomp_t *d = NULL;
+  ck_assert_int_eq(bpc_decomp_create(ctx, &p, &d), BPC_OK);
+  const bpc_assign_t *a = bpc_decomp_assign(d);
+  int r = 0;
+  T_CHECK(bpc_assign_rank(a, -1, &r) == BPC_ERANGE, "a bad gid is refused");
+  char before[512];
+  snprintf(before, sizeof before, "%s", bpc_last_error(ctx));
+  T_CHECK(strstr(before, "gid -1") != NULL, "message '%s'", before);
+  bpc_type_t ti = bpc_type_contiguous(sizeof(int), MPI_INT);
+
+  /* neighbour creation used to leave an internal probe's message */
+  bpc_neighbor_t *nb = NULL;
+  same_error(ctx, before, bpc_neighbor_create_decomp(ctx, d, &ti, NULL, &nb), "create_decomp");
+  same_error(ctx, before, bpc_neighbor_round(nb, NULL, quiet_nb, NULL), "round");
+  same_error(ctx, before, bpc_neighbor_exchange(nb), "exchange");
+  long long rounds = 0;
+  same_error(ctx, before, bpc_neighbor_iterate(nb, NULL, quiet_nb, NULL, &rounds), "iterate");
+  same_error(ctx, before, bpc_neighbor_destroy(&nb), "destroy");
+  int s = 0;
+  same_error(ctx, before, run_merge(ctx, a, sum_merge, NULL, 2, &s), "merge");
+  const int *gids = NULL;
+  int nl = 0;
+  bpc_assign_local(a, &gids, &nl);
+  int iv[64], ov[64];
+  bpc_buf_t in[64], out[64];
+  for (int i = 0; i < nl && i < 64; i++) {
+    iv[i] = gids[i];
+    in[i].data = &iv[i];
+    in[i].count = 1;
+    out[i].data = &ov[i];
+    out[i].count = 0;
+  }
+  bpc_scan_op_t sop = {sum_scan, 1, NULL, NULL};
+  same_error(ctx, before, bpc_scan(ctx, a, &ti, BPC_SCAN_INCLUSIVE, in, out, &sop, NULL, NULL),
+             "scan");
+  same_error(ctx, before, bpc_alltoall(ctx, a, &ti, a2a_send, a2a_recv, NULL, NULL, NULL),
+             "alltoall");
+  bpc_decomp_destroy(&d);
+  bpc_finalize(&ctx);
+  T_SYNC();
+}
+END_TEST
+
 static Suite *core_mpi_suite(void)
 {
   Suite *s = suite_create("core_mpi");
@@ -205,6 +533,8 @@ static Suite *core_mpi_suite(void)
   tcase_add_test(tc, test_agree_args_vals);
   tcase_add_test(tc, test_tags_in_step);
   tcase_add_test(tc, test_two_contexts);
+  tcase_add_test(tc, test_reentry);
+  tcase_add_test(tc, test_last_error);
   suite_add_tcase(s, tc);
   return s;
 }

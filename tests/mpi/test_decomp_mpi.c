@@ -6,7 +6,12 @@
  * bpc_assign_rank names and the one an independent formula gives, local
  * gids ascend. Bad input gets the same code on every rank without a hang.
  * A block store and foreach run on every rank, including ranks with none.
+ * Creators are local (no message), so decompositions and assignments that
+ * differ between ranks (rank 0 only, the last rank only, all ranks) are
+ * caught by the first collective that uses them: bpc_neighbor_create_decomp
+ * names the differing field, bpc_merge names the assignment, on every rank.
  */
+#include "bad_case.h"
 #include "mpi_check.h"
 
 #include <stdlib.h>
@@ -301,6 +306,95 @@ START_TEST(test_store_foreach)
 }
 END_TEST
 
+/* ----------------------------------------- ranks that made different ones */
+
+/* Spoil one field of the decomposition parameters (valid either way). */
+static void spoil(bpc_decomp_params_t *p, int which, int *map)
+{
+  switch (which) {
+  case 0: p->domain_max[1] += 1; break;
+  case 1: p->divs[0] = 2; p->divs[1] = 1; p->divs[2] = 2; break;
+  case 2: p->share_face[2] = 1; break;
+  case 3: p->wrap[0] = 1; break;
+  case 4: p->ghost[1] = 2; break;
+  case 5: p->assign = BPC_ASSIGN_ROUND_ROBIN; break;
+  case 6: /* a user map that differs from the contiguous one */
+    for (int g = 0; g < p->nblocks; g++)
+      map[g] = (p->nblocks - 1 - g) % t_size;
+    p->assign = BPC_ASSIGN_USER;
+    p->map = map;
+    break;
+  case 7: p->dim = 2; p->nblocks = 4; break;
+  default: break;
+  }
+}
+
+static int sum_op(bpc_merge_group_t *g, void *user)
+{
+  (void)user;
+  bpc_buf_t **it = (bpc_buf_t **)g->items;
+  int *acc = it[g->root]->data;
+  for (int i = 0; i < g->nitems; i++)
+    if (i != g->root)
+      *acc += *(int *)it[i]->data;
+  return 0;
+}
+
+START_TEST(test_creators_differ)
+{
+  bpc_ctx_t *ctx = world_ctx();
+  static const bad_case_t cases[] = {
+      {"domain differs", BPC_EMISMATCH, 1, "domain"},
+      {"divisions differ", BPC_EMISMATCH, 1, "divisions"},
+      {"share_face differs", BPC_EMISMATCH, 1, "share_face"},
+      {"wrap differs", BPC_EMISMATCH, 1, "wrap"},
+      {"ghost differs", BPC_EMISMATCH, 1, "ghost"},
+      {"assignment mode differs", BPC_EMISMATCH, 1, "assignment mode"},
+      {"user map differs", BPC_EMISMATCH, 1, "assignment"},
+      {"dim differs", BPC_EMISMATCH, 1, "dim"},
+  };
+  const int nb = 4;
+  int map[4];
+  bpc_type_t ti = bpc_type_contiguous(sizeof(int), MPI_INT);
+  for (int c = 0; c < (int)(sizeof cases / sizeof cases[0]); c++) {
+    for (int m = 0; m < BAD_NMODES; m++) {
+      bpc_decomp_params_t p = cube_params(nb);
+      if (bad_here(m))
+        spoil(&p, c, map);
+      bpc_decomp_t *d = NULL;
+      int rc = bpc_decomp_create(ctx, &p, &d);
+      T_CHECK(rc == BPC_OK, "%s: create (local) failed: %s", cases[c].what, bpc_last_error(ctx));
+      bpc_neighbor_t *nbh = NULL;
+      rc = bpc_neighbor_create_decomp(ctx, d, &ti, NULL, &nbh);
+      bad_check(ctx, &cases[c], m, rc);
+      bpc_neighbor_destroy(&nbh);
+      /* an engine finds a differing assignment (same block count) itself */
+      if (c == 5 || c == 6) {
+        const bpc_assign_t *a = bpc_decomp_assign(d);
+        const int *gids = NULL;
+        int nl = 0;
+        bpc_assign_local(a, &gids, &nl);
+        int vals[4];
+        bpc_buf_t bufs[4];
+        for (int i = 0; i < nl; i++) {
+          vals[i] = gids[i] + 1;
+          bufs[i].data = &vals[i];
+          bufs[i].count = 1;
+        }
+        bpc_merge_op_t op = {sum_op, 1, 0, NULL};
+        bpc_merge_result_t *res = NULL;
+        rc = bpc_merge(ctx, a, &ti, bufs, &op, NULL, &res);
+        bad_check(ctx, &cases[c], m, rc);
+        bpc_merge_result_destroy(&res);
+      }
+      bpc_decomp_destroy(&d);
+    }
+  }
+  bpc_finalize(&ctx);
+  T_SYNC();
+}
+END_TEST
+
 static Suite *decomp_mpi_suite(void)
 {
   Suite *s = suite_create("decomp_mpi");
@@ -309,6 +403,7 @@ static Suite *decomp_mpi_suite(void)
   tcase_add_test(tc, test_assignments);
   tcase_add_test(tc, test_bad_input);
   tcase_add_test(tc, test_store_foreach);
+  tcase_add_test(tc, test_creators_differ);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -102,9 +102,9 @@ static int a2a_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_
   return BPC_OK;
 }
 
-int bpc_alltoall(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
-                 bpc_a2a_send_fn send, bpc_a2a_recv_fn recv, void *user,
-                 const bpc_alltoall_params_t *params, bpc_alltoall_info_t *info)
+static int alltoall_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
+                          bpc_a2a_send_fn send, bpc_a2a_recv_fn recv, void *user,
+                          const bpc_alltoall_params_t *params, bpc_alltoall_info_t *info)
 {
   if (ctx == NULL)
     return BPC_ENULL;
@@ -119,6 +119,7 @@ int bpc_alltoall(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *t
   bpc__sig_init(&sig);
   bpc__sig_int(&sig, "algorithm", rc == BPC_OK ? row->info.id : 0);
   bpc__sig_int(&sig, "block count", rc == BPC_OK ? assign->nblocks : 0);
+  bpc__sig_assign(&sig, rc == BPC_OK ? assign : NULL);
   bpc__sig_bytes(&sig, "k-vector", R.k, sizeof(int) * (size_t)R.nrounds);
   bpc__sig_type(&sig, rc == BPC_OK ? type : NULL);
   rc = bpc__agree_args(ctx, "alltoall", rc, &sig);
@@ -154,5 +155,20 @@ int bpc_alltoall(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *t
     info->nk = R.nrounds;
     memcpy(info->k, R.k, sizeof(int) * (size_t)R.nrounds);
   }
+  return rc;
+}
+
+/* The public entry: the re-entrancy guard (bpc__enter) around the call. */
+int bpc_alltoall(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
+                 bpc_a2a_send_fn send, bpc_a2a_recv_fn recv, void *user,
+                 const bpc_alltoall_params_t *params, bpc_alltoall_info_t *info)
+{
+  if (ctx == NULL)
+    return alltoall_entry(ctx, assign, type, send, recv, user, params, info);
+  int rc = bpc__enter(ctx, "bpc_alltoall");
+  if (rc != BPC_OK)
+    return rc;
+  rc = alltoall_entry(ctx, assign, type, send, recv, user, params, info);
+  bpc__leave(ctx, rc);
   return rc;
 }

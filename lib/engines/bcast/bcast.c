@@ -298,9 +298,9 @@ static int bc_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t
   return bpc__algo_pick(ctx, &bpc__engine_bcast, P->algorithm, NULL, row, source);
 }
 
-int bpc_bcast(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
-              const int *sources, int nsources, bpc_bcast_item_fn item_of, bpc_bcast_recv_fn recv,
-              void *user, const bpc_bcast_params_t *params, bpc_bcast_info_t *info)
+static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
+                       const int *sources, int nsources, bpc_bcast_item_fn item_of, bpc_bcast_recv_fn recv,
+                       void *user, const bpc_bcast_params_t *params, bpc_bcast_info_t *info)
 {
   if (ctx == NULL)
     return BPC_ENULL;
@@ -341,6 +341,7 @@ int bpc_bcast(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type
   bpc__sig_init(&sig);
   bpc__sig_int(&sig, "algorithm", ok && row != NULL ? row->info.id : 0);
   bpc__sig_int(&sig, "nblocks", ok ? assign->nblocks : 0);
+  bpc__sig_assign(&sig, ok ? assign : NULL);
   bpc__sig_int(&sig, "mesh rows", ok ? rows : 0);
   bpc__sig_int(&sig, "mesh cols", ok ? cols : 0);
   bpc__sig_int(&sig, "reposition", ok ? P.reposition != 0 : 0);
@@ -405,5 +406,20 @@ int bpc_bcast(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type
     info->msgs_sent = C.msgs;
     info->bytes_sent = C.bytes;
   }
+  return rc;
+}
+
+/* The public entry: the re-entrancy guard (bpc__enter) around the call. */
+int bpc_bcast(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
+              const int *sources, int nsources, bpc_bcast_item_fn item_of, bpc_bcast_recv_fn recv,
+              void *user, const bpc_bcast_params_t *params, bpc_bcast_info_t *info)
+{
+  if (ctx == NULL)
+    return bcast_entry(ctx, assign, type, sources, nsources, item_of, recv, user, params, info);
+  int rc = bpc__enter(ctx, "bpc_bcast");
+  if (rc != BPC_OK)
+    return rc;
+  rc = bcast_entry(ctx, assign, type, sources, nsources, item_of, recv, user, params, info);
+  bpc__leave(ctx, rc);
   return rc;
 }

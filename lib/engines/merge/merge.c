@@ -328,9 +328,9 @@ static void plan_segments(bpc__merge_plan_t *P, size_t sb)
   }
 }
 
-int bpc_merge(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type, void *items,
-              const bpc_merge_op_t *op, const bpc_merge_params_t *params,
-              bpc_merge_result_t **result)
+static int merge_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type, void *items,
+                       const bpc_merge_op_t *op, const bpc_merge_params_t *params,
+                       bpc_merge_result_t **result)
 {
   const bpc_merge_params_t defaults = bpc_merge_params_default();
   const bpc_merge_params_t *prm = params != NULL ? params : &defaults;
@@ -425,6 +425,7 @@ int bpc_merge(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type
   bpc__sig_t sig;
   bpc__sig_init(&sig);
   bpc__sig_int(&sig, "block count", P.n);
+  bpc__sig_assign(&sig, assign);
   bpc__sig_bytes(&sig, "k-vector", prm->k, sizeof(int) * (size_t)(prm->nk > 0 ? prm->nk : 0));
   bpc__sig_int(&sig, "rounds", prm->rounds);
   bpc__sig_bytes(&sig, "order", prm->order, sizeof(int) * (size_t)P.n);
@@ -479,5 +480,20 @@ int bpc_merge(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type
     bpc_merge_result_destroy(result);
 cleanup:
   free(pos_of);
+  return rc;
+}
+
+/* The public entry: the re-entrancy guard (bpc__enter) around the call. */
+int bpc_merge(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type, void *items,
+              const bpc_merge_op_t *op, const bpc_merge_params_t *params,
+              bpc_merge_result_t **result)
+{
+  if (ctx == NULL)
+    return merge_entry(ctx, assign, type, items, op, params, result);
+  int rc = bpc__enter(ctx, "bpc_merge");
+  if (rc != BPC_OK)
+    return rc;
+  rc = merge_entry(ctx, assign, type, items, op, params, result);
+  bpc__leave(ctx, rc);
   return rc;
 }

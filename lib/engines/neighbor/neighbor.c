@@ -43,12 +43,13 @@ bpc_neighbor_params_t bpc_neighbor_params_default(void)
   return p;
 }
 
-void bpc__nb_sig(bpc__sig_t *s, const char *who, int nblocks, const bpc_type_t *type, int algo,
-                 long long max_rounds)
+void bpc__nb_sig(bpc__sig_t *s, const char *who, const bpc_assign_t *a, const bpc_type_t *type,
+                 int algo, long long max_rounds)
 {
   bpc__sig_init(s);
   bpc__sig_str(s, "entry", who);
-  bpc__sig_int(s, "block count", nblocks);
+  bpc__sig_int(s, "block count", a != NULL ? a->nblocks : -1);
+  bpc__sig_assign(s, a);
   bpc__sig_type(s, type);
   bpc__sig_int(s, "algorithm", algo);
   bpc__sig_int(s, "max_rounds", max_rounds);
@@ -141,14 +142,16 @@ static int check_common(bpc_ctx_t *ctx, const char *fn, int rc, const bpc_type_t
 }
 
 /* Steps 3-4 of both creators: agree on each rank's validity and on what
- * must match (bpc__nb_sig and the synchrony) before any message. */
+ * must match (bpc__nb_sig, the synchrony and the decomposition's geometry:
+ * decompositions are made locally, so this is where ranks that made
+ * different ones find out) before any message. d is NULL for a graph. */
 static int agree_create(bpc_ctx_t *ctx, const char *fn, int rc, const bpc_assign_t *a,
-                        const bpc_type_t *type, const nb_conf_t *cf)
+                        const bpc_decomp_t *d, const bpc_type_t *type, const nb_conf_t *cf)
 {
   bpc__sig_t s;
-  bpc__nb_sig(&s, fn, a != NULL ? a->nblocks : -1, rc == BPC_OK ? type : NULL,
-              cf->row->info.id, cf->max_rounds);
+  bpc__nb_sig(&s, fn, a, rc == BPC_OK ? type : NULL, cf->row->info.id, cf->max_rounds);
   bpc__sig_bytes(&s, "synchrony", &cf->synchrony, sizeof cf->synchrony);
+  bpc__sig_decomp(&s, d);
   return bpc__agree_args(ctx, "neighbor", rc, &s);
 }
 
@@ -357,8 +360,8 @@ static int check_base(bpc_ctx_t *ctx, const char *fn, bpc_neighbor_t **out, cons
   return BPC_OK;
 }
 
-int bpc_neighbor_create_decomp(bpc_ctx_t *ctx, const bpc_decomp_t *d, const bpc_type_t *type,
-                               const bpc_neighbor_params_t *params, bpc_neighbor_t **out)
+static int neighbor_create_decomp_entry(bpc_ctx_t *ctx, const bpc_decomp_t *d, const bpc_type_t *type,
+                                        const bpc_neighbor_params_t *params, bpc_neighbor_t **out)
 {
   static const char fn[] = "bpc_neighbor_create_decomp";
   bpc_neighbor_t *nb = NULL;
@@ -369,7 +372,7 @@ int bpc_neighbor_create_decomp(bpc_ctx_t *ctx, const bpc_decomp_t *d, const bpc_
   int rc = check_base(ctx, fn, out, d, "the decomposition", d ? d->ctx : NULL);
   const bpc_assign_t *a = rc == BPC_OK ? d->assign : NULL;
   rc = check_common(ctx, fn, rc, type, params, &cf);
-  rc = agree_create(ctx, fn, rc, a, type, &cf);
+  rc = agree_create(ctx, fn, rc, a, a != NULL ? d : NULL, type, &cf);
   if (rc != BPC_OK)
     return rc;
   rc = nb_new(ctx, a, type, &cf, &nb);
@@ -431,9 +434,9 @@ static int check_graph(bpc_ctx_t *ctx, const char *fn, const bpc_assign_t *a, co
   return BPC_OK;
 }
 
-int bpc_neighbor_create_graph(bpc_ctx_t *ctx, const bpc_assign_t *a, const int *offsets,
-                              const int *targets, const bpc_type_t *type,
-                              const bpc_neighbor_params_t *params, bpc_neighbor_t **out)
+static int neighbor_create_graph_entry(bpc_ctx_t *ctx, const bpc_assign_t *a, const int *offsets,
+                                       const int *targets, const bpc_type_t *type,
+                                       const bpc_neighbor_params_t *params, bpc_neighbor_t **out)
 {
   static const char fn[] = "bpc_neighbor_create_graph";
   bpc_neighbor_t *nb = NULL;
@@ -449,7 +452,7 @@ int bpc_neighbor_create_graph(bpc_ctx_t *ctx, const bpc_assign_t *a, const int *
   int *flags = bpc__calloc(2 * (size_t)ctx->size, sizeof(int));
   if (flags == NULL && rc == BPC_OK)
     rc = bpc__err(ctx, BPC_ENOMEM, "neighbour exchange: out of memory for %d flags", ctx->size);
-  rc = agree_create(ctx, fn, rc, a, type, &cf);
+  rc = agree_create(ctx, fn, rc, a, NULL, type, &cf);
   if (rc != BPC_OK) {
     free(flags);
     return rc;
@@ -480,6 +483,8 @@ int bpc_neighbor_destroy(bpc_neighbor_t **pnb)
     return BPC_OK;
   bpc_neighbor_t *nb = *pnb;
   bpc_ctx_t *ctx = nb->ctx;
+  if (bpc__busy_check(ctx, "bpc_neighbor_destroy") != BPC_OK)
+    return BPC_EBUSY; /* from inside a callback: the running call uses it */
   long long undelivered = 0;
   bpc__nb_release_incoming(nb);
   int rc = bpc__nb_drain(nb, &undelivered);
@@ -540,4 +545,33 @@ int bpc_neighbor_stats(const bpc_neighbor_t *nb, bpc_neighbor_stats_t *out)
   out->bundles_late = nb->bundles_late;
   out->waves = nb->waves;
   return BPC_OK;
+}
+
+/* The public entry: the re-entrancy guard (bpc__enter) around the call. */
+int bpc_neighbor_create_decomp(bpc_ctx_t *ctx, const bpc_decomp_t *d, const bpc_type_t *type,
+                               const bpc_neighbor_params_t *params, bpc_neighbor_t **out)
+{
+  if (ctx == NULL)
+    return neighbor_create_decomp_entry(ctx, d, type, params, out);
+  int rc = bpc__enter(ctx, "bpc_neighbor_create_decomp");
+  if (rc != BPC_OK)
+    return rc;
+  rc = neighbor_create_decomp_entry(ctx, d, type, params, out);
+  bpc__leave(ctx, rc);
+  return rc;
+}
+
+/* The public entry: the re-entrancy guard (bpc__enter) around the call. */
+int bpc_neighbor_create_graph(bpc_ctx_t *ctx, const bpc_assign_t *a, const int *offsets,
+                              const int *targets, const bpc_type_t *type,
+                              const bpc_neighbor_params_t *params, bpc_neighbor_t **out)
+{
+  if (ctx == NULL)
+    return neighbor_create_graph_entry(ctx, a, offsets, targets, type, params, out);
+  int rc = bpc__enter(ctx, "bpc_neighbor_create_graph");
+  if (rc != BPC_OK)
+    return rc;
+  rc = neighbor_create_graph_entry(ctx, a, offsets, targets, type, params, out);
+  bpc__leave(ctx, rc);
+  return rc;
 }

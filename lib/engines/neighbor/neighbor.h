@@ -203,10 +203,12 @@ int bpc__nb_deliver(bpc_neighbor_t *nb);
 
 /* neighbor.c */
 /* The signature every entry agrees on (bpc__agree_args): which entry
- * (`who`), block count, item type kind and element size, algorithm id and
- * max_rounds. The creators add the synchrony. */
-void bpc__nb_sig(bpc__sig_t *s, const char *who, int nblocks, const bpc_type_t *type, int algo,
-                 long long max_rounds);
+ * (`who`), block count, the assignment (bpc__sig_assign), item type kind
+ * and element size, algorithm id and max_rounds. The creators add the
+ * synchrony and the decomposition's geometry (bpc__sig_decomp; none for a
+ * graph). */
+void bpc__nb_sig(bpc__sig_t *s, const char *who, const bpc_assign_t *a, const bpc_type_t *type,
+                 int algo, long long max_rounds);
 
 /* neighbor_round.c */
 /* The termination detection of bpc_neighbor_iterate (neighbor_iterate.c). */

@@ -122,8 +122,8 @@ int bpc__nb_wave_test(bpc__nb_wave_t *w, int *rc)
   return w->decided;
 }
 
-int bpc_neighbor_iterate(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn,
-                         void *user, long long *rounds)
+static int neighbor_iterate_entry(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn,
+                                  void *user, long long *rounds)
 {
   if (nb == NULL)
     return BPC_ENULL;
@@ -213,5 +213,19 @@ int bpc_neighbor_iterate(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_
 cleanup:
   if (rounds != NULL)
     *rounds = r;
+  return rc;
+}
+
+/* The public entry: the re-entrancy guard (bpc__enter) around the call. */
+int bpc_neighbor_iterate(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn,
+                         void *user, long long *rounds)
+{
+  if (nb == NULL)
+    return neighbor_iterate_entry(nb, blocks, fn, user, rounds);
+  int rc = bpc__enter(nb->ctx, "bpc_neighbor_iterate");
+  if (rc != BPC_OK)
+    return rc;
+  rc = neighbor_iterate_entry(nb, blocks, fn, user, rounds);
+  bpc__leave(nb->ctx, rc);
   return rc;
 }

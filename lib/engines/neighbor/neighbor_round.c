@@ -330,7 +330,7 @@ int bpc__nb_run_packed(void *callp)
   return rc;
 }
 
-int bpc_neighbor_exchange(bpc_neighbor_t *nb)
+static int neighbor_exchange_entry(bpc_neighbor_t *nb)
 {
   if (nb == NULL)
     return BPC_ENULL;
@@ -356,7 +356,7 @@ int bpc__nb_enter(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn, 
                     who, blocks->n, nb->ctx->rank, nb->nlocal);
   }
   bpc__sig_t s;
-  bpc__nb_sig(&s, who, nb->assign->nblocks, &nb->type, nb->row->info.id, nb->max_rounds);
+  bpc__nb_sig(&s, who, nb->assign, &nb->type, nb->row->info.id, nb->max_rounds);
   return bpc__agree_args(nb->ctx, "neighbor", rc, &s);
 }
 
@@ -402,7 +402,7 @@ static int callback_error(bpc_neighbor_t *nb, const int *rcs)
   return BPC_OK;
 }
 
-int bpc_neighbor_round(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn, void *user)
+static int neighbor_round_entry(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn, void *user)
 {
   if (nb == NULL)
     return BPC_ENULL;
@@ -495,5 +495,31 @@ int bpc__nb_drain(bpc_neighbor_t *nb, long long *undelivered)
   if (rc == BPC_OK)
     rc = frc;
   bpc__nb_reclaim(nb, 1);
+  return rc;
+}
+
+/* The public entry: the re-entrancy guard (bpc__enter) around the call. */
+int bpc_neighbor_exchange(bpc_neighbor_t *nb)
+{
+  if (nb == NULL)
+    return neighbor_exchange_entry(nb);
+  int rc = bpc__enter(nb->ctx, "bpc_neighbor_exchange");
+  if (rc != BPC_OK)
+    return rc;
+  rc = neighbor_exchange_entry(nb);
+  bpc__leave(nb->ctx, rc);
+  return rc;
+}
+
+/* The public entry: the re-entrancy guard (bpc__enter) around the call. */
+int bpc_neighbor_round(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn, void *user)
+{
+  if (nb == NULL)
+    return neighbor_round_entry(nb, blocks, fn, user);
+  int rc = bpc__enter(nb->ctx, "bpc_neighbor_round");
+  if (rc != BPC_OK)
+    return rc;
+  rc = neighbor_round_entry(nb, blocks, fn, user);
+  bpc__leave(nb->ctx, rc);
   return rc;
 }

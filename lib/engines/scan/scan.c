@@ -735,9 +735,9 @@ static int scan_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type
   return BPC_OK;
 }
 
-int bpc_scan(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
-             bpc_scan_mode_t mode, const bpc_buf_t *in, bpc_buf_t *out, const bpc_scan_op_t *op,
-             const bpc_scan_params_t *params, bpc_scan_info_t *info)
+static int scan_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
+                      bpc_scan_mode_t mode, const bpc_buf_t *in, bpc_buf_t *out, const bpc_scan_op_t *op,
+                      const bpc_scan_params_t *params, bpc_scan_info_t *info)
 {
   if (ctx == NULL)
     return BPC_ENULL;
@@ -758,6 +758,7 @@ int bpc_scan(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
   bpc__sig_init(&sig);
   bpc__sig_int(&sig, "algorithm", rc == BPC_OK ? row->info.id : 0);
   bpc__sig_int(&sig, "nblocks", rc == BPC_OK ? nb : 0);
+  bpc__sig_assign(&sig, rc == BPC_OK ? assign : NULL);
   bpc__sig_int(&sig, "mode", rc == BPC_OK ? (int)mode : 0);
   bpc__sig_int(&sig, "strategy", rc == BPC_OK ? (int)Pm.strategy : 0);
   if (rc == BPC_OK && source == BPC_SOURCE_BUILTIN) /* the model chose: same inputs */
@@ -822,5 +823,20 @@ int bpc_scan(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
       info->absent_index = w[4];
     }
   }
+  return rc;
+}
+
+/* The public entry: the re-entrancy guard (bpc__enter) around the call. */
+int bpc_scan(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
+             bpc_scan_mode_t mode, const bpc_buf_t *in, bpc_buf_t *out, const bpc_scan_op_t *op,
+             const bpc_scan_params_t *params, bpc_scan_info_t *info)
+{
+  if (ctx == NULL)
+    return scan_entry(ctx, assign, type, mode, in, out, op, params, info);
+  int rc = bpc__enter(ctx, "bpc_scan");
+  if (rc != BPC_OK)
+    return rc;
+  rc = scan_entry(ctx, assign, type, mode, in, out, op, params, info);
+  bpc__leave(ctx, rc);
   return rc;
 }

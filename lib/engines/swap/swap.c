@@ -245,6 +245,7 @@ void bpc__swap_plan_sig(const bpc__swap_plan_t *pl, bpc__sig_t *sig)
   const int n = pl->assign != NULL && pl->rc == BPC_OK ? pl->assign->nblocks : 0;
   bpc__sig_int(sig, "algorithm", pl->row != NULL ? pl->row->info.id : 0);
   bpc__sig_int(sig, "block count", n);
+  bpc__sig_assign(sig, pl->rc == BPC_OK ? pl->assign : NULL);
   bpc__sig_int(sig, "count", (long long)(pl->count > (size_t)INT64_MAX ? INT64_MAX : pl->count));
   bpc__sig_int(sig, "element size", (long long)pl->es);
   bpc__sig_int(sig, "commutative", pl->op.commutative != 0);
@@ -363,9 +364,9 @@ static int check_bufs(bpc_ctx_t *ctx, const bpc_assign_t *a, void *const *bufs, 
   return BPC_OK;
 }
 
-int bpc_swap(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
-             void *const *bufs, size_t count, const bpc_swap_op_t *op,
-             const bpc_swap_params_t *params, bpc_swap_piece_t *pieces, bpc_swap_info_t *info)
+static int swap_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
+                      void *const *bufs, size_t count, const bpc_swap_op_t *op,
+                      const bpc_swap_params_t *params, bpc_swap_piece_t *pieces, bpc_swap_info_t *info)
 {
   if (ctx == NULL)
     return BPC_ENULL;
@@ -380,5 +381,20 @@ int bpc_swap(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
   if (rc == BPC_OK)
     rc = bpc__swap_exec(&plan, bufs, pieces, info);
   bpc__swap_plan_free(&plan);
+  return rc;
+}
+
+/* The public entry: the re-entrancy guard (bpc__enter) around the call. */
+int bpc_swap(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
+             void *const *bufs, size_t count, const bpc_swap_op_t *op,
+             const bpc_swap_params_t *params, bpc_swap_piece_t *pieces, bpc_swap_info_t *info)
+{
+  if (ctx == NULL)
+    return swap_entry(ctx, assign, type, bufs, count, op, params, pieces, info);
+  int rc = bpc__enter(ctx, "bpc_swap");
+  if (rc != BPC_OK)
+    return rc;
+  rc = swap_entry(ctx, assign, type, bufs, count, op, params, pieces, info);
+  bpc__leave(ctx, rc);
   return rc;
 }
