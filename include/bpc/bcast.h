@@ -51,8 +51,9 @@ typedef struct bpc_bcast_params {
   /* "br_lin", "br_xy_source", "br_xy_dim", "2step", "xor", "mpi" or "auto" (NULL =
    * "auto"; case-insensitive). "auto" uses BPC_BCAST_ALGORITHM from the
    * environment if set, else the cheapest row by the cost model of
-   * doc/bcast.md (alpha-beta, each schedule simulated per process with
-   * the largest item size, agreed in the argument agreement). */
+   * doc/bcast.md (alpha-beta, each schedule's messages counted per
+   * process with the largest item size, agreed in the argument
+   * agreement). */
   const char *algorithm;
   /* OpenMP threads: 0 = OpenMP default, 1 = none. Accepted for the common
    * convention; the engine works on the calling thread. */
