@@ -139,11 +139,70 @@ static const bench_eopt_t bc_options[] = {
     {"s", "N", "number of sources (default: 1, 2, p/4, p/2, p)"},
     {"reposition", NULL, "move the sources to each algorithm's ideal distribution first"},
     {"partition", NULL, "run each algorithm in two halves, then one exchange between them"},
+    {"calibrate", NULL, "no benchmark: measure alpha and beta of auto's cost model by ping-pong "
+                        "between ranks 0 and 1 and print them as BPC_BCAST_ALPHA/BETA"},
     {NULL, NULL, NULL},
 };
 
+/* Half the round trip of `bytes` between ranks 0 and 1, the median of
+ * 15 batches of 20 (rank 0's value; other ranks wait in the barriers). */
+static double bc_pingpong(bench_env_t *env, unsigned char *buf, int bytes)
+{
+  double t[15];
+  for (int b = 0; b < 15; b++) {
+    MPI_Barrier(env->world);
+    const double t0 = MPI_Wtime();
+    for (int i = 0; i < 20 && env->rank < 2; i++) {
+      if (env->rank == 0) {
+        MPI_Send(buf, bytes, MPI_BYTE, 1, 7, env->world);
+        MPI_Recv(buf, bytes, MPI_BYTE, 1, 7, env->world, MPI_STATUS_IGNORE);
+      } else {
+        MPI_Recv(buf, bytes, MPI_BYTE, 0, 7, env->world, MPI_STATUS_IGNORE);
+        MPI_Send(buf, bytes, MPI_BYTE, 0, 7, env->world);
+      }
+    }
+    t[b] = (MPI_Wtime() - t0) / 40.0;
+  }
+  for (int i = 1; i < 15; i++) /* insertion sort: the median */
+    for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+      const double x = t[j];
+      t[j] = t[j - 1];
+      t[j - 1] = x;
+    }
+  return t[7];
+}
+
+/* --calibrate: alpha = the one-way time of an empty message, beta = the
+ * extra time per byte of a 1 MiB one; printed as shell exports (rank 0),
+ * which bpc_bcast's auto reads from the environment. */
+static int bc_calibrate(bench_env_t *env)
+{
+  if (env->size < 2) {
+    if (env->rank == 0)
+      bench_error(env, "bcast --calibrate: needs at least 2 ranks");
+    return BENCH_EXIT_USAGE;
+  }
+  const int big = 1 << 20;
+  unsigned char *buf = calloc((size_t)big, 1);
+  if (buf == NULL)
+    return BENCH_EXIT_FAIL;
+  bc_pingpong(env, buf, big); /* warm-up */
+  const double t0 = bc_pingpong(env, buf, 0), t1 = bc_pingpong(env, buf, big);
+  free(buf);
+  double alpha = t0 > 1e-9 ? t0 : 1e-9, beta = (t1 - t0) / big;
+  if (beta < 1e-13)
+    beta = 1e-13;
+  if (env->rank == 0)
+    printf("# bpc-bench bcast --calibrate: ping-pong ranks 0-1, median of 15 x 20\n"
+           "export BPC_BCAST_ALPHA=%.6g\nexport BPC_BCAST_BETA=%.6g\n",
+           alpha, beta);
+  return BENCH_EXIT_OK;
+}
+
 static int bc_run(bench_env_t *env)
 {
+  if (bench_eopt(env, "calibrate") != NULL)
+    return bc_calibrate(env);
   const int bpp = bench_blocks_per_proc(env);
   const int n = bpp * env->size;
   const char *algos[BENCH_MAX_ALGOS];

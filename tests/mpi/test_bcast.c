@@ -52,6 +52,14 @@ static void one(const bpc_assign_t *a, int n, int rows, int cols, const char *al
   T_CHECK(rc == BPC_OK && bad == 0, "%s n=%d mesh %dx%d %s s=%d custom=%d rep=%d: %s (%s), %d bad: %s",
           algo, n, rows, cols, bpc__bcast_dist_name(kind), s, custom, rep, bpc_err_name(rc),
           bpc_last_error(ctx), bad, why);
+  /* auto's choice (row, repositioning, partitioning) is the same on every rank */
+  if (strcmp(algo, "auto") == 0) {
+    int v[3] = {(int)info.algorithm, info.reposition, info.partition}, lo[3], hi[3];
+    MPI_Allreduce(v, lo, 3, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(v, hi, 3, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    T_CHECK(memcmp(lo, hi, sizeof lo) == 0 && (v[1] | v[2]) <= 1,
+            "auto n=%d s=%d: choice %d/%d/%d differs between ranks", n, s, v[0], v[1], v[2]);
+  }
   /* every process with blocks gets every item exactly once */
   int *has = calloc((size_t)t_size, sizeof(int));
   for (int g = 0; g < n; g++) {
@@ -286,6 +294,7 @@ static const bad_case_t bad_cases[] = {
     {"mesh differs", BPC_EMISMATCH, 1, "mesh rows"},
     {"reposition differs", BPC_EMISMATCH, 1, "reposition"},
     {"partition differs", BPC_EMISMATCH, 1, "partition"},
+    {"BPC_BCAST_ALPHA differs", BPC_EMISMATCH, 1, "model alpha (ps)"},
 };
 #define NBAD ((int)(sizeof bad_cases / sizeof bad_cases[0]))
 
@@ -344,6 +353,7 @@ START_TEST(test_bcast_bad_rank)
         case 14: P.rows = 1; P.cols = n; break;
         case 15: P.reposition = 1; break;
         case 16: P.partition = 1; break;
+        case 17: setenv("BPC_BCAST_ALPHA", "3e-6", 1); break;
         }
       }
       if (c == 13 && !bad)
@@ -355,6 +365,7 @@ START_TEST(test_bcast_bad_rank)
         P.cols = n / 2;
       }
       int rc = bpc_bcast(ctx, as, t, src, ns, it, rv, NULL, &P, NULL);
+      unsetenv("BPC_BCAST_ALPHA");
       bad_check(ctx, &bad_cases[c], m, rc);
     }
   bpc_assign_destroy(&a);

@@ -59,8 +59,16 @@ bpc_bcast_params_t bpc_bcast_params_default(void)
  * BC_SAMPLE + 4). */
 #define BC_SAMPLE 12
 
-static double bc_alpha(void) { return BC_ALPHA; }
-static double bc_beta(void) { return BC_BETA; }
+/* A model constant: environment variable `name` (seconds, resp. seconds
+ * per byte: what `bpc-bench bcast --calibrate` prints) when it holds a
+ * positive number, else the built-in value. */
+static double bc_const(const char *name, double dflt)
+{
+  const char *e = getenv(name);
+  char *end = NULL;
+  const double v = e != NULL ? strtod(e, &end) : 0.0;
+  return e != NULL && end != e && *end == '\0' && v > 0.0 && v < 1.0 ? v : dflt;
+}
 
 /* The row's schedule in two halves plus the final exchange, built only
  * (C->S); positions = where the sources start (ascending). */
@@ -189,7 +197,7 @@ out:
 double bpc__bc_model(bpc__bc_call_t *C0, const bpc__algo_t *row, double L)
 {
   const int nr = C0->ctx->size, s = C0->s;
-  const double alpha = bc_alpha(), beta = bc_beta();
+  const double alpha = C0->alpha, beta = C0->beta;
   if (row->info.id == BPC_BCAST_MPI) {
     int lg = 0;
     while ((1 << lg) < nr)
@@ -376,6 +384,11 @@ int bpc_bcast(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type
   bpc__sig_int(&sig, "nsources", ok ? nsources : 0);
   bpc__sig_bytes(&sig, "sources", ok ? sources : NULL, ok ? sizeof(int) * (size_t)nsources : 0);
   bpc__sig_type(&sig, ok ? type : NULL);
+  /* auto's model constants (they decide the algorithm: the same everywhere) */
+  const double alpha = bc_const("BPC_BCAST_ALPHA", BC_ALPHA);
+  const double beta = bc_const("BPC_BCAST_BETA", BC_BETA);
+  bpc__sig_int(&sig, "model alpha (ps)", ok && row == NULL ? (long long)(alpha * 1e12 + 0.5) : 0);
+  bpc__sig_int(&sig, "model beta (1e-18 s/byte)", ok && row == NULL ? (long long)(beta * 1e18 + 0.5) : 0);
   bpc__sig_max(&sig, "largest item", maxL);
   long long vals[BPC__SIG_MAX];
   rc = bpc__agree_args_vals(ctx, "bcast", rc, &sig, vals);
@@ -400,15 +413,28 @@ int bpc_bcast(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type
   C.items = items;
   C.recv = recv;
   C.user = user;
-  if (row == NULL) { /* auto: the cheapest row by the cost model */
+  C.alpha = alpha;
+  C.beta = beta;
+  if (row == NULL) { /* auto: the cheapest row and variant by the cost model */
     double best = 0.0;
-    for (int k = 0; k < bpc__engine_bcast.nrows; k++) {
-      const double T = bpc__bc_model(&C, &bpc__engine_bcast.rows[k], (double)vals[sig.n - 1]);
-      if (row == NULL || T < best) {
-        best = T;
-        row = &bpc__engine_bcast.rows[k];
+    int rep = 0, part = 0;
+    for (int k = 0; k < bpc__engine_bcast.nrows; k++)
+      for (int v = 0; v < 4; v++) {
+        const bpc__algo_t *r = &bpc__engine_bcast.rows[k];
+        if ((r->info.id == BPC_BCAST_MPI && v != 0) || (r->info.id == BPC_BCAST_2STEP && (v & 1)))
+          continue; /* variants without effect */
+        C.reposition = v & 1;
+        C.partition = v >> 1;
+        const double T = bpc__bc_model(&C, r, (double)vals[sig.n - 1]);
+        if (row == NULL || T < best) {
+          best = T;
+          row = r;
+          rep = C.reposition;
+          part = C.partition;
+        }
       }
-    }
+    C.reposition = rep;
+    C.partition = part;
   }
   rc = bpc__exch_open(ctx, "bcast", bpc__assign_rank_cb, assign, &C.ex);
   if (rc == BPC_OK) {
@@ -429,6 +455,9 @@ int bpc_bcast(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type
     info->source = source;
     info->rows = rows;
     info->cols = cols;
+    info->reposition = C.reposition && row->info.id != BPC_BCAST_MPI &&
+                       row->info.id != BPC_BCAST_2STEP && nsources > 0;
+    info->partition = C.partition && row->info.id != BPC_BCAST_MPI && assign->nblocks >= 2;
     info->steps = C.steps;
     info->msgs_sent = C.msgs;
     info->bytes_sent = C.bytes;

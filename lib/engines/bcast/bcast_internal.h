@@ -51,6 +51,7 @@ typedef struct bpc__bc_call {
   int reposition; /* move the sources to the row's ideal distribution first */
   int partition;  /* run the row in two halves, then exchange between them */
   int plan_only; /* 1: build the schedule, do not run it (bpc__bcast_sched_check) */
+  double alpha, beta; /* the cost model's constants (auto) */
   /* results for info */
   int steps;
   long long msgs, bytes;
