@@ -58,8 +58,9 @@ typedef struct bpc_bcast_params {
    * from BPC_BCAST_ALPHA and BPC_BCAST_BETA, which
    * `bpc-bench bcast --calibrate` measures, else built-in values). */
   const char *algorithm;
-  /* OpenMP threads: 0 = OpenMP default, 1 = none. Accepted for the common
-   * convention; the engine works on the calling thread. */
+  /* OpenMP threads: 0 = OpenMP default, 1 = none. Accepted (and checked)
+   * for the common convention; unused: the engine works on the calling
+   * thread (doc/bcast.md "Threads" says why). */
   int nthreads;
   /* The mesh view of the blocks (gid = row * cols + col): rows x cols ==
    * nblocks, or {0, 0} for the near-square factorisation (rows = the
