@@ -45,3 +45,6 @@ apps_bpc_render_SOURCES = apps/bpc-render.c apps/render/render.h apps/render/ren
 apps_bpc_render_CFLAGS = $(AM_CFLAGS) $(PNG_CFLAGS) -I$(top_srcdir)/apps
 apps_bpc_render_LDADD = $(APP_LDADD) $(PNG_LIBS) -lm
 endif
+
+# the s-to-p broadcast sweep (doc/bcast.md "Benchmark")
+EXTRA_DIST += apps/bench/bcast_sweep.sh

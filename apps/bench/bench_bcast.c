@@ -89,9 +89,16 @@ static int bc_run_bpc(void *st)
   bc_state_t *S = st;
   bpc_type_t t = bpc_type_contiguous(1, MPI_BYTE);
   bpc_bcast_params_t P = bpc_bcast_params_default();
-  P.algorithm = S->algo;
-  P.reposition = S->reposition;
-  P.partition = S->partition;
+  /* bench-only variants: lib_auto (the library's own choice, flags
+   * included), <row>+r (repositioned), <row>+p (partitioned), <row>+rp */
+  char name[32];
+  snprintf(name, sizeof name, "%s", strcmp(S->algo, "lib_auto") == 0 ? "auto" : S->algo);
+  char *plus = strchr(name, '+');
+  P.reposition = S->reposition || (plus != NULL && strchr(plus, 'r') != NULL);
+  P.partition = S->partition || (plus != NULL && strchr(plus, 'p') != NULL);
+  if (plus != NULL)
+    *plus = '\0';
+  P.algorithm = name;
   S->delivered = 0;
   return bpc_bcast(S->env->ctx, S->a, &t, S->src, S->s, bc_item, bc_recv, S, &P, NULL);
 }
@@ -133,6 +140,12 @@ static int bc_check(void *st, int *correct)
 }
 
 static const size_t bc_default_bytes[] = {32, 1024, 16384};
+/* After the registry's rows: the library's auto as a line of its own, and
+ * the repositioned and partitioned variants (the paper's repos_* and
+ * part_*). */
+static const char *const bc_variants[] = {
+    "lib_auto",   "br_lin+r", "br_xy_source+r", "br_xy_dim+r",     "xor+r",
+    "br_lin+p",   "br_xy_source+p", "br_lin+rp", "br_xy_source+rp", NULL};
 static const bench_eopt_t bc_options[] = {
     {"dist", "NAME", "source distribution: row, col, equal, rdiag, ldiag, band, cross, block, "
                      "random (default: every one)"},
@@ -334,7 +347,8 @@ const bench_engine_t bench_engine_bcast = {
     .name = "bcast",
     .desc = "s-to-p broadcast vs MPI_Allgatherv and s x MPI_Bcast, per source distribution",
     .registry = "bcast",
-    .auto_algorithms = BENCH_AUTO_ROWS,
+    .algorithms = bc_variants,
+    .auto_algorithms = BENCH_AUTO_ALL,
     .uses_k = 0,
     .default_bytes = bc_default_bytes,
     .n_default_bytes = 3,
@@ -345,6 +359,10 @@ const bench_engine_t bench_engine_bcast = {
              "  items of the first local block out (timed). Baselines, each on its own line:\n"
              "  one MPI_Allgatherv of the sources' items (packed once per repetition,\n"
              "  untimed) and s x MPI_Bcast rooted at each source's rank. Lines are named\n"
-             "  <algorithm>-<dist>-s<s>.\n",
+             "  <algorithm>-<dist>-s<s>. Variants after the registry's rows: lib_auto\n"
+             "  (bpc_bcast's own auto, which also decides repositioning and partitioning),\n"
+             "  <row>+r repositioned, <row>+p partitioned, <row>+rp both. --calibrate:\n"
+             "  no benchmark, print BPC_BCAST_ALPHA/BETA measured by ping-pong.\n"
+             "  apps/bench/bcast_sweep.sh runs the whole sweep of doc/bcast.md.\n",
     .run = bc_run,
 };
