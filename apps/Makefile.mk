@@ -60,3 +60,6 @@ apps_bpc_register_SOURCES += apps/common/png_out.h apps/common/png_out.c
 apps_bpc_register_CFLAGS += $(PNG_CFLAGS) -DREG_HAVE_PNG
 apps_bpc_register_LDADD += $(PNG_LIBS)
 endif
+
+# the s-to-p broadcast sweep (doc/bcast.md "Benchmark")
+EXTRA_DIST += apps/bench/bcast_sweep.sh

@@ -89,9 +89,16 @@ static int bc_run_bpc(void *st)
   bc_state_t *S = st;
   bpc_type_t t = bpc_type_contiguous(1, MPI_BYTE);
   bpc_bcast_params_t P = bpc_bcast_params_default();
-  P.algorithm = S->algo;
-  P.reposition = S->reposition;
-  P.partition = S->partition;
+  /* bench-only variants: lib_auto (the library's own choice, flags
+   * included), <row>+r (repositioned), <row>+p (partitioned), <row>+rp */
+  char name[32];
+  snprintf(name, sizeof name, "%s", strcmp(S->algo, "lib_auto") == 0 ? "auto" : S->algo);
+  char *plus = strchr(name, '+');
+  P.reposition = S->reposition || (plus != NULL && strchr(plus, 'r') != NULL);
+  P.partition = S->partition || (plus != NULL && strchr(plus, 'p') != NULL);
+  if (plus != NULL)
+    *plus = '\0';
+  P.algorithm = name;
   S->delivered = 0;
   return bpc_bcast(S->env->ctx, S->a, &t, S->src, S->s, bc_item, bc_recv, S, &P, NULL);
 }
@@ -133,17 +140,82 @@ static int bc_check(void *st, int *correct)
 }
 
 static const size_t bc_default_bytes[] = {32, 1024, 16384};
+/* After the registry's rows: the library's auto as a line of its own, and
+ * the repositioned and partitioned variants (the paper's repos_* and
+ * part_*). */
+static const char *const bc_variants[] = {
+    "lib_auto",   "br_lin+r", "br_xy_source+r", "br_xy_dim+r",     "xor+r",
+    "br_lin+p",   "br_xy_source+p", "br_lin+rp", "br_xy_source+rp", NULL};
 static const bench_eopt_t bc_options[] = {
     {"dist", "NAME", "source distribution: row, col, equal, rdiag, ldiag, band, cross, block, "
                      "random (default: every one)"},
     {"s", "N", "number of sources (default: 1, 2, p/4, p/2, p)"},
     {"reposition", NULL, "move the sources to each algorithm's ideal distribution first"},
     {"partition", NULL, "run each algorithm in two halves, then one exchange between them"},
+    {"calibrate", NULL, "no benchmark: measure alpha and beta of auto's cost model by ping-pong "
+                        "between ranks 0 and 1 and print them as BPC_BCAST_ALPHA/BETA"},
     {NULL, NULL, NULL},
 };
 
+/* Half the round trip of `bytes` between ranks 0 and 1, the median of
+ * 15 batches of 20 (rank 0's value; other ranks wait in the barriers). */
+static double bc_pingpong(bench_env_t *env, unsigned char *buf, int bytes)
+{
+  double t[15];
+  for (int b = 0; b < 15; b++) {
+    MPI_Barrier(env->world);
+    const double t0 = MPI_Wtime();
+    for (int i = 0; i < 20 && env->rank < 2; i++) {
+      if (env->rank == 0) {
+        MPI_Send(buf, bytes, MPI_BYTE, 1, 7, env->world);
+        MPI_Recv(buf, bytes, MPI_BYTE, 1, 7, env->world, MPI_STATUS_IGNORE);
+      } else {
+        MPI_Recv(buf, bytes, MPI_BYTE, 0, 7, env->world, MPI_STATUS_IGNORE);
+        MPI_Send(buf, bytes, MPI_BYTE, 0, 7, env->world);
+      }
+    }
+    t[b] = (MPI_Wtime() - t0) / 40.0;
+  }
+  for (int i = 1; i < 15; i++) /* insertion sort: the median */
+    for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+      const double x = t[j];
+      t[j] = t[j - 1];
+      t[j - 1] = x;
+    }
+  return t[7];
+}
+
+/* --calibrate: alpha = the one-way time of an empty message, beta = the
+ * extra time per byte of a 1 MiB one; printed as shell exports (rank 0),
+ * which bpc_bcast's auto reads from the environment. */
+static int bc_calibrate(bench_env_t *env)
+{
+  if (env->size < 2) {
+    if (env->rank == 0)
+      bench_error(env, "bcast --calibrate: needs at least 2 ranks");
+    return BENCH_EXIT_USAGE;
+  }
+  const int big = 1 << 20;
+  unsigned char *buf = calloc((size_t)big, 1);
+  if (buf == NULL)
+    return BENCH_EXIT_FAIL;
+  bc_pingpong(env, buf, big); /* warm-up */
+  const double t0 = bc_pingpong(env, buf, 0), t1 = bc_pingpong(env, buf, big);
+  free(buf);
+  double alpha = t0 > 1e-9 ? t0 : 1e-9, beta = (t1 - t0) / big;
+  if (beta < 1e-13)
+    beta = 1e-13;
+  if (env->rank == 0)
+    printf("# bpc-bench bcast --calibrate: ping-pong ranks 0-1, median of 15 x 20\n"
+           "export BPC_BCAST_ALPHA=%.6g\nexport BPC_BCAST_BETA=%.6g\n",
+           alpha, beta);
+  return BENCH_EXIT_OK;
+}
+
 static int bc_run(bench_env_t *env)
 {
+  if (bench_eopt(env, "calibrate") != NULL)
+    return bc_calibrate(env);
   const int bpp = bench_blocks_per_proc(env);
   const int n = bpp * env->size;
   const char *algos[BENCH_MAX_ALGOS];
@@ -275,7 +347,8 @@ const bench_engine_t bench_engine_bcast = {
     .name = "bcast",
     .desc = "s-to-p broadcast vs MPI_Allgatherv and s x MPI_Bcast, per source distribution",
     .registry = "bcast",
-    .auto_algorithms = BENCH_AUTO_ROWS,
+    .algorithms = bc_variants,
+    .auto_algorithms = BENCH_AUTO_ALL,
     .uses_k = 0,
     .default_bytes = bc_default_bytes,
     .n_default_bytes = 3,
@@ -286,6 +359,10 @@ const bench_engine_t bench_engine_bcast = {
              "  items of the first local block out (timed). Baselines, each on its own line:\n"
              "  one MPI_Allgatherv of the sources' items (packed once per repetition,\n"
              "  untimed) and s x MPI_Bcast rooted at each source's rank. Lines are named\n"
-             "  <algorithm>-<dist>-s<s>.\n",
+             "  <algorithm>-<dist>-s<s>. Variants after the registry's rows: lib_auto\n"
+             "  (bpc_bcast's own auto, which also decides repositioning and partitioning),\n"
+             "  <row>+r repositioned, <row>+p partitioned, <row>+rp both. --calibrate:\n"
+             "  no benchmark, print BPC_BCAST_ALPHA/BETA measured by ping-pong.\n"
+             "  apps/bench/bcast_sweep.sh runs the whole sweep of doc/bcast.md.\n",
     .run = bc_run,
 };

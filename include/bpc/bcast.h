@@ -50,12 +50,17 @@ typedef enum bpc_bcast_algorithm {
 typedef struct bpc_bcast_params {
   /* "br_lin", "br_xy_source", "br_xy_dim", "2step", "xor", "mpi" or "auto" (NULL =
    * "auto"; case-insensitive). "auto" uses BPC_BCAST_ALGORITHM from the
-   * environment if set, else the cheapest row by the cost model of
-   * doc/bcast.md (alpha-beta, each schedule simulated per process with
-   * the largest item size, agreed in the argument agreement). */
+   * environment if set (with reposition and partition as given), else
+   * the cheapest row, with or without repositioning and partitioning
+   * (the two flags are then ignored), by the cost model of doc/bcast.md
+   * (alpha-beta, each schedule's messages counted per process with the
+   * largest item size, agreed in the argument agreement; alpha and beta
+   * from BPC_BCAST_ALPHA and BPC_BCAST_BETA, which
+   * `bpc-bench bcast --calibrate` measures, else built-in values). */
   const char *algorithm;
-  /* OpenMP threads: 0 = OpenMP default, 1 = none. Accepted for the common
-   * convention; the engine works on the calling thread. */
+  /* OpenMP threads: 0 = OpenMP default, 1 = none. Accepted (and checked)
+   * for the common convention; unused: the engine works on the calling
+   * thread (doc/bcast.md "Threads" says why). */
   int nthreads;
   /* The mesh view of the blocks (gid = row * cols + col): rows x cols ==
    * nblocks, or {0, 0} for the near-square factorisation (rows = the
@@ -64,13 +69,15 @@ typedef struct bpc_bcast_params {
   int rows, cols;
   /* 1: repositioning: first move the source items to the algorithm's
    * ideal distribution (one step, one message per moved item), then run
-   * the algorithm from there (doc/bcast.md; no effect on 2step and mpi).
-   * 0 (default): no. Must be the same on every rank. */
+   * the algorithm from there (doc/bcast.md; no effect on 2step and mpi;
+   * auto's built-in rule decides by itself). 0 (default): no. Must be the
+   * same on every rank. */
   int reposition;
   /* 1: partitioning: cut the mesh in two halves (rows, or a line in two),
    * run the algorithm inside both halves at once, then one exchange step
    * between them (doc/bcast.md; combines with reposition; no effect on
-   * mpi). 0 (default): no. Must be the same on every rank. */
+   * mpi; auto's built-in rule decides by itself). 0 (default): no. Must
+   * be the same on every rank. */
   int partition;
 } bpc_bcast_params_t;
 
@@ -84,6 +91,8 @@ typedef struct bpc_bcast_info {
   char name[16];
   bpc_algo_source_t source; /* argument, BPC_BCAST_ALGORITHM or built-in */
   int rows, cols;           /* the mesh view used */
+  int reposition, partition; /* 1 when the sources were repositioned, resp. the mesh
+                              * partitioned (auto decides both) */
   int steps;                /* steps of the schedule */
   long long msgs_sent;      /* messages this rank sent to other ranks */
   long long bytes_sent;     /* payload bytes of those (items only) */
@@ -111,7 +120,8 @@ typedef struct bpc_bcast_info {
  * BPC_EDIVS (rows x cols is not nblocks), BPC_ETYPE (bad type), BPC_EALGO
  * (unknown algorithm, also in BPC_BCAST_ALGORITHM), BPC_EMISMATCH (valid
  * arguments that differ between ranks: block count, sources, mesh,
- * reposition, partition, algorithm, type kind or element size), BPC_ECALLBACK (an item, recv,
+ * reposition, partition, algorithm, type kind or element size; auto's
+ * model constants from BPC_BCAST_ALPHA/BETA), BPC_ECALLBACK (an item, recv,
  * pack or unpack callback failed on some rank; the schedule still
  * completes), BPC_ETRUNC (a contiguous item whose size is not a multiple of
  * the element size), BPC_ENOMEM, BPC_EMPI.

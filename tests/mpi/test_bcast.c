@@ -52,6 +52,14 @@ static void one(const bpc_assign_t *a, int n, int rows, int cols, const char *al
   T_CHECK(rc == BPC_OK && bad == 0, "%s n=%d mesh %dx%d %s s=%d custom=%d rep=%d: %s (%s), %d bad: %s",
           algo, n, rows, cols, bpc__bcast_dist_name(kind), s, custom, rep, bpc_err_name(rc),
           bpc_last_error(ctx), bad, why);
+  /* auto's choice (row, repositioning, partitioning) is the same on every rank */
+  if (strcmp(algo, "auto") == 0) {
+    int v[3] = {(int)info.algorithm, info.reposition, info.partition}, lo[3], hi[3];
+    MPI_Allreduce(v, lo, 3, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(v, hi, 3, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    T_CHECK(memcmp(lo, hi, sizeof lo) == 0 && (v[1] | v[2]) <= 1,
+            "auto n=%d s=%d: choice %d/%d/%d differs between ranks", n, s, v[0], v[1], v[2]);
+  }
   /* every process with blocks gets every item exactly once */
   int *has = calloc((size_t)t_size, sizeof(int));
   for (int g = 0; g < n; g++) {
@@ -129,6 +137,101 @@ START_TEST(test_bcast_mesh10)
 }
 END_TEST
 
+/* Many blocks: 4096 on the processes (the per-process plan must not grow
+ * with the square of the block count). Light callbacks: a gid -> local
+ * index map, items of g % 5 ints g * 7 + e. */
+typedef struct mb_ud {
+  int n, s;
+  const int *src;
+  int *lidx;  /* gid -> local index or -1 */
+  int *pos;   /* per local block: next source index expected */
+  bpc_buf_t *bufs;
+  int *vals;
+  long long bad;
+} mb_ud_t;
+
+static int mb_item(int g, const void **item, void *user)
+{
+  mb_ud_t *u = user;
+  *item = &u->bufs[g];
+  return 0;
+}
+
+static int mb_recv(int dst, int g, void *item, void *user)
+{
+  mb_ud_t *u = user;
+  const bpc_buf_t *b = item;
+  const int l = u->lidx[dst];
+  if (l < 0 || u->pos[l] >= u->s || u->src[u->pos[l]] != g || b->count != (size_t)(g % 5)) {
+    u->bad++;
+    return 0;
+  }
+  u->pos[l]++;
+  for (size_t e = 0; e < b->count; e++)
+    u->bad += ((const int *)b->data)[e] != g * 7 + (int)e;
+  return 0;
+}
+
+START_TEST(test_bcast_many_blocks)
+{
+  const int n = 4096;
+  bpc_assign_t *a = NULL;
+  T_CHECK(bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a) == BPC_OK, "assign");
+  const int *loc = NULL;
+  int nl = 0;
+  bpc_assign_local(a, &loc, &nl);
+  mb_ud_t u;
+  memset(&u, 0, sizeof u);
+  u.n = n;
+  u.lidx = malloc(sizeof(int) * (size_t)n);
+  u.pos = calloc((size_t)nl + 1, sizeof(int));
+  u.bufs = calloc((size_t)n, sizeof *u.bufs);
+  u.vals = malloc(sizeof(int) * 5 * (size_t)n);
+  for (int g = 0; g < n; g++) {
+    u.lidx[g] = -1;
+    for (int e = 0; e < 5; e++)
+      u.vals[5 * g + e] = g * 7 + e;
+    u.bufs[g].data = &u.vals[5 * g];
+    u.bufs[g].count = (size_t)(g % 5);
+  }
+  for (int l = 0; l < nl; l++)
+    u.lidx[loc[l]] = l;
+  int *src = malloc(sizeof(int) * (size_t)n);
+  bpc_algo_info_t tab[16];
+  const int na = algos(tab);
+  bpc_type_t t = bpc_type_contiguous(sizeof(int), MPI_INT);
+  /* s = p (every block), s small, and one mid-size s repositioned and partitioned */
+  const int sv[3] = {n, 3, 200}, dv[3] = {BPC__BDIST_ROW, BPC__BDIST_RANDOM, BPC__BDIST_BAND};
+  for (int k = 0; k <= na; k++)
+    for (int c = 0; c < 3; c++) {
+      const char *algo = k < na ? tab[k].name : "auto";
+      if (c == 2 && (k == na || strcmp(algo, "mpi") == 0))
+        continue;
+      T_CHECK(bpc__bcast_dist(dv[c], 64, 64, sv[c], 7u, src) == BPC_OK, "dist");
+      u.s = sv[c];
+      u.src = src;
+      u.bad = 0;
+      memset(u.pos, 0, sizeof(int) * (size_t)nl);
+      bpc_bcast_params_t P = bpc_bcast_params_default();
+      P.algorithm = algo;
+      P.reposition = P.partition = c == 2;
+      bpc_bcast_info_t info;
+      int rc = bpc_bcast(ctx, a, &t, src, u.s, mb_item, mb_recv, &u, &P, &info);
+      for (int l = 0; l < nl && rc == BPC_OK; l++)
+        u.bad += u.pos[l] != u.s;
+      T_CHECK(rc == BPC_OK && u.bad == 0, "4096 blocks, %s s=%d: %s, %lld bad", algo, u.s,
+              bpc_err_name(rc), u.bad);
+    }
+  free(src);
+  free(u.lidx);
+  free(u.pos);
+  free(u.bufs);
+  free(u.vals);
+  bpc_assign_destroy(&a);
+  T_SYNC();
+}
+END_TEST
+
 START_TEST(test_bcast_callback)
 {
   const int n = 2 * t_size;
@@ -191,6 +294,7 @@ static const bad_case_t bad_cases[] = {
     {"mesh differs", BPC_EMISMATCH, 1, "mesh rows"},
     {"reposition differs", BPC_EMISMATCH, 1, "reposition"},
     {"partition differs", BPC_EMISMATCH, 1, "partition"},
+    {"BPC_BCAST_ALPHA differs", BPC_EMISMATCH, 1, "model alpha (ps)"},
 };
 #define NBAD ((int)(sizeof bad_cases / sizeof bad_cases[0]))
 
@@ -249,6 +353,7 @@ START_TEST(test_bcast_bad_rank)
         case 14: P.rows = 1; P.cols = n; break;
         case 15: P.reposition = 1; break;
         case 16: P.partition = 1; break;
+        case 17: setenv("BPC_BCAST_ALPHA", "3e-6", 1); break;
         }
       }
       if (c == 13 && !bad)
@@ -260,6 +365,7 @@ START_TEST(test_bcast_bad_rank)
         P.cols = n / 2;
       }
       int rc = bpc_bcast(ctx, as, t, src, ns, it, rv, NULL, &P, NULL);
+      unsetenv("BPC_BCAST_ALPHA");
       bad_check(ctx, &bad_cases[c], m, rc);
     }
   bpc_assign_destroy(&a);
@@ -279,6 +385,13 @@ static Suite *make(void)
   tcase_add_test(tc, test_bcast_bad_rank);
   tcase_add_test(tc, test_allgatherv);
   suite_add_tcase(s, tc);
+  /* the budget: 4096 blocks, every algorithm, s = p and small, in 120 s
+   * at any count of tests/testlist (a correctness check; nothing timed) */
+  TCase *big = tcase_create("many_blocks");
+  tcase_set_timeout(big, 120);
+  tcase_add_checked_fixture(big, setup, teardown);
+  tcase_add_test(big, test_bcast_many_blocks);
+  suite_add_tcase(s, big);
   return s;
 }
 

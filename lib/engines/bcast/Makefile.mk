@@ -1,8 +1,10 @@
 # lib/engines/bcast: s-to-p broadcast: entry and table (bcast.c), the shared
-# schedule builder and executor (bcast_exec.c), one file per algorithm.
+# schedule builder and executor (bcast_exec.c), the process-level plan the
+# executor and the cost model query (bcast_plan.c), one file per algorithm.
 lib_libbpc_internal_la_SOURCES += \
 	lib/engines/bcast/bcast.c \
 	lib/engines/bcast/bcast_exec.c \
+	lib/engines/bcast/bcast_plan.c \
 	lib/engines/bcast/br_lin.c \
 	lib/engines/bcast/br_xy_source.c \
 	lib/engines/bcast/br_xy_dim.c \

@@ -54,6 +54,21 @@ bpc_bcast_params_t bpc_bcast_params_default(void)
  * per message and time per byte, a shared-memory or fast-network node. */
 #define BC_ALPHA 2e-6
 #define BC_BETA 2e-10
+/* Processes the model evaluates besides the first and last rank and the
+ * first and last source's (all of them when there are at most
+ * BC_SAMPLE + 4). */
+#define BC_SAMPLE 12
+
+/* A model constant: environment variable `name` (seconds, resp. seconds
+ * per byte: what `bpc-bench bcast --calibrate` prints) when it holds a
+ * positive number, else the built-in value. */
+static double bc_const(const char *name, double dflt)
+{
+  const char *e = getenv(name);
+  char *end = NULL;
+  const double v = e != NULL ? strtod(e, &end) : 0.0;
+  return e != NULL && end != e && *end == '\0' && v > 0.0 && v < 1.0 ? v : dflt;
+}
 
 /* The row's schedule in two halves plus the final exchange, built only
  * (C->S); positions = where the sources start (ascending). */
@@ -64,9 +79,11 @@ static int bc_partition(bpc__bc_call_t *C, const bpc__algo_t *row, const int *po
   const int r1 = by_rows ? R / 2 : 1, c1 = by_rows ? Cc : Cc / 2;
   const int p1 = r1 * c1, p2 = p - p1;
   int *map = malloc(sizeof(int) * (size_t)p), *vs = malloc(sizeof(int) * (size_t)(s + 1));
-  if (map == NULL || vs == NULL) {
+  int *inv = malloc(sizeof(int) * (size_t)p);
+  if (map == NULL || vs == NULL || inv == NULL) {
     free(map);
     free(vs);
+    free(inv);
     return bpc__err(C->ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
   }
   /* half 0: gids of rows [0, r1) (or columns [0, c1) of the line), in
@@ -78,6 +95,8 @@ static int bc_partition(bpc__bc_call_t *C, const bpc__algo_t *row, const int *po
   for (int g = 0; g < p; g++)
     if (!(by_rows ? g / Cc < r1 : g % Cc < c1))
       map[k++] = g;
+  for (int v = 0; v < p; v++)
+    inv[map[v]] = v;
   int rc = BPC_OK;
   for (int h = 0; h < 2 && rc == BPC_OK; h++) {
     const int off = h ? p1 : 0, n = h ? p2 : p1;
@@ -90,11 +109,8 @@ static int bc_partition(bpc__bc_call_t *C, const bpc__algo_t *row, const int *po
     H.partition = 0;
     H.s = 0;
     for (int i = 0; i < s; i++) /* virtual index of each source in this half */
-      for (int v = 0; v < n; v++)
-        if (map[off + v] == pos[i]) {
-          vs[H.s++] = v;
-          break;
-        }
+      if (inv[pos[i]] >= off && inv[pos[i]] < off + n)
+        vs[H.s++] = inv[pos[i]] - off;
     H.sources = vs;
     H.S.map = map + off;
     rc = row->run(&H);
@@ -112,6 +128,7 @@ static int bc_partition(bpc__bc_call_t *C, const bpc__algo_t *row, const int *po
   }
   free(map);
   free(vs);
+  free(inv);
   return rc;
 }
 
@@ -180,70 +197,89 @@ out:
 double bpc__bc_model(bpc__bc_call_t *C0, const bpc__algo_t *row, double L)
 {
   const int nr = C0->ctx->size, s = C0->s;
+  const double alpha = C0->alpha, beta = C0->beta;
   if (row->info.id == BPC_BCAST_MPI) {
     int lg = 0;
     while ((1 << lg) < nr)
       lg++;
     /* the size reduction and a recursive-doubling allgatherv */
-    return 2.0 * lg * BC_ALPHA + (nr > 1 ? (double)(nr - 1) / nr : 0.0) * s * L * BC_BETA;
+    return 2.0 * lg * alpha + (nr > 1 ? (double)(nr - 1) / nr : 0.0) * s * L * beta;
   }
   bpc__bc_call_t C = *C0;
   memset(&C.S, 0, sizeof C.S);
   C.plan_only = 1;
   double T = 0.0;
-  const int W = (s + 63) / 64 > 0 ? (s + 63) / 64 : 1;
-  int *rk = malloc(sizeof(int) * (size_t)C.p);
-  uint64_t *K = calloc((size_t)nr * (size_t)W, sizeof(uint64_t));
-  uint64_t *inc = calloc((size_t)nr * (size_t)W, sizeof(uint64_t));
-  long long *load = calloc((size_t)nr * 4, sizeof(long long));
-  if (bpc__bc_run_row(&C, row) != BPC_OK || C.S.err != BPC_OK || rk == NULL || K == NULL || inc == NULL ||
-      load == NULL) {
+  bpc__bc_plan_t P;
+  memset(&P, 0, sizeof P);
+  /* the processes modelled: all when there are few, else the first and
+   * last rank, the first and last source's and BC_SAMPLE evenly spaced */
+  int *pick = calloc((size_t)nr, sizeof(int)), ns = 0;
+  long long *load = NULL;
+  if (pick == NULL || bpc__bc_run_row(&C, row) != BPC_OK || C.S.err != BPC_OK ||
+      bpc__bc_plan_init(&P, &C.S, C.assign, nr, C.ids, s, C.p) != BPC_OK) {
     T = 1e30;
     goto out;
   }
-  for (int g = 0; g < C.p; g++)
-    rk[g] = bpc__assign_rank(C.assign, g);
-  for (int i = 0; i < s; i++)
-    K[(size_t)rk[C.ids[i]] * W + (i >> 6)] |= (uint64_t)1 << (i & 63);
-  for (int t = 0; t < C.S.nsteps; t++) {
-    memset(load, 0, sizeof(long long) * 4 * (size_t)nr);
-    for (int e = 0; e < C.S.n; e++) {
-      if (C.S.step[e] != t)
-        continue;
-      const int A = rk[C.S.from[e]], B = rk[C.S.to[e]];
-      if (A == B)
-        continue;
-      long long k = 0;
-      for (int w = 0; w < W; w++) {
-        uint64_t x = K[(size_t)A * W + w] & ~(K[(size_t)B * W + w] | inc[(size_t)B * W + w]);
-        inc[(size_t)B * W + w] |= x;
-        k += __builtin_popcountll(x);
+  {
+    int cand[BC_SAMPLE + 4], nc = 0;
+    if (nr <= BC_SAMPLE + 4) {
+      for (int r = 0; r < nr; r++)
+        cand[nc++] = r;
+    } else {
+      cand[nc++] = 0;
+      cand[nc++] = nr - 1;
+      if (s > 0) {
+        cand[nc++] = P.rk[C.ids[0]];
+        cand[nc++] = P.rk[C.ids[s - 1]];
       }
-      if (k == 0)
-        continue;
-      load[4 * A]++;
-      load[4 * A + 1] += k;
-      load[4 * B + 2]++;
-      load[4 * B + 3] += k;
+      for (int k = 1; k <= BC_SAMPLE; k++)
+        cand[nc++] = (int)((long long)k * nr / (BC_SAMPLE + 1));
+    }
+    for (int k = 0; k < nc; k++)
+      if (!pick[cand[k]]) {
+        pick[cand[k]] = ++ns;
+      }
+  }
+  load = calloc((size_t)ns * 4, sizeof(long long));
+  if (load == NULL) {
+    T = 1e30;
+    goto out;
+  }
+  for (int t = 0; t < P.nsteps; t++) {
+    memset(load, 0, sizeof(long long) * 4 * (size_t)ns);
+    for (int B = 0; B < nr; B++) {
+      const size_t g = (size_t)t * nr + B;
+      for (int e = P.in_start[g]; e < P.in_start[g + 1]; e++) {
+        const int a = pick[P.in_from[e]] - 1, b = pick[B] - 1;
+        if (a < 0 && b < 0)
+          continue;
+        long long k = 0;
+        bpc__bc_plan_carry(&P, t, B, e, NULL, &k);
+        if (k == 0)
+          continue;
+        if (a >= 0) {
+          load[4 * a]++;
+          load[4 * a + 1] += k;
+        }
+        if (b >= 0) {
+          load[4 * b + 2]++;
+          load[4 * b + 3] += k;
+        }
+      }
     }
     double worst = 0.0;
-    for (int r = 0; r < nr; r++) {
-      const double out = load[4 * r] * BC_ALPHA + load[4 * r + 1] * L * BC_BETA;
-      const double in = load[4 * r + 2] * BC_ALPHA + load[4 * r + 3] * L * BC_BETA;
-      const double m = out > in ? out : in;
+    for (int r = 0; r < ns; r++) {
+      const double o = load[4 * r] * alpha + load[4 * r + 1] * L * beta;
+      const double in = load[4 * r + 2] * alpha + load[4 * r + 3] * L * beta;
+      const double m = o > in ? o : in;
       worst = m > worst ? m : worst;
     }
     T += worst;
-    for (size_t i = 0; i < (size_t)nr * (size_t)W; i++) {
-      K[i] |= inc[i];
-      inc[i] = 0;
-    }
   }
 out:
-  free(rk);
-  free(K);
-  free(inc);
+  free(pick);
   free(load);
+  bpc__bc_plan_free(&P);
   free(C.S.step);
   free(C.S.from);
   free(C.S.to);
@@ -349,6 +385,11 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
   bpc__sig_int(&sig, "nsources", ok ? nsources : 0);
   bpc__sig_bytes(&sig, "sources", ok ? sources : NULL, ok ? sizeof(int) * (size_t)nsources : 0);
   bpc__sig_type(&sig, ok ? type : NULL);
+  /* auto's model constants (they decide the algorithm: the same everywhere) */
+  const double alpha = bc_const("BPC_BCAST_ALPHA", BC_ALPHA);
+  const double beta = bc_const("BPC_BCAST_BETA", BC_BETA);
+  bpc__sig_int(&sig, "model alpha (ps)", ok && row == NULL ? (long long)(alpha * 1e12 + 0.5) : 0);
+  bpc__sig_int(&sig, "model beta (1e-18 s/byte)", ok && row == NULL ? (long long)(beta * 1e18 + 0.5) : 0);
   bpc__sig_max(&sig, "largest item", maxL);
   long long vals[BPC__SIG_MAX];
   rc = bpc__agree_args_vals(ctx, "bcast", rc, &sig, vals);
@@ -373,15 +414,28 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
   C.items = items;
   C.recv = recv;
   C.user = user;
-  if (row == NULL) { /* auto: the cheapest row by the cost model */
+  C.alpha = alpha;
+  C.beta = beta;
+  if (row == NULL) { /* auto: the cheapest row and variant by the cost model */
     double best = 0.0;
-    for (int k = 0; k < bpc__engine_bcast.nrows; k++) {
-      const double T = bpc__bc_model(&C, &bpc__engine_bcast.rows[k], (double)vals[sig.n - 1]);
-      if (row == NULL || T < best) {
-        best = T;
-        row = &bpc__engine_bcast.rows[k];
+    int rep = 0, part = 0;
+    for (int k = 0; k < bpc__engine_bcast.nrows; k++)
+      for (int v = 0; v < 4; v++) {
+        const bpc__algo_t *r = &bpc__engine_bcast.rows[k];
+        if ((r->info.id == BPC_BCAST_MPI && v != 0) || (r->info.id == BPC_BCAST_2STEP && (v & 1)))
+          continue; /* variants without effect */
+        C.reposition = v & 1;
+        C.partition = v >> 1;
+        const double T = bpc__bc_model(&C, r, (double)vals[sig.n - 1]);
+        if (row == NULL || T < best) {
+          best = T;
+          row = r;
+          rep = C.reposition;
+          part = C.partition;
+        }
       }
-    }
+    C.reposition = rep;
+    C.partition = part;
   }
   rc = bpc__exch_open(ctx, "bcast", bpc__assign_rank_cb, assign, &C.ex);
   if (rc == BPC_OK) {
@@ -402,6 +456,9 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
     info->source = source;
     info->rows = rows;
     info->cols = cols;
+    info->reposition = C.reposition && row->info.id != BPC_BCAST_MPI &&
+                       row->info.id != BPC_BCAST_2STEP && nsources > 0;
+    info->partition = C.partition && row->info.id != BPC_BCAST_MPI && assign->nblocks >= 2;
     info->steps = C.steps;
     info->msgs_sent = C.msgs;
     info->bytes_sent = C.bytes;

@@ -4,16 +4,16 @@
  * recursive halving, a binomial tree, rows-then-columns), and the executor.
  *
  * Executor. An algorithm's schedule is over blocks (the paper's
- * processors). It is run per process: every rank simulates the whole
- * schedule on bitsets of "which source items each process has" (the same
- * on every rank: sources and schedule are agreed), so a transfer
- * from -> to in step t carries the items process(from) had when step t
- * began and process(to) neither has nor gets from an earlier transfer of
- * the same step. Transfers inside one process and transfers that would
- * carry nothing are dropped; both sides know without a message. With one
- * block per process this is the paper's combining schedule exactly (a
- * processor sends all it has, the partner lacks all of it); with many,
- * a process receives each item at most once.
+ * processors). It is run per process: a transfer from -> to in step t
+ * carries the items process(from) had when step t began that
+ * process(to) neither has nor gets from an earlier transfer of the same
+ * step. Which items those are comes from the plan (bcast_plan.c: cones of
+ * processes, computed only for this rank's own messages; both sides
+ * compute the same). Transfers inside one process and transfers that
+ * would carry nothing are dropped; both sides know without a message.
+ * With one block per process this is the paper's combining schedule
+ * exactly (a processor sends all it has, the partner lacks all of it);
+ * with many, a process receives each item at most once.
  *
  * Message: a head (per item: source gid and byte count, 16 bytes) with
  * seq 2t, then every non-empty item as a part with seq 2t+1 (one group,
@@ -135,12 +135,6 @@ int bpc__bc_xy(bpc__bc_call_t *C, int rows_first)
 /* --------------------------------------------------------------- executor */
 
 
-typedef struct bc_recv {
-  int from, to;
-  int n;      /* items expected */
-  int *idx;   /* their source indices (ascending) */
-} bc_recv_t;
-
 static inline int bit_get(const uint64_t *b, int i) { return (int)((b[i >> 6] >> (i & 63)) & 1u); }
 
 
@@ -225,222 +219,161 @@ int bpc__bc_deliver(bpc__bc_call_t *C, const bpc__bc_item_t *it, int *cb_rc_)
   return BPC_OK;
 }
 
+/* Send this rank's message of edge e (step t, into process B): the head
+ * and every non-empty item as a part. */
+static int bc_send(bpc__bc_call_t *C, bpc__bc_plan_t *P, int t, int B, int e,
+                   const bpc__bc_item_t *it, int *idx, bpc__msgpart_t *parts, void ***heads,
+                   int *nheads, int *capheads)
+{
+  long long n = 0;
+  bpc__bc_plan_carry(P, t, B, e, idx, &n);
+  if (n == 0)
+    return BPC_OK;
+  int64_t *head = malloc(sizeof(int64_t) * 2 * (size_t)n);
+  if (head == NULL)
+    return bpc__err(C->ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
+  if (*nheads == *capheads) {
+    int nc = *capheads ? 2 * *capheads : 16;
+    void **nh = realloc(*heads, sizeof(void *) * (size_t)nc);
+    if (nh == NULL) {
+      free(head);
+      return bpc__err(C->ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
+    }
+    *heads = nh;
+    *capheads = nc;
+  }
+  (*heads)[(*nheads)++] = head;
+  int np = 0;
+  for (long long j = 0; j < n; j++) {
+    const bpc__bc_item_t *x = &it[idx[j]];
+    head[2 * j] = C->ids[idx[j]];
+    head[2 * j + 1] = (int64_t)x->bytes;
+    if (x->bytes > 0) {
+      parts[np].data = x->data;
+      parts[np].bytes = x->bytes;
+      parts[np].seq = 2 * t + 1;
+      np++;
+    }
+    C->bytes += (long long)x->bytes;
+  }
+  C->msgs++;
+  return bpc__exch_send_parts(C->ex, P->in_a[e], P->in_b[e], 2 * t, head,
+                              sizeof(int64_t) * 2 * (size_t)n, parts, np);
+}
+
+/* Receive this rank's message of edge e (step t): check the head, keep
+ * the parts (items stay in them). */
+static int bc_recv(bpc__bc_call_t *C, bpc__bc_plan_t *P, int t, int e, bpc__bc_item_t *it,
+                   int *idx, bpc__msg_t ***kept, int *nkept, int *capkept)
+{
+  bpc_ctx_t *ctx = C->ctx;
+  long long n = 0;
+  bpc__bc_plan_carry(P, t, ctx->rank, e, idx, &n);
+  if (n == 0)
+    return BPC_OK;
+  const int from = P->in_a[e], to = P->in_b[e];
+  bpc__msg_t *m = NULL;
+  int rc = bpc__exch_wait(C->ex, to, from, 2 * t, &m);
+  if (rc != BPC_OK)
+    return rc;
+  const int64_t *head = m->data;
+  int ok = m->bytes == sizeof(int64_t) * 2 * (size_t)n;
+  for (long long j = 0; ok && j < n; j++)
+    ok = head[2 * j] == C->ids[idx[j]] && head[2 * j + 1] >= 0;
+  if (!ok) {
+    bpc__msg_release(C->ex, m);
+    return bpc__err(ctx, BPC_ETRUNC, "bpc_bcast: malformed message from block %d to %d", from,
+                    to);
+  }
+  for (long long j = 0; j < n && rc == BPC_OK; j++) {
+    bpc__bc_item_t *x = &it[idx[j]];
+    x->have = 1;
+    x->bytes = (size_t)head[2 * j + 1];
+    x->data = NULL;
+    if (x->bytes == 0)
+      continue;
+    bpc__msg_t *pm = NULL;
+    rc = bpc__exch_wait(C->ex, to, from, 2 * t + 1, &pm);
+    if (rc != BPC_OK)
+      break;
+    if (*nkept == *capkept) {
+      int nc = *capkept ? 2 * *capkept : 16;
+      bpc__msg_t **nk = realloc(*kept, sizeof *nk * (size_t)nc);
+      if (nk == NULL) {
+        bpc__msg_release(C->ex, pm);
+        rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
+        break;
+      }
+      *kept = nk;
+      *capkept = nc;
+    }
+    (*kept)[(*nkept)++] = pm;
+    if (pm->bytes != x->bytes)
+      rc = bpc__err(ctx, BPC_ETRUNC, "bpc_bcast: item of source %d: %zu bytes, head says %zu",
+                    C->ids[idx[j]], pm->bytes, x->bytes);
+    x->data = pm->data;
+  }
+  bpc__msg_release(C->ex, m);
+  return rc;
+}
+
 int bpc__bc_exec(bpc__bc_call_t *C)
 {
   if (C->plan_only)
     return BPC_OK;
   bpc_ctx_t *ctx = C->ctx;
   bpc__bc_sched_t *S = &C->S;
-  const int p = C->p, s = C->s;
-  const int nr = ctx->size, me = ctx->rank;
-  const int W = (s + 63) / 64 > 0 ? (s + 63) / 64 : 1;
+  const int s = C->s, nr = ctx->size, me = ctx->rank;
   int rc = S->err, cb_rc = BPC_OK;
   if (rc != BPC_OK)
     return bpc__err(ctx, rc, "bpc_bcast: out of memory building the schedule");
   C->steps = S->nsteps;
 
-  int *rk = malloc(sizeof(int) * (size_t)(p > 0 ? p : 1));
-  int *cnt = calloc((size_t)S->nsteps + 1, sizeof(int));
-  int *ord = malloc(sizeof(int) * (size_t)(S->n > 0 ? S->n : 1));
-  uint64_t *K = calloc((size_t)nr * (size_t)W, sizeof(uint64_t));
-  uint64_t *inc = calloc((size_t)nr * (size_t)W, sizeof(uint64_t));
-  uint64_t *tmp = calloc((size_t)W, sizeof(uint64_t));
+  bpc__bc_plan_t P;
+  memset(&P, 0, sizeof P);
+  rc = bpc__bc_plan_init(&P, S, C->assign, nr, C->ids, s, C->p);
   bpc__bc_item_t *it = calloc((size_t)(s > 0 ? s : 1), sizeof *it);
   void **packed = calloc((size_t)(s > 0 ? s : 1), sizeof(void *));
   int *idx = malloc(sizeof(int) * (size_t)(s > 0 ? s : 1));
+  bpc__msgpart_t *parts = malloc(sizeof *parts * (size_t)(s > 0 ? s : 1));
   /* messages kept until the end (items live in them) */
   bpc__msg_t **kept = NULL;
   int nkept = 0, capkept = 0;
-  /* per step: heads this rank sent (freed after the flush) */
+  /* heads this rank sent (freed after the flush) */
   void **heads = NULL;
   int nheads = 0, capheads = 0;
-  bc_recv_t *rv = NULL;
-  int nrv = 0, caprv = 0;
-  bpc__msgpart_t *parts = malloc(sizeof *parts * (size_t)(s > 0 ? s : 1));
-  if (rk == NULL || cnt == NULL || ord == NULL || K == NULL || inc == NULL || tmp == NULL ||
-      it == NULL || packed == NULL || idx == NULL || parts == NULL) {
+  if (rc != BPC_OK || it == NULL || packed == NULL || idx == NULL || parts == NULL) {
     rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
     goto out;
   }
-  for (int g = 0; g < p; g++)
-    rk[g] = bpc__assign_rank(C->assign, g);
-  /* sort the transfers by step, stably */
-  for (int i = 0; i < S->n; i++)
-    cnt[S->step[i] + 1]++;
-  for (int t = 0; t < S->nsteps; t++)
-    cnt[t + 1] += cnt[t];
-  {
-    int *pos = malloc(sizeof(int) * (size_t)(S->nsteps + 1));
-    if (pos == NULL) {
-      rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
-      goto out;
-    }
-    memcpy(pos, cnt, sizeof(int) * (size_t)(S->nsteps + 1));
-    for (int i = 0; i < S->n; i++)
-      ord[pos[S->step[i]]++] = i;
-    free(pos);
-  }
-
-  /* initial knowledge and this rank's own items */
-  for (int i = 0; i < s; i++) {
-    const int g = C->ids[i], r = rk[g];
-    K[(size_t)r * W + (i >> 6)] |= (uint64_t)1 << (i & 63);
-    if (r != me)
-      continue;
+  /* this rank's own items */
+  for (int q = P.it_start[me]; q < P.it_start[me + 1]; q++) {
+    const int i = P.it_idx[q];
     it[i].have = 1;
     int r2 = bpc__bc_item_bytes(C, i, &it[i], &packed[i]);
     if (r2 != BPC_OK && cb_rc == BPC_OK)
       cb_rc = r2;
   }
-
   for (int t = 0; t < S->nsteps; t++) {
-    nrv = 0;
-    /* simulate the step: who sends what to whom */
-    for (int q = cnt[t]; q < cnt[t + 1]; q++) {
-      const int e = ord[q], a = S->from[e], b = S->to[e];
-      const int A = rk[a], B = rk[b];
-      if (A == B)
-        continue;
-      int any = 0;
-      for (int w = 0; w < W; w++) {
-        tmp[w] = K[(size_t)A * W + w] & ~(K[(size_t)B * W + w] | inc[(size_t)B * W + w]);
-        any |= tmp[w] != 0;
-      }
-      if (!any)
-        continue;
-      for (int w = 0; w < W; w++)
-        inc[(size_t)B * W + w] |= tmp[w];
-      if (A != me && B != me)
-        continue;
-      int n = 0;
-      for (int i = 0; i < s; i++)
-        if (bit_get(tmp, i))
-          idx[n++] = i;
-      if (A == me) {
-        int64_t *head = malloc(sizeof(int64_t) * 2 * (size_t)n);
-        if (head == NULL) {
-          free(head);
-          rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
-          goto out;
-        }
-        if (nheads == capheads) {
-          int nc = capheads ? 2 * capheads : 16;
-          void **nh = realloc(heads, sizeof(void *) * (size_t)nc);
-          if (nh == NULL) {
-            free(head);
-            rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
+    /* sends first (every edge out of this process in step t), then receives */
+    for (int B = 0; B < nr; B++) {
+      const size_t g = (size_t)t * nr + B;
+      for (int e = P.in_start[g]; e < P.in_start[g + 1] && B != me; e++)
+        if (P.in_from[e] == me) {
+          rc = bc_send(C, &P, t, B, e, it, idx, parts, &heads, &nheads, &capheads);
+          if (rc != BPC_OK)
             goto out;
-          }
-          heads = nh;
-          capheads = nc;
         }
-        heads[nheads++] = head;
-        int np = 0;
-        for (int j = 0; j < n; j++) {
-          const bpc__bc_item_t *x = &it[idx[j]];
-          head[2 * j] = C->ids[idx[j]];
-          head[2 * j + 1] = (int64_t)x->bytes;
-          if (x->bytes > 0) {
-            parts[np].data = x->data;
-            parts[np].bytes = x->bytes;
-            parts[np].seq = 2 * t + 1;
-            np++;
-          }
-          C->bytes += (long long)x->bytes;
-        }
-        C->msgs++;
-        rc = bpc__exch_send_parts(C->ex, a, b, 2 * t, head, sizeof(int64_t) * 2 * (size_t)n,
-                                  parts, np);
-        if (rc != BPC_OK)
-          goto out;
-      } else {
-        if (nrv == caprv) {
-          int nc = caprv ? 2 * caprv : 16;
-          bc_recv_t *nv = realloc(rv, sizeof *nv * (size_t)nc);
-          if (nv == NULL) {
-            rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
-            goto out;
-          }
-          memset(nv + caprv, 0, sizeof *nv * (size_t)(nc - caprv));
-          rv = nv;
-          caprv = nc;
-        }
-        int *cp = realloc(rv[nrv].idx, sizeof(int) * (size_t)(n > 0 ? n : 1));
-        if (cp == NULL) {
-          rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
-          goto out;
-        }
-        memcpy(cp, idx, sizeof(int) * (size_t)n);
-        rv[nrv].idx = cp;
-        rv[nrv].n = n;
-        rv[nrv].from = a;
-        rv[nrv].to = b;
-        nrv++;
-      }
     }
-    for (int r = 0; r < nr; r++)
-      for (int w = 0; w < W; w++) {
-        K[(size_t)r * W + w] |= inc[(size_t)r * W + w];
-        inc[(size_t)r * W + w] = 0;
-      }
-    /* receive this step's messages */
-    for (int v = 0; v < nrv; v++) {
-      const bc_recv_t *R = &rv[v];
-      bpc__msg_t *m = NULL;
-      rc = bpc__exch_wait(C->ex, R->to, R->from, 2 * t, &m);
+    const size_t g = (size_t)t * nr + me;
+    for (int e = P.in_start[g]; e < P.in_start[g + 1]; e++) {
+      rc = bc_recv(C, &P, t, e, it, idx, &kept, &nkept, &capkept);
       if (rc != BPC_OK)
         goto out;
-      const int64_t *head = m->data;
-      int ok = m->bytes == sizeof(int64_t) * 2 * (size_t)R->n;
-      for (int j = 0; ok && j < R->n; j++)
-        ok = head[2 * j] == C->ids[R->idx[j]] && head[2 * j + 1] >= 0;
-      if (!ok) {
-        bpc__msg_release(C->ex, m);
-        rc = bpc__err(ctx, BPC_ETRUNC, "bpc_bcast: malformed message from block %d to %d",
-                      R->from, R->to);
-        goto out;
-      }
-      for (int j = 0; j < R->n; j++) {
-        bpc__bc_item_t *x = &it[R->idx[j]];
-        x->have = 1;
-        x->bytes = (size_t)head[2 * j + 1];
-        x->data = NULL;
-        if (x->bytes == 0)
-          continue;
-        bpc__msg_t *pm = NULL;
-        rc = bpc__exch_wait(C->ex, R->to, R->from, 2 * t + 1, &pm);
-        if (rc != BPC_OK) {
-          bpc__msg_release(C->ex, m);
-          goto out;
-        }
-        if (nkept == capkept) {
-          int nc = capkept ? 2 * capkept : 16;
-          bpc__msg_t **nk = realloc(kept, sizeof *nk * (size_t)nc);
-          if (nk == NULL) {
-            bpc__msg_release(C->ex, pm);
-            bpc__msg_release(C->ex, m);
-            rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
-            goto out;
-          }
-          kept = nk;
-          capkept = nc;
-        }
-        kept[nkept++] = pm;
-        if (pm->bytes != x->bytes) {
-          bpc__msg_release(C->ex, m);
-          rc = bpc__err(ctx, BPC_ETRUNC, "bpc_bcast: item of source %d: %zu bytes, head says %zu",
-                        C->ids[R->idx[j]], pm->bytes, x->bytes);
-          goto out;
-        }
-        x->data = pm->data;
-      }
-      bpc__msg_release(C->ex, m);
     }
   }
 
   rc = bpc__bc_deliver(C, it, &cb_rc);
-  if (rc != BPC_OK)
-    goto out;
 
 out:
   if (C->ex != NULL) {
@@ -454,9 +387,6 @@ out:
   for (int i = 0; i < nheads; i++)
     free(heads[i]);
   free(heads);
-  for (int v = 0; v < caprv; v++)
-    free(rv[v].idx);
-  free(rv);
   if (packed != NULL)
     for (int i = 0; i < s; i++)
       free(packed[i]);
@@ -464,12 +394,7 @@ out:
   free(parts);
   free(idx);
   free(it);
-  free(tmp);
-  free(inc);
-  free(K);
-  free(ord);
-  free(cnt);
-  free(rk);
+  bpc__bc_plan_free(&P);
   return rc != BPC_OK ? rc : cb_rc;
 }
 

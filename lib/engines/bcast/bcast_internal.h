@@ -51,6 +51,7 @@ typedef struct bpc__bc_call {
   int reposition; /* move the sources to the row's ideal distribution first */
   int partition;  /* run the row in two halves, then exchange between them */
   int plan_only; /* 1: build the schedule, do not run it (bpc__bcast_sched_check) */
+  double alpha, beta; /* the cost model's constants (auto) */
   /* results for info */
   int steps;
   long long msgs, bytes;
@@ -109,7 +110,36 @@ int bpc__bc_run_row(bpc__bc_call_t *C, const bpc__algo_t *row);
  * comes first). bcast.c.
  */
 
-/* Run a built schedule: simulate it per process (who knows what), send and
+/*
+ * The process-level view of a built schedule (bcast_plan.c): per step and
+ * receiving process, the distinct sending processes in schedule order,
+ * each with the first block transfer standing for it, and the items by the
+ * process they start on. A transfer's items come from cones (the
+ * processes that reached its sender, resp. its receiver, before the
+ * step), so no rank simulates every process.
+ */
+typedef struct bpc__bc_plan {
+  int nr, nsteps, s;
+  int *rk;       /* per block: its rank */
+  int *in_start; /* nsteps * nr + 1: edges into (step t, process B) start at [t * nr + B] */
+  int *in_from;  /* per edge: the sending process */
+  int *in_a, *in_b; /* per edge: the block transfer a -> b it stands for */
+  int ne;
+  int *it_start, *it_idx; /* items (indices, ascending) starting on process r */
+  int *mark, *L, stamp;   /* cone scratch (2 x nr each) */
+  int *out;               /* scratch for callers */
+} bpc__bc_plan_t;
+
+/* Bucket schedule S for processes of `assign` (nr ranks); ids = the items'
+ * starting blocks. BPC_OK or BPC_ENOMEM (nothing recorded). */
+int bpc__bc_plan_init(bpc__bc_plan_t *P, const bpc__bc_sched_t *S, const bpc_assign_t *assign,
+                      int nr, const int *ids, int s, int p);
+void bpc__bc_plan_free(bpc__bc_plan_t *P);
+/* The items edge e (of step t, into process B) carries: *n of them, their
+ * indices ascending in items[] when items is not NULL (room for s). */
+void bpc__bc_plan_carry(bpc__bc_plan_t *P, int t, int B, int e, int *items, long long *n);
+
+/* Run a built schedule: per process (bpc__bc_plan_t: who sends what), send and
  * receive the combined messages, deliver every item to every local block.
  * Returns a messaging error at once; callback failures after the schedule
  * has completed. */
