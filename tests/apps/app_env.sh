@@ -1,8 +1,7 @@
 # tests/apps/app_env.sh - sourced by the app tests (tests/apps/test_*.sh):
 # the mpirun command and the Open MPI / OpenMP settings they run under, a
-# temporary folder $tmp removed on exit, fail=0, and `bad NP TEXT ARGS...`:
-# running $app with ARGS on NP processes must exit with status 2 and say
-# TEXT on stderr (else it prints why and sets fail=1). Usage:
+# temporary folder $tmp removed on exit, fail=0, and the checks of runs that
+# must fail (expect, bad, expect_done, below). Usage:
 #   app=./apps/bpc-foo; name=bpc-foo-test; . "$(dirname "$0")/app_env.sh"
 : "${MPIRUN:=mpirun}"
 OMPI_ALLOW_RUN_AS_ROOT=1
@@ -17,14 +16,40 @@ mkdir -p "$tmp" || exit 99
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 
+# expect NP STATUS TEXT PROGRAM ARGS...: PROGRAM with ARGS on NP processes
+# must exit with STATUS and say TEXT on stderr. The runs are quick argument
+# failures whose time is mpirun's start-up, so they run in the background,
+# BPC_APP_JOBS (default 4) at a time; expect_done waits for them all and
+# sets fail=1 (printing why) if any went wrong. Call it before using $fail.
+njobs=0
+expect() { # np status text program args...
+  np=$1 want_st=$2 want=$3
+  shift 3
+  njobs=$((njobs + 1))
+  id=$njobs
+  (
+    timeout -k 5 60 "$MPIRUN" -np "$np" "$@" >"$tmp/out.$id" 2>"$tmp/err.$id"
+    st=$?
+    if [ "$st" -ne "$want_st" ]; then
+      { echo "FAIL: np=$np $*: exit status $st, expected $want_st"; cat "$tmp/err.$id"; } >"$tmp/fail.$id"
+    elif ! grep -q -- "$want" "$tmp/err.$id"; then
+      { echo "FAIL: np=$np $*: message does not say '$want':"; cat "$tmp/err.$id"; } >"$tmp/fail.$id"
+    fi
+  ) &
+  if [ $((njobs % ${BPC_APP_JOBS:-4})) -eq 0 ]; then wait; fi
+}
+expect_done() {
+  wait
+  for f in "$tmp"/fail.*; do
+    [ -e "$f" ] || continue
+    cat "$f"
+    rm -f "$f"
+    fail=1
+  done
+}
+# bad NP TEXT ARGS...: "$app" ARGS must exit with status 2 and say TEXT.
 bad() { # np expected-text args...
   np=$1 want=$2
   shift 2
-  timeout -k 5 60 "$MPIRUN" -np "$np" "$app" "$@" >"$tmp/out" 2>"$tmp/err"
-  st=$?
-  if [ "$st" -ne 2 ]; then
-    echo "FAIL: np=$np $*: exit status $st, expected 2"; cat "$tmp/err"; fail=1
-  elif ! grep -q -- "$want" "$tmp/err"; then
-    echo "FAIL: np=$np $*: message does not say '$want':"; cat "$tmp/err"; fail=1
-  fi
+  expect "$np" 2 "$want" "$app" "$@"
 }

@@ -13,15 +13,9 @@ name=bpc-badargs-test
 . "$(dirname "$0")/app_env.sh"
 
 run() { # np expected-status expected-text app args...
-  np=$1 want_st=$2 want=$3 app=$4
+  np=$1 st=$2 txt=$3 a=$4
   shift 4
-  timeout -k 5 60 "$MPIRUN" -np "$np" "./apps/$app" "$@" >"$tmp/out" 2>"$tmp/err"
-  st=$?
-  if [ "$st" -ne "$want_st" ]; then
-    echo "FAIL: np=$np $app $*: exit status $st, expected $want_st"; cat "$tmp/err"; fail=1
-  elif ! grep -q -- "$want" "$tmp/err"; then
-    echo "FAIL: np=$np $app $*: message does not say '$want':"; cat "$tmp/err"; fail=1
-  fi
+  expect "$np" "$st" "$txt" "./apps/$a" "$@"
 }
 
 # every case at 3 processes; one per app at 1 process (the same code path)
@@ -61,4 +55,5 @@ run 1 2 "--nope" bpc-render --nope
 run 1 2 "--nope" bpc-decomp --nope
 run 1 2 "unknown option '--nope'" bpc-tune --nope
 run 1 2 "bad size '-1'" bpc-bench swap --bytes -1
+expect_done
 exit $fail

@@ -62,5 +62,6 @@ for np in 1 3; do
   bad $np "cores wants" scan --cores 0
 done
 
+expect_done
 [ $fail -eq 0 ] && echo "bpc-bench scan: every line right at 1, 3, 4 processes; options checked"
 exit $fail

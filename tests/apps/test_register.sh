@@ -92,5 +92,6 @@ for np in 1 3; do
   bad $np "--algorithm 'nope'" --synthetic 5,32,32 --algorithm nope
 done
 
+expect_done
 [ $fail -eq 0 ] && echo "test_register: PASS"
 exit $fail

@@ -28,5 +28,6 @@ elif ! grep -q '^swap 2 2 4096 1 ' "$tmp/tune.txt"; then
   echo "FAIL: the tuning file has no entry for 2 blocks, 4096 bytes:"; cat "$tmp/tune.txt"; fail=1
 fi
 
+expect_done
 [ $fail -eq 0 ] && echo "bpc-tune: argument checks and a small run passed"
 exit $fail
