@@ -44,6 +44,15 @@ static void *const unused_helpers[] __attribute__((unused)) = {(void *)sr_table3
 static void setup(void) { ck_assert_int_eq(bpc_init(MPI_COMM_WORLD, NULL, &ctx), BPC_OK); }
 static void teardown(void) { bpc_finalize(&ctx); }
 
+/* n blocks, contiguous (checked on every rank; NULL after a failure) */
+static bpc_assign_t *contiguous(int n)
+{
+  bpc_assign_t *a = NULL;
+  int rc = bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a);
+  T_CHECK(rc == BPC_OK, "assign of %d blocks: %s", n, bpc_last_error(ctx));
+  return a;
+}
+
 /* Quick progress lines on rank 0 (BPC_SCALE_VERBOSE=1): which case ran
  * when. For a person reading a log, never asserted. */
 static void note(const char *what)
@@ -90,9 +99,8 @@ END_TEST
 
 static void swap_case(int n, const char *algo, int op, size_t count)
 {
-  bpc_assign_t *a = NULL;
-  int rc = bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a);
-  T_CHECK(rc == BPC_OK, "swap assign: %s", bpc_last_error(ctx));
+  bpc_assign_t *a = contiguous(n);
+  int rc = BPC_OK;
   so_case_t c;
   memset(&c, 0, sizeof c);
   c.op = op;
@@ -262,9 +270,8 @@ static int a2a_full_recv(int dst, int src, void *item, void *user)
 
 static void a2a_case(int n, const int *k, int nk)
 {
-  bpc_assign_t *a = NULL;
-  int rc = bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a);
-  T_CHECK(rc == BPC_OK, "alltoall assign: %s", bpc_last_error(ctx));
+  bpc_assign_t *a = contiguous(n);
+  int rc = BPC_OK;
   a2a_ud_t u;
   memset(&u, 0, sizeof u);
   u.n = n;
@@ -304,8 +311,7 @@ static void a2a_case(int n, const int *k, int nk)
  * receives (V = the packed items in and out). */
 static unsigned long long a2a_peak(int n, const int *k, int nk, unsigned long long *v)
 {
-  bpc_assign_t *a = NULL;
-  bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a);
+  bpc_assign_t *a = contiguous(n);
   const int *gids = NULL;
   int nl = 0;
   bpc_assign_local(a, &gids, &nl);
@@ -474,8 +480,7 @@ END_TEST
 START_TEST(test_composite_4096)
 {
   const int n = 4096;
-  bpc_assign_t *a = NULL;
-  ck_assert_int_eq(bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a), BPC_OK);
+  bpc_assign_t *a = contiguous(n);
   int *order = malloc(sizeof(int) * n);
   cr_order(2, n, 7u, order);
   static const char *strategies[] = {"direct-send", "auto", "binary-swap"};
@@ -511,8 +516,7 @@ END_TEST
 START_TEST(test_bcast_4096)
 {
   const int n = 4096;
-  bpc_assign_t *a = NULL;
-  ck_assert_int_eq(bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a), BPC_OK);
+  bpc_assign_t *a = contiguous(n);
   static const int src[] = {0, 1, 777, 2048, 4095};
   for (int custom = 0; custom <= 1; custom++) {
     int bad = 0;
@@ -533,8 +537,7 @@ END_TEST
 START_TEST(test_scan_4096)
 {
   const int n = 4096;
-  bpc_assign_t *a = NULL;
-  ck_assert_int_eq(bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a), BPC_OK);
+  bpc_assign_t *a = contiguous(n);
   for (int mi = 0; mi < 2; mi++) {
     const bpc_scan_mode_t mode = mi == 0 ? BPC_SCAN_INCLUSIVE : BPC_SCAN_EXCLUSIVE;
     sr_prob_t P;
