@@ -66,11 +66,10 @@
  * addressed to the lowest receiving gid of the pairs it carries, which both
  * sides compute from the schedule alone. */
 #define RK_BUNDLE (1 << 20)
-/* Pieces for one other process in a round from which they are bundled.
- * (2 would do; see the report of issue 17: with a few blocks per process
- * and bundles of 2-15 pieces test_swap hung now and then at 4 and 8
- * processes, not yet understood, so bundling starts where it pays.) */
-#define RK_BUNDLE_MIN 16
+/* Pieces for one other process in a round from which they are bundled: 2,
+ * so that test_swap's small cases bundle at every process count and keep
+ * the bundled path tested. */
+#define RK_BUNDLE_MIN 2
 typedef struct rk_rec {
   int32_t src_gid, dst_gid;
   uint64_t bytes;
@@ -498,7 +497,22 @@ int bpc__swap_radixk(void *call)
      * when it has nothing else to do (the blocking wait; it pulls in
      * whatever else has arrived meanwhile). */
     while (rc == BPC_OK && total > 0) {
+      /* bundles first: a bundle's pieces can complete blocks still on the
+       * waiting list, and the sweep of the blocks below must see that, or
+       * the blocking wait further down could wait for a block that needs
+       * nothing more (a message that never comes: a hang) */
       int w = 0;
+      for (int x = 0; x < s.nbwait; x++) {
+        const int R = s.bwait[x];
+        bpc__msg_t *m = NULL;
+        bpc__exch_take(c->ex, s.peer[R].rep_in, -1, RK_BUNDLE + r, &m);
+        if (m != NULL)
+          rk_unbundle(&s, m, &total);
+        else
+          s.bwait[w++] = R;
+      }
+      s.nbwait = w;
+      w = 0;
       for (int x = 0; x < nwait; x++) {
         const int b = waiting[x];
         while (s.blk[b].remaining > 0) {
@@ -513,23 +527,13 @@ int bpc__swap_radixk(void *call)
           waiting[w++] = b;
       }
       nwait = w;
-      w = 0;
-      for (int x = 0; x < s.nbwait; x++) {
-        const int R = s.bwait[x];
-        bpc__msg_t *m = NULL;
-        bpc__exch_take(c->ex, s.peer[R].rep_in, -1, RK_BUNDLE + r, &m);
-        if (m != NULL)
-          rk_unbundle(&s, m, &total);
-        else
-          s.bwait[w++] = R;
-      }
-      s.nbwait = w;
       rk_collect(&s);
       rk_run_jobs(&s);
       if (total <= 0)
         break;
       /* block on the first bundle still missing, else on the first block
-       * still waiting */
+       * still waiting (every block on the list has pieces to come: the
+       * sweep above ran after the last bundle was unpacked) */
       bpc__msg_t *m = NULL;
       if (s.nbwait > 0) {
         rc = bpc__exch_wait(c->ex, s.peer[s.bwait[0]].rep_in, -1, RK_BUNDLE + r, &m);
