@@ -178,3 +178,10 @@ tests_mpi_test_scan_CFLAGS = $(TEST_CFLAGS)
 tests_mpi_test_scan_LDADD = $(TEST_LDADD)
 doc_examples_scan_SOURCES = doc/examples/scan.c
 doc_examples_scan_LDADD = lib/libbpc.la -lm
+
+# thousands of blocks per process, every engine (tests/testlist: 2 and 4 only)
+check_PROGRAMS += tests/mpi/test_scale
+TESTS += tests/mpi/test_scale
+tests_mpi_test_scale_SOURCES = tests/mpi/test_scale.c
+tests_mpi_test_scale_CFLAGS = $(TEST_CFLAGS)
+tests_mpi_test_scale_LDADD = $(TEST_LDADD) -lm

@@ -69,6 +69,11 @@ typedef struct bpc_alltoall_info {
   bpc_algo_source_t source; /* argument, BPC_ALLTOALL_ALGORITHM or built-in */
   int nk;                   /* the k-vector of the rounds */
   int k[BPC_ALLTOALL_MAX_K];
+  /* The most bytes of bundle buffers this rank held at once (pool
+   * capacity): the bundles of a round are freed once the next round has
+   * forwarded their items, so this stays near two rounds' data, never the
+   * sum over all rounds. */
+  unsigned long long peak_bundle_bytes;
 } bpc_alltoall_info_t;
 
 /*

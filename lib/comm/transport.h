@@ -69,6 +69,7 @@ struct bpc__exch {
   /* posted remote sends not yet complete */
   bpc__sendrec_t **sends;
   int nsends, capsends;
+  int stest_at; /* bpc__exch_wait tests sends once nsends reaches this */
   int *sdone; /* scratch for test_sends, capsends long */
 
   /* mailbox: arrived, untaken messages, FIFO per bucket (dst_gid hash) */

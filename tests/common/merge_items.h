@@ -460,6 +460,24 @@ static inline int mi_ref_absorbed(int n, const int *k, int nk, int rounds, int h
 }
 
 
+/* The same question without the list: is p a root after `rounds` rounds,
+ * and does root position `root` hold position q then? O(rounds), so the
+ * checks of thousands of blocks stay linear in the blocks. */
+static inline int mi_ref_holds(int n, const int *k, int nk, int rounds, int halving, int root,
+                               int q)
+{
+  long S = 1, Q = 1;
+  for (int r = 0; r < rounds; r++)
+    S *= k[r];
+  for (int r = rounds; r < nk; r++)
+    Q *= k[r];
+  if (root < 0 || q < 0 || q >= n)
+    return 0;
+  if (!halving)
+    return root % S == 0 && q >= root && q < root + S;
+  return root < Q && q % Q == root;
+}
+
 /* ------------------------------------------------------- config runner
  * Needs MI_CHECK(cond, fmt, ...) from the includer (T_CHECK under MPI,
  * a counting check in serial suites). */
@@ -642,18 +660,16 @@ static inline int mi_run(bpc_ctx_t *ctx, const mi_cfg_t *c)
       MI_CHECK(root == g, "%s root_of(%d) = %d", txt, g, root);
     else {
       /* g's position lies in its root's run */
-      int rn = mi_ref_absorbed(c->n, k, nk, rounds, halving, root >= 0 ? pos_of[root] : 0, got);
-      int found = 0;
-      for (int q = 0; q < rn; q++)
-        found |= got[q] == pos;
-      MI_CHECK(root >= 0 && found, "%s root_of(%d) = %d does not hold it", txt, g, root);
+      const int found =
+          root >= 0 && root < c->n && mi_ref_holds(c->n, k, nk, rounds, halving, pos_of[root], pos);
+      MI_CHECK(found, "%s root_of(%d) = %d does not hold it", txt, g, root);
     }
     /* a block that sent its item holds what it had merged before: the run
      * it absorbed in the rounds before it sent (only itself for a leaf) */
     int rs = rounds;
     if (ns == 0) {
       rs = 0;
-      while (mi_ref_absorbed(c->n, k, nk, rs + 1, halving, pos, got) > 0)
+      while (mi_ref_holds(c->n, k, nk, rs + 1, halving, pos, pos))
         rs++;
       ns = mi_ref_absorbed(c->n, k, nk, rs, halving, pos, ref);
       for (int q = 0; q < ns; q++)

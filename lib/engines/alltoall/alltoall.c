@@ -9,7 +9,8 @@
  * (block count, k-vector, algorithm, type kind and element size), so that a
  * bad or differing argument on any rank fails everywhere before a message
  * is sent; open one exchange, run the row, close the exchange, return the
- * lent bundles to the pool, and agree on the outcome.
+ * bundles still lent to the pool (the routing returns those of finished
+ * rounds itself: bpc__a2a_unlend), and agree on the outcome.
  */
 #include "engines/alltoall/alltoall_internal.h"
 
@@ -55,7 +56,26 @@ int bpc__a2a_lend(bpc__a2a_call_t *C, void *buf, size_t cap)
   C->lent[C->nlent].buf = buf;
   C->lent[C->nlent].cap = cap;
   C->nlent++;
+  C->held += cap;
+  if (C->held > C->peak)
+    C->peak = C->held;
   return BPC_OK;
+}
+
+void bpc__a2a_unlend(bpc__a2a_call_t *C, int from, int to)
+{
+  if (from < 0)
+    from = 0;
+  if (to > C->nlent)
+    to = C->nlent;
+  if (from >= to)
+    return;
+  for (int i = from; i < to; i++) {
+    C->held -= C->lent[i].cap;
+    bpc__pool_put(C->ctx, C->lent[i].buf, C->lent[i].cap);
+  }
+  memmove(&C->lent[from], &C->lent[to], sizeof *C->lent * (size_t)(C->nlent - to));
+  C->nlent -= to - from;
 }
 
 /* This rank's checks, the pick and the k-vector (first error; no early
@@ -143,8 +163,7 @@ static int alltoall_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_
     if (rc == BPC_OK)
       rc = rc2;
   }
-  for (int i = 0; i < C.nlent; i++)
-    bpc__pool_put(ctx, C.lent[i].buf, C.lent[i].cap);
+  bpc__a2a_unlend(&C, 0, C.nlent);
   free(C.lent);
   rc = bpc__agree(ctx, rc);
   if (rc == BPC_OK && info != NULL) {
@@ -154,6 +173,7 @@ static int alltoall_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_
     info->source = source;
     info->nk = R.nrounds;
     memcpy(info->k, R.k, sizeof(int) * (size_t)R.nrounds);
+    info->peak_bundle_bytes = C.peak;
   }
   return rc;
 }

@@ -29,19 +29,26 @@ typedef struct bpc__a2a_call {
   void *user;
   const bpc__rounds_t *R; /* the k-vector's rounds (distance doubling) */
   int nthreads;           /* resolved (>= 1) */
-  /* pool buffers lent to the exchange (BPC__SEND_BORROW): the routing adds
-   * them (bpc__a2a_lend), the entry returns them to the pool after closing
-   * the exchange */
+  /* pool buffers lent to the exchange (BPC__SEND_BORROW), in the order
+   * lent: the routing adds them (bpc__a2a_lend) and gives back those it no
+   * longer needs (bpc__a2a_unlend); the entry returns the rest to the pool
+   * after closing the exchange */
   struct bpc__a2a_lent {
     void *buf;
     size_t cap;
   } *lent;
   int nlent, caplent;
+  unsigned long long held, peak; /* capacity lent now, and at most (info) */
 } bpc__a2a_call_t;
 
-/* Keep a pool buffer until the exchange is closed (alltoall.c). BPC_OK or
+/* Keep a pool buffer until it is given back (alltoall.c). BPC_OK or
  * BPC_ENOMEM (the buffer is then not kept; no message recorded). */
 int bpc__a2a_lend(bpc__a2a_call_t *C, void *buf, size_t cap);
+
+/* Return the buffers lent[from .. to) to the pool (their sends must have
+ * completed and no message may still point into them); later ones move
+ * down to index from. */
+void bpc__a2a_unlend(bpc__a2a_call_t *C, int from, int to);
 
 /* Routings (rows' run functions; `call` is a bpc__a2a_call_t). Return a
  * messaging error at once; other failures (callbacks, malformed bundles)

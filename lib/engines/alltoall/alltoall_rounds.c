@@ -16,8 +16,12 @@
  * for custom types, one copy for contiguous ones); later rounds forward the
  * packed bytes without unpacking them; only delivery unpacks (a view, no
  * copy, for contiguous types). Local bundles are lent to the receiver
- * (BPC__SEND_BORROW): every bundle of the call lives in a pool buffer until
- * the exchange is closed.
+ * (BPC__SEND_BORROW). A round's bundles live in pool buffers until the
+ * next round has forwarded their items and its sends have completed; then
+ * they go back to the pool, so a rank holds at most two rounds' bundles at
+ * once (info.peak_bundle_bytes), never all rounds'. Bundling is a counting
+ * sort by digit: a block's work per round is linear in the items it holds
+ * plus k[r] (plus n send callbacks in round 0).
  *
  * Cost: latency alpha * sum_r (k[r]-1) messages per block (n-1 for one
  * round = direct exchange; log2 n for all 2), bandwidth: an item crosses
@@ -150,65 +154,85 @@ static void a2a_drop(a2a_state_t *s, int b)
   s->self_bytes[b] = 0;
 }
 
-/* Round r for local block b: bundle what it holds by destination digit,
- * send k-1 bundles, keep one. */
+/* Round r for local block b: bundle what it holds by destination digit
+ * (one counting sort: time linear in its items plus k), send k-1 bundles,
+ * keep one. */
 static int a2a_send_round(a2a_state_t *s, int b, int r, const void *const *items0)
 {
   const int n = s->n, k = s->R.k[r], gid = s->gids[b];
-  int rc = BPC_OK, np = 0;
+  int rc = BPC_OK, np = 0, m = 0;
   int *mem = malloc(sizeof(int) * (size_t)k);
-  const void **items = malloc(sizeof(void *) * (size_t)(n > 0 ? n : 1));
-  int64_t *keys = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+  int *start = calloc((size_t)k + 1, sizeof(int));
+  const void **items = NULL;
+  int64_t *keys = NULL;
+  int *digit = NULL;
   bpc_buf_t *views = NULL;
   bpc__part_t *parts = NULL;
-  if (mem == NULL || items == NULL || keys == NULL) {
+  if (mem == NULL || start == NULL) {
     rc = bpc__err(s->ctx, BPC_ENOMEM, "all-to-all: out of memory");
     goto cleanup;
   }
   bpc__round_group(&s->R, r, gid, mem);
   const int j = bpc__round_index(&s->R, r, gid);
-  if (r > 0) {
+  if (r == 0) {
+    for (int dst = 0; dst < n; dst++)
+      m += items0[dst] != NULL;
+  } else {
     rc = a2a_parts(s, b, &parts, &np);
     if (rc != BPC_OK)
       goto cleanup;
-    views = malloc(sizeof *views * (size_t)(np > 0 ? np : 1));
-    const void **ni = realloc(items, sizeof(void *) * (size_t)(np > 0 ? np : 1));
-    int64_t *nk = realloc(keys, sizeof(int64_t) * (size_t)(np > 0 ? np : 1));
-    if (ni != NULL)
-      items = ni;
-    if (nk != NULL)
-      keys = nk;
-    if (views == NULL || ni == NULL || nk == NULL) {
-      rc = bpc__err(s->ctx, BPC_ENOMEM, "all-to-all: out of memory");
-      goto cleanup;
+    m = np;
+  }
+  items = malloc(sizeof(void *) * (size_t)(m > 0 ? m : 1));
+  keys = malloc(sizeof(int64_t) * (size_t)(m > 0 ? m : 1));
+  digit = malloc(sizeof(int) * (size_t)(m > 0 ? m : 1));
+  views = r > 0 ? malloc(sizeof *views * (size_t)(m > 0 ? m : 1)) : NULL;
+  if (items == NULL || keys == NULL || digit == NULL || (r > 0 && views == NULL)) {
+    rc = bpc__err(s->ctx, BPC_ENOMEM, "all-to-all: out of memory");
+    goto cleanup;
+  }
+  /* count per digit, then place (stable: ascending destination in round 0,
+   * the arrival order of parts after) */
+  if (r == 0) {
+    for (int dst = 0, x = 0; dst < n; dst++)
+      if (items0[dst] != NULL) {
+        digit[x] = bpc__round_index(&s->R, 0, dst);
+        start[digit[x] + 1]++;
+        x++;
+      }
+  } else {
+    for (int x = 0; x < np; x++) {
+      digit[x] = bpc__round_index(&s->R, r, (int)(parts[x].key % n));
+      start[digit[x] + 1]++;
     }
   }
+  for (int i = 0; i < k; i++)
+    start[i + 1] += start[i];
+  if (r == 0) {
+    for (int dst = 0, x = 0; dst < n; dst++)
+      if (items0[dst] != NULL) {
+        const int at = start[digit[x++]]++;
+        items[at] = items0[dst];
+        keys[at] = (int64_t)gid * n + dst;
+      }
+  } else {
+    for (int x = 0; x < np; x++) {
+      const int at = start[digit[x]]++;
+      views[at].data = parts[x].data;
+      views[at].count = parts[x].bytes;
+      items[at] = &views[at];
+      keys[at] = parts[x].key;
+    }
+  }
+  /* start[i] is now the end of bucket i (the start of bucket i + 1) */
   void *self = NULL;
   size_t self_bytes = 0;
   for (int i = 0; i < k && rc == BPC_OK; i++) {
-    int m = 0;
-    if (r == 0) {
-      for (int dst = 0; dst < n; dst++)
-        if (items0[dst] != NULL && bpc__round_index(&s->R, 0, dst) == i) {
-          items[m] = items0[dst];
-          keys[m] = (int64_t)gid * n + dst;
-          m++;
-        }
-    } else {
-      for (int x = 0; x < np; x++) {
-        const int dst = (int)(parts[x].key % n);
-        if (bpc__round_index(&s->R, r, dst) != i)
-          continue;
-        views[m].data = parts[x].data;
-        views[m].count = parts[x].bytes;
-        items[m] = &views[m];
-        keys[m] = parts[x].key;
-        m++;
-      }
-    }
+    const int lo = i > 0 ? start[i - 1] : 0, cnt = start[i] - lo;
     void *bundle = NULL;
     size_t bytes = 0;
-    rc = a2a_bundle(s, r == 0 ? s->type : &s->bytes_type, m, items, keys, &bundle, &bytes);
+    rc = a2a_bundle(s, r == 0 ? s->type : &s->bytes_type, cnt, items + lo, keys + lo, &bundle,
+                    &bytes);
     if (rc != BPC_OK)
       break;
     if (i == j) {
@@ -225,8 +249,10 @@ static int a2a_send_round(a2a_state_t *s, int b, int r, const void *const *items
 
 cleanup:
   free(mem);
+  free(start);
   free(items);
   free(keys);
+  free(digit);
   free(views);
   free(parts);
   return rc;
@@ -314,6 +340,8 @@ int bpc__a2a_rounds(void *call)
   }
 
   for (int r = 0; r < nk && rc == BPC_OK; r++) {
+    /* lent[0 .. prev) are the bundles of round r - 1 */
+    const int prev = C->nlent;
     bpc__stats_set_round(ctx, r);
     for (int b = 0; b < s.nl && rc == BPC_OK; b++) {
       if (r == 0) {
@@ -346,6 +374,14 @@ int bpc__a2a_rounds(void *call)
           s.msgs[(size_t)b * (size_t)(s.kmax - 1) + (size_t)s.nmsgs[b]++] = m;
       }
     }
+    /* round r has forwarded every item of round r - 1 (its messages were
+     * dropped, their data copied into round r's bundles): once its sends
+     * have completed, round r - 1's bundles go back to the pool, so at most
+     * two rounds' bundles are held at once */
+    if (rc == BPC_OK && prev > 0)
+      rc = bpc__exch_flush(s.ex);
+    if (rc == BPC_OK)
+      bpc__a2a_unlend(C, 0, prev);
   }
   /* n == 1: no round; the block still sends to itself */
   if (rc == BPC_OK && nk == 0) {

@@ -288,6 +288,7 @@ int bpc__swap_exec(bpc__swap_plan_t *pl, void *const *bufs, bpc_swap_piece_t *pi
   bpc__swap_call_t c;
   memset(&c, 0, sizeof c);
   c.ctx = ctx;
+  c.assign = a;
   c.n = a->nblocks;
   c.order = pl->order;
   c.pos_of = pl->pos_of;

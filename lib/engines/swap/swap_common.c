@@ -53,22 +53,31 @@ int bpc__swap_bad_size(bpc__swap_call_t *c, const bpc__msg_t *m, size_t expected
   return rc;
 }
 
+int bpc__swap_keep(bpc__swap_call_t *c, void *buf, size_t cap)
+{
+  if (c->nscratch == c->scratch_max) {
+    int nm = c->scratch_max > 0 ? 2 * c->scratch_max : 16;
+    void **ns = realloc(c->scratch, sizeof(void *) * (size_t)nm);
+    size_t *nc = ns != NULL ? realloc(c->scratch_cap, sizeof(size_t) * (size_t)nm) : NULL;
+    if (ns != NULL)
+      c->scratch = ns;
+    if (nc == NULL) {
+      bpc__pool_put(c->ctx, buf, cap);
+      return bpc__err(c->ctx, BPC_ENOMEM, "swap: out of memory for the buffers in flight");
+    }
+    c->scratch_cap = nc;
+    c->scratch_max = nm;
+  }
+  c->scratch[c->nscratch] = buf;
+  c->scratch_cap[c->nscratch] = cap;
+  c->nscratch++;
+  return BPC_OK;
+}
+
 int bpc__swap_send(bpc__swap_call_t *c, int b, int dst_gid, int seq, const void *data, size_t len)
 {
   const size_t bytes = len * c->es;
   if (c->codec != NULL && c->codec->encode != NULL && bytes > 0) {
-    if (c->nscratch == c->scratch_max) {
-      int nm = c->scratch_max > 0 ? 2 * c->scratch_max : 16;
-      void **ns = realloc(c->scratch, sizeof(void *) * (size_t)nm);
-      if (ns == NULL)
-        return bpc__err(c->ctx, BPC_ENOMEM, "swap: out of memory for the codec's buffers");
-      c->scratch = ns;
-      size_t *nc = realloc(c->scratch_cap, sizeof(size_t) * (size_t)nm);
-      if (nc == NULL)
-        return bpc__err(c->ctx, BPC_ENOMEM, "swap: out of memory for the codec's buffers");
-      c->scratch_cap = nc;
-      c->scratch_max = nm;
-    }
     size_t cap = 0;
     void *buf = bpc__pool_get(c->ctx, bytes, &cap);
     if (buf == NULL)
@@ -76,9 +85,9 @@ int bpc__swap_send(bpc__swap_call_t *c, int b, int dst_gid, int seq, const void 
                       bytes);
     const size_t eb = c->codec->encode(buf, bytes, data, len, c->codec->user);
     if (eb > 0 && eb < bytes) {
-      c->scratch[c->nscratch] = buf;
-      c->scratch_cap[c->nscratch] = cap;
-      c->nscratch++;
+      int rc = bpc__swap_keep(c, buf, cap);
+      if (rc != BPC_OK)
+        return rc;
       return bpc__exch_send(c->ex, c->gids[b], dst_gid, seq, buf, eb, 0);
     }
     bpc__pool_put(c->ctx, buf, cap);

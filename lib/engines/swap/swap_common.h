@@ -25,6 +25,7 @@
 typedef struct bpc__swap_call {
   bpc_ctx_t *ctx;
   bpc__exch_t *ex;
+  const bpc_assign_t *assign; /* ranks of gids (bundling by process) */
   int n;             /* blocks */
   const int *order;  /* order[pos] = gid */
   const int *pos_of; /* pos_of[gid] = pos */
@@ -58,6 +59,9 @@ int bpc__swap_send(bpc__swap_call_t *c, int b, int dst_gid, int seq, const void 
  * len dense elements). Records BPC_ETRUNC and returns it otherwise. */
 int bpc__swap_accept(bpc__swap_call_t *c, bpc__msg_t *m, size_t len);
 
+/* Keep a pool buffer until bpc__swap_scratch_free (a bundle in flight).
+ * BPC_OK or BPC_ENOMEM (recorded; the buffer is returned to the pool). */
+int bpc__swap_keep(bpc__swap_call_t *c, void *buf, size_t cap);
 /* Return the scratch buffers to the pool (after the exchange is closed). */
 void bpc__swap_scratch_free(bpc__swap_call_t *c);
 
