@@ -376,8 +376,8 @@ static long long sr_global_ops(const char *name, int P)
  * "mpi" needs a contiguous type (BPC_ETYPE) and every rank's blocks at one
  * run of positions, the runs ascending with rank (BPC_EINVAL); the others
  * always apply. */
-static int sr_expect(const char *name, const bpc_assign_t *A, int nb, const int *order,
-                     int kind)
+static inline int sr_expect(const char *name, const bpc_assign_t *A, int nb, const int *order,
+                            int kind)
 {
   if (strcmp(name, "mpi") != 0)
     return BPC_OK;
