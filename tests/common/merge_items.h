@@ -96,6 +96,20 @@ static inline int mi_merge_sum(bpc_merge_group_t *g, void *user)
   return 0;
 }
 
+/* One int per block: the root's int += the others'. No reference checks:
+ * for tests that need a merge to run (re-entrancy, agreement), not its
+ * result beyond the sum. */
+static inline int mi_merge_int1(bpc_merge_group_t *g, void *user)
+{
+  (void)user;
+  bpc_buf_t *const *it = (bpc_buf_t *const *)g->items;
+  int *acc = it[g->root]->data;
+  for (int i = 0; i < g->nitems; i++)
+    if (i != g->root)
+      *acc += *(const int *)it[i]->data;
+  return 0;
+}
+
 /* varying counts: the root grows to the longest item (realloc) */
 static inline size_t mi_vcount(int gid) { return (size_t)(mi_hash((uint32_t)gid, 77u) % 5u) * 3u; }
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "bpc.h"
+#include "../common/merge_items.h"
 #include "comm/coll.h"
 #include "core/core.h"
 
@@ -246,17 +247,6 @@ static int nb_cb(void *block, int gid, bpc_neighbor_t *nb, void *user, int *more
   return c == n->ctx ? 5 : 0;      /* fail: the round must report it */
 }
 
-static int sum_merge(bpc_merge_group_t *g, void *user)
-{
-  (void)user;
-  bpc_buf_t **it = (bpc_buf_t **)g->items;
-  int *acc = it[g->root]->data;
-  for (int i = 0; i < g->nitems; i++)
-    if (i != g->root)
-      *acc += *(int *)it[i]->data;
-  return 0;
-}
-
 /* Run a merge of value gid + 1 per block; returns its code, *sum the root's. */
 static int run_merge(bpc_ctx_t *ctx, const bpc_assign_t *a, bpc_merge_fn fn, void *user,
                      int nthreads, int *sum)
@@ -296,14 +286,14 @@ static int nest_merge(bpc_merge_group_t *g, void *user)
   nest_local(n, g->gids[g->root]);
   if (n->other != NULL) {
     int s = -1;
-    int rc = run_merge(n->other, n->oa, sum_merge, NULL, 1, &s);
+    int rc = run_merge(n->other, n->oa, mi_merge_int1, NULL, 1, &s);
     if (rc != BPC_OK)
       __atomic_add_fetch(&n->wrong, 1, __ATOMIC_RELAXED);
     n->nested_sum = s;
-    return sum_merge(g, NULL);
+    return mi_merge_int1(g, NULL);
   }
   int s = 0;
-  nest_count(n, run_merge(n->ctx, n->a, sum_merge, NULL, 1, &s));
+  nest_count(n, run_merge(n->ctx, n->a, mi_merge_int1, NULL, 1, &s));
   return 9;
 }
 
@@ -499,7 +489,7 @@ START_TEST(test_last_error)
   same_error(ctx, before, bpc_neighbor_iterate(nb, NULL, quiet_nb, NULL, &rounds), "iterate");
   same_error(ctx, before, bpc_neighbor_destroy(&nb), "destroy");
   int s = 0;
-  same_error(ctx, before, run_merge(ctx, a, sum_merge, NULL, 2, &s), "merge");
+  same_error(ctx, before, run_merge(ctx, a, mi_merge_int1, NULL, 2, &s), "merge");
   const int *gids = NULL;
   int nl = 0;
   bpc_assign_local(a, &gids, &nl);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "bpc.h"
+#include "../common/merge_items.h"
 
 static bpc_ctx_t *world_ctx(void)
 {
@@ -329,17 +330,6 @@ static void spoil(bpc_decomp_params_t *p, int which, int *map)
   }
 }
 
-static int sum_op(bpc_merge_group_t *g, void *user)
-{
-  (void)user;
-  bpc_buf_t **it = (bpc_buf_t **)g->items;
-  int *acc = it[g->root]->data;
-  for (int i = 0; i < g->nitems; i++)
-    if (i != g->root)
-      *acc += *(int *)it[i]->data;
-  return 0;
-}
-
 START_TEST(test_creators_differ)
 {
   bpc_ctx_t *ctx = world_ctx();
@@ -381,7 +371,7 @@ START_TEST(test_creators_differ)
           bufs[i].data = &vals[i];
           bufs[i].count = 1;
         }
-        bpc_merge_op_t op = {sum_op, 1, 0, NULL};
+        bpc_merge_op_t op = {mi_merge_int1, 1, 0, NULL};
         bpc_merge_result_t *res = NULL;
         rc = bpc_merge(ctx, a, &ti, bufs, &op, NULL, &res);
         bad_check(ctx, &cases[c], m, rc);
