@@ -200,12 +200,6 @@ int bpc_composite(bpc_ctx_t *ctx, const bpc_assign_t *assign, bpc_image_t *image
                   const bpc_composite_params_t *params, bpc_composite_piece_t *pieces,
                   bpc_composite_info_t *info)
 {
-  if (ctx == NULL)
-    return composite_entry(ctx, assign, images, params, pieces, info);
-  int rc = bpc__enter(ctx, "bpc_composite");
-  if (rc != BPC_OK)
-    return rc;
-  rc = composite_entry(ctx, assign, images, params, pieces, info);
-  bpc__leave(ctx, rc);
-  return rc;
+  BPC__GUARDED_RETURN(ctx, "bpc_composite",
+      composite_entry(ctx, assign, images, params, pieces, info));
 }

@@ -89,6 +89,23 @@ int bpc__enter(bpc_ctx_t *ctx, const char *call);
 void bpc__leave(bpc_ctx_t *ctx, int rc);
 int bpc__busy_check(bpc_ctx_t *ctx, const char *call);
 
+/* The whole body of a guarded public entry: with ctx NULL the call runs
+ * unguarded (it reports BPC_ENULL itself); else bpc__enter, the call,
+ * bpc__leave with its code. Usage: BPC__GUARDED_RETURN(ctx, "bpc_x",
+ * x_entry(ctx, ...)); */
+#define BPC__GUARDED_RETURN(ctx, name, call)                                  \
+  do {                                                                        \
+    bpc_ctx_t *bpc__g_ctx = (ctx);                                            \
+    if (bpc__g_ctx == NULL)                                                   \
+      return (call);                                                          \
+    int bpc__g_rc = bpc__enter(bpc__g_ctx, (name));                           \
+    if (bpc__g_rc == BPC_OK) {                                                \
+      bpc__g_rc = (call);                                                     \
+      bpc__leave(bpc__g_ctx, bpc__g_rc);                                      \
+    }                                                                         \
+    return bpc__g_rc;                                                         \
+  } while (0)
+
 /* Collective agreement (bpc__agree, bpc__agree_args) and the other
  * collectives live in lib/comm/coll.h. */
 

@@ -183,12 +183,6 @@ int bpc_alltoall(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *t
                  bpc_a2a_send_fn send, bpc_a2a_recv_fn recv, void *user,
                  const bpc_alltoall_params_t *params, bpc_alltoall_info_t *info)
 {
-  if (ctx == NULL)
-    return alltoall_entry(ctx, assign, type, send, recv, user, params, info);
-  int rc = bpc__enter(ctx, "bpc_alltoall");
-  if (rc != BPC_OK)
-    return rc;
-  rc = alltoall_entry(ctx, assign, type, send, recv, user, params, info);
-  bpc__leave(ctx, rc);
-  return rc;
+  BPC__GUARDED_RETURN(ctx, "bpc_alltoall",
+      alltoall_entry(ctx, assign, type, send, recv, user, params, info));
 }

@@ -471,12 +471,6 @@ int bpc_bcast(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type
               const int *sources, int nsources, bpc_bcast_item_fn item_of, bpc_bcast_recv_fn recv,
               void *user, const bpc_bcast_params_t *params, bpc_bcast_info_t *info)
 {
-  if (ctx == NULL)
-    return bcast_entry(ctx, assign, type, sources, nsources, item_of, recv, user, params, info);
-  int rc = bpc__enter(ctx, "bpc_bcast");
-  if (rc != BPC_OK)
-    return rc;
-  rc = bcast_entry(ctx, assign, type, sources, nsources, item_of, recv, user, params, info);
-  bpc__leave(ctx, rc);
-  return rc;
+  BPC__GUARDED_RETURN(ctx, "bpc_bcast",
+      bcast_entry(ctx, assign, type, sources, nsources, item_of, recv, user, params, info));
 }

@@ -488,12 +488,5 @@ int bpc_merge(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type
               const bpc_merge_op_t *op, const bpc_merge_params_t *params,
               bpc_merge_result_t **result)
 {
-  if (ctx == NULL)
-    return merge_entry(ctx, assign, type, items, op, params, result);
-  int rc = bpc__enter(ctx, "bpc_merge");
-  if (rc != BPC_OK)
-    return rc;
-  rc = merge_entry(ctx, assign, type, items, op, params, result);
-  bpc__leave(ctx, rc);
-  return rc;
+  BPC__GUARDED_RETURN(ctx, "bpc_merge", merge_entry(ctx, assign, type, items, op, params, result));
 }

@@ -551,14 +551,8 @@ int bpc_neighbor_stats(const bpc_neighbor_t *nb, bpc_neighbor_stats_t *out)
 int bpc_neighbor_create_decomp(bpc_ctx_t *ctx, const bpc_decomp_t *d, const bpc_type_t *type,
                                const bpc_neighbor_params_t *params, bpc_neighbor_t **out)
 {
-  if (ctx == NULL)
-    return neighbor_create_decomp_entry(ctx, d, type, params, out);
-  int rc = bpc__enter(ctx, "bpc_neighbor_create_decomp");
-  if (rc != BPC_OK)
-    return rc;
-  rc = neighbor_create_decomp_entry(ctx, d, type, params, out);
-  bpc__leave(ctx, rc);
-  return rc;
+  BPC__GUARDED_RETURN(ctx, "bpc_neighbor_create_decomp",
+      neighbor_create_decomp_entry(ctx, d, type, params, out));
 }
 
 /* The public entry: the re-entrancy guard (bpc__enter) around the call. */
@@ -566,12 +560,6 @@ int bpc_neighbor_create_graph(bpc_ctx_t *ctx, const bpc_assign_t *a, const int *
                               const int *targets, const bpc_type_t *type,
                               const bpc_neighbor_params_t *params, bpc_neighbor_t **out)
 {
-  if (ctx == NULL)
-    return neighbor_create_graph_entry(ctx, a, offsets, targets, type, params, out);
-  int rc = bpc__enter(ctx, "bpc_neighbor_create_graph");
-  if (rc != BPC_OK)
-    return rc;
-  rc = neighbor_create_graph_entry(ctx, a, offsets, targets, type, params, out);
-  bpc__leave(ctx, rc);
-  return rc;
+  BPC__GUARDED_RETURN(ctx, "bpc_neighbor_create_graph",
+      neighbor_create_graph_entry(ctx, a, offsets, targets, type, params, out));
 }

@@ -220,12 +220,6 @@ cleanup:
 int bpc_neighbor_iterate(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn,
                          void *user, long long *rounds)
 {
-  if (nb == NULL)
-    return neighbor_iterate_entry(nb, blocks, fn, user, rounds);
-  int rc = bpc__enter(nb->ctx, "bpc_neighbor_iterate");
-  if (rc != BPC_OK)
-    return rc;
-  rc = neighbor_iterate_entry(nb, blocks, fn, user, rounds);
-  bpc__leave(nb->ctx, rc);
-  return rc;
+  BPC__GUARDED_RETURN(nb != NULL ? nb->ctx : NULL, "bpc_neighbor_iterate",
+      neighbor_iterate_entry(nb, blocks, fn, user, rounds));
 }

@@ -501,25 +501,13 @@ int bpc__nb_drain(bpc_neighbor_t *nb, long long *undelivered)
 /* The public entry: the re-entrancy guard (bpc__enter) around the call. */
 int bpc_neighbor_exchange(bpc_neighbor_t *nb)
 {
-  if (nb == NULL)
-    return neighbor_exchange_entry(nb);
-  int rc = bpc__enter(nb->ctx, "bpc_neighbor_exchange");
-  if (rc != BPC_OK)
-    return rc;
-  rc = neighbor_exchange_entry(nb);
-  bpc__leave(nb->ctx, rc);
-  return rc;
+  BPC__GUARDED_RETURN(nb != NULL ? nb->ctx : NULL, "bpc_neighbor_exchange",
+      neighbor_exchange_entry(nb));
 }
 
 /* The public entry: the re-entrancy guard (bpc__enter) around the call. */
 int bpc_neighbor_round(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn, void *user)
 {
-  if (nb == NULL)
-    return neighbor_round_entry(nb, blocks, fn, user);
-  int rc = bpc__enter(nb->ctx, "bpc_neighbor_round");
-  if (rc != BPC_OK)
-    return rc;
-  rc = neighbor_round_entry(nb, blocks, fn, user);
-  bpc__leave(nb->ctx, rc);
-  return rc;
+  BPC__GUARDED_RETURN(nb != NULL ? nb->ctx : NULL, "bpc_neighbor_round",
+      neighbor_round_entry(nb, blocks, fn, user));
 }

@@ -831,12 +831,6 @@ int bpc_scan(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
              bpc_scan_mode_t mode, const bpc_buf_t *in, bpc_buf_t *out, const bpc_scan_op_t *op,
              const bpc_scan_params_t *params, bpc_scan_info_t *info)
 {
-  if (ctx == NULL)
-    return scan_entry(ctx, assign, type, mode, in, out, op, params, info);
-  int rc = bpc__enter(ctx, "bpc_scan");
-  if (rc != BPC_OK)
-    return rc;
-  rc = scan_entry(ctx, assign, type, mode, in, out, op, params, info);
-  bpc__leave(ctx, rc);
-  return rc;
+  BPC__GUARDED_RETURN(ctx, "bpc_scan",
+      scan_entry(ctx, assign, type, mode, in, out, op, params, info));
 }

@@ -390,12 +390,6 @@ int bpc_swap(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
              void *const *bufs, size_t count, const bpc_swap_op_t *op,
              const bpc_swap_params_t *params, bpc_swap_piece_t *pieces, bpc_swap_info_t *info)
 {
-  if (ctx == NULL)
-    return swap_entry(ctx, assign, type, bufs, count, op, params, pieces, info);
-  int rc = bpc__enter(ctx, "bpc_swap");
-  if (rc != BPC_OK)
-    return rc;
-  rc = swap_entry(ctx, assign, type, bufs, count, op, params, pieces, info);
-  bpc__leave(ctx, rc);
-  return rc;
+  BPC__GUARDED_RETURN(ctx, "bpc_swap",
+      swap_entry(ctx, assign, type, bufs, count, op, params, pieces, info));
 }
