@@ -40,14 +40,21 @@ typedef struct bpc_assign bpc_assign_t;
 /*
  * Create an assignment of `nblocks` gids to the ranks of `ctx`. For
  * BPC_ASSIGN_USER, `map` has nblocks entries (the same on every rank) and is
- * copied; otherwise it must be NULL. Local: no message is sent, and errors
- * are reported on the ranks that made them. Every rank must make the same
- * assignment; if ranks differ, the first collective call that uses it fails
- * with BPC_EMISMATCH on every rank ("assignment mode" or "assignment map":
- * engines compare a hash of the whole gid -> rank relation).
+ * copied; otherwise it must be NULL. Collective over the ranks of ctx
+ * (one small reduction): every rank must call it, with the same arguments.
+ * An argument error on any rank is that error on every rank (with that
+ * rank's message), and valid arguments that differ between ranks are
+ * BPC_EMISMATCH on every rank naming the field ("nblocks", "assignment
+ * mode" or "assignment map": a hash of the whole gid -> rank relation); on
+ * any error *out is NULL on every rank. Engines compare the same hash
+ * again, so assignments made for different contexts or by different calls
+ * are caught there too. Not allowed inside an engine's callback on the
+ * same context (BPC_EBUSY).
  * Ownership: *out is freed with bpc_assign_destroy.
- * Errors: BPC_ENULL, BPC_ENBLOCKS (nblocks < 1), BPC_EASSIGN (map NULL for a
- * user map, a rank out of [0, P), or an unknown mode).
+ * Errors: BPC_ENULL (a NULL ctx is reported on that rank only: it has no
+ * ranks to tell), BPC_ENBLOCKS (nblocks < 1), BPC_EASSIGN (map NULL for a
+ * user map, a rank out of [0, P), or an unknown mode), BPC_EMISMATCH,
+ * BPC_EBUSY.
  */
 int bpc_assign_create(bpc_ctx_t *ctx, int nblocks, bpc_assign_mode_t mode, const int *map,
                       bpc_assign_t **out);
@@ -103,17 +110,19 @@ typedef struct bpc_decomp bpc_decomp_t;
  * the factors of nblocks allow: among the factorisations that fit the domain
  * (no block thinner than one point), the one with the least total area of
  * internal faces, ties broken towards more blocks in lower dimensions.
- * Local: no message is sent, and errors are reported on the ranks that made
- * them. Every rank must pass the same parameters; if ranks differ,
- * bpc_neighbor_create_decomp fails with BPC_EMISMATCH on every rank naming
- * the field (dim, domain, divisions, share_face, wrap, ghost or the
- * assignment), and every engine compares the assignment.
+ * Collective over the ranks of ctx, like bpc_assign_create: an argument
+ * error on any rank is that error on every rank, and parameters that are
+ * valid but differ between ranks are BPC_EMISMATCH on every rank naming
+ * the first field that differs (dim, domain, divisions, share_face, wrap,
+ * ghost, nblocks, assignment mode or map); on any error *out is NULL on
+ * every rank. Not allowed inside an engine's callback on the same context
+ * (BPC_EBUSY).
  * Ownership: *out is freed with bpc_decomp_destroy; params->map is copied.
  * Errors: BPC_ENULL, BPC_EDIM (dim outside 1..6), BPC_ENBLOCKS (nblocks < 1),
  * BPC_EINVAL (empty domain), BPC_EDIVS (divisions that do not multiply to
  * nblocks, are negative, or exceed the domain's extent; or no automatic
  * choice fits), BPC_EGHOST (negative ghost width), BPC_EASSIGN (see
- * bpc_assign_create).
+ * bpc_assign_create), BPC_EMISMATCH, BPC_EBUSY.
  */
 int bpc_decomp_create(bpc_ctx_t *ctx, const bpc_decomp_params_t *params, bpc_decomp_t **out);
 int bpc_decomp_destroy(bpc_decomp_t **d);

@@ -42,8 +42,8 @@ static long long fingerprint(const bpc_assign_t *a)
   return (long long)(h >> 1);
 }
 
-int bpc_assign_create(bpc_ctx_t *ctx, int nblocks, bpc_assign_mode_t mode, const int *map,
-                      bpc_assign_t **out)
+int bpc__assign_make(bpc_ctx_t *ctx, int nblocks, bpc_assign_mode_t mode, const int *map,
+                     bpc_assign_t **out)
 {
   int rc = BPC_OK;
   bpc_assign_t *a = NULL;

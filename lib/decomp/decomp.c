@@ -302,7 +302,7 @@ static int check_params(bpc_ctx_t *ctx, const bpc_decomp_params_t *p, int *divs)
   return BPC_OK;
 }
 
-int bpc_decomp_create(bpc_ctx_t *ctx, const bpc_decomp_params_t *params, bpc_decomp_t **out)
+int bpc__decomp_make(bpc_ctx_t *ctx, const bpc_decomp_params_t *params, bpc_decomp_t **out)
 {
   int rc = BPC_OK;
   bpc_decomp_t *d = NULL;
@@ -330,7 +330,7 @@ int bpc_decomp_create(bpc_ctx_t *ctx, const bpc_decomp_params_t *params, bpc_dec
     d->wrap[i] = params->wrap[i] != 0;
     d->ghost[i] = params->ghost[i];
   }
-  rc = bpc_assign_create(ctx, params->nblocks, params->assign, params->map, &d->assign);
+  rc = bpc__assign_make(ctx, params->nblocks, params->assign, params->map, &d->assign);
   if (rc != BPC_OK)
     goto cleanup;
 cleanup:

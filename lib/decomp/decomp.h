@@ -24,6 +24,14 @@ struct bpc_assign {
   long long fingerprint;
 };
 
+/* The local work of bpc_assign_create and bpc_decomp_create (checks and
+ * construction on this rank only, no message; errors are recorded with
+ * the public names). The public creators (lib/engines/creators.c) call
+ * these and then agree across ranks, which this layer cannot do. */
+int bpc__assign_make(bpc_ctx_t *ctx, int nblocks, bpc_assign_mode_t mode, const int *map,
+                     bpc_assign_t **out);
+int bpc__decomp_make(bpc_ctx_t *ctx, const bpc_decomp_params_t *params, bpc_decomp_t **out);
+
 /* Rank of gid (no range check: 0 <= gid < nblocks). */
 int bpc__assign_rank(const bpc_assign_t *a, int gid);
 /* Same, with the signature bpc__exch_open wants (arg is the assignment). */

@@ -435,6 +435,31 @@ static int sum_scan(const void *l, const void *r, void *res, void *user)
   return 0;
 }
 
+static int swap_sum(void *inout, const void *in, size_t count, int in_first, void *user)
+{
+  (void)in_first;
+  (void)user;
+  for (size_t i = 0; i < count; i++)
+    ((int *)inout)[i] += ((const int *)in)[i];
+  return 0;
+}
+
+static int bc_item(int src, const void **item, void *user)
+{
+  (void)src;
+  *item = user; /* a bpc_buf_t */
+  return 0;
+}
+
+static int bc_recv(int dst, int src, void *item, void *user)
+{
+  (void)dst;
+  (void)src;
+  (void)item;
+  (void)user;
+  return 0;
+}
+
 static int a2a_send(int src, int dst, const void **item, void *user)
 {
   (void)src;
@@ -507,6 +532,44 @@ START_TEST(test_last_error)
              "scan");
   same_error(ctx, before, bpc_alltoall(ctx, a, &ti, a2a_send, a2a_recv, NULL, NULL, NULL),
              "alltoall");
+  /* swap: 8 ints per block; bcast: one item from block 0 */
+  enum { SW = 8 };
+  int sv[64][SW];
+  void *sb[64];
+  bpc_swap_piece_t pc[64];
+  for (int i = 0; i < nl && i < 64; i++) {
+    for (int j = 0; j < SW; j++)
+      sv[i][j] = gids[i] * SW + j;
+    sb[i] = sv[i];
+  }
+  bpc_swap_op_t wop = {swap_sum, 1, NULL};
+  same_error(ctx, before, bpc_swap(ctx, a, &ti, sb, SW, &wop, NULL, pc, NULL), "swap");
+  int one = 7;
+  bpc_buf_t ib = {&one, 1};
+  const int src0 = 0;
+  same_error(ctx, before, bpc_bcast(ctx, a, &ti, &src0, 1, bc_item, bc_recv, &ib, NULL, NULL),
+             "bcast");
+  /* composite: a 5 x 3 image per block, over */
+  float rgba[64][5 * 3 * 4];
+  bpc_image_t img[64];
+  bpc_composite_piece_t cp[64];
+  for (int i = 0; i < nl && i < 64; i++) {
+    for (int j = 0; j < 5 * 3 * 4; j++)
+      rgba[i][j] = (float)((gids[i] + j) % 3) * 0.25f;
+    img[i].width = 5;
+    img[i].height = 3;
+    img[i].rgba = rgba[i];
+    img[i].depth = NULL;
+  }
+  same_error(ctx, before, bpc_composite(ctx, a, img, NULL, cp, NULL), "composite");
+  /* the creators (collective) */
+  bpc_assign_t *a2 = NULL;
+  same_error(ctx, before, bpc_assign_create(ctx, 5, BPC_ASSIGN_ROUND_ROBIN, NULL, &a2),
+             "assign_create");
+  bpc_assign_destroy(&a2);
+  bpc_decomp_t *d2 = NULL;
+  same_error(ctx, before, bpc_decomp_create(ctx, &p, &d2), "decomp_create");
+  bpc_decomp_destroy(&d2);
   bpc_decomp_destroy(&d);
   bpc_finalize(&ctx);
   T_SYNC();

@@ -330,6 +330,49 @@ static void spoil(bpc_decomp_params_t *p, int which, int *map)
   }
 }
 
+/* Spoil the parameters with an argument error (invalid on the bad ranks). */
+static void spoil_invalid(bpc_decomp_params_t *p, int which, int *map)
+{
+  switch (which) {
+  case 0: p->dim = 7; break;
+  case 1: p->nblocks = 0; break;
+  case 2: p->ghost[2] = -1; break;
+  case 3: p->divs[0] = 3; break; /* 3 does not divide 4 */
+  case 4: p->assign = BPC_ASSIGN_USER; p->map = NULL; break;
+  case 5: /* a user map naming rank P */
+    for (int g = 0; g < p->nblocks; g++)
+      map[g] = g == 1 ? t_size : 0;
+    p->assign = BPC_ASSIGN_USER;
+    p->map = map;
+    break;
+  default: break;
+  }
+}
+
+/* Merge one int per block over assignment a (the engine's own check). */
+static int merge_over(bpc_ctx_t *ctx, const bpc_assign_t *a)
+{
+  bpc_type_t ti = bpc_type_contiguous(sizeof(int), MPI_INT);
+  const int *gids = NULL;
+  int nl = 0;
+  bpc_assign_local(a, &gids, &nl);
+  int vals[4];
+  bpc_buf_t bufs[4];
+  for (int i = 0; i < nl && i < 4; i++) {
+    vals[i] = gids[i] + 1;
+    bufs[i].data = &vals[i];
+    bufs[i].count = 1;
+  }
+  bpc_merge_op_t op = {mi_merge_int1, 1, 0, NULL};
+  bpc_merge_result_t *res = NULL;
+  int rc = bpc_merge(ctx, a, &ti, bufs, &op, NULL, &res);
+  bpc_merge_result_destroy(&res);
+  return rc;
+}
+
+/* The creators are collective: a field that differs between ranks, or an
+ * argument error on some ranks only, is the same error on every rank, and
+ * no rank keeps an object. */
 START_TEST(test_creators_differ)
 {
   bpc_ctx_t *ctx = world_ctx();
@@ -343,9 +386,16 @@ START_TEST(test_creators_differ)
       {"user map differs", BPC_EMISMATCH, 1, "assignment"},
       {"dim differs", BPC_EMISMATCH, 1, "dim"},
   };
+  static const bad_case_t invalid[] = {
+      {"dim 7", BPC_EDIM, 0, NULL},
+      {"nblocks 0", BPC_ENBLOCKS, 0, NULL},
+      {"ghost -1", BPC_EGHOST, 0, NULL},
+      {"divisions do not divide", BPC_EDIVS, 0, NULL},
+      {"user mode without a map", BPC_EASSIGN, 0, NULL},
+      {"map names rank P", BPC_EASSIGN, 0, NULL},
+  };
   const int nb = 4;
   int map[4];
-  bpc_type_t ti = bpc_type_contiguous(sizeof(int), MPI_INT);
   for (int c = 0; c < (int)(sizeof cases / sizeof cases[0]); c++) {
     for (int m = 0; m < BAD_NMODES; m++) {
       bpc_decomp_params_t p = cube_params(nb);
@@ -353,33 +403,79 @@ START_TEST(test_creators_differ)
         spoil(&p, c, map);
       bpc_decomp_t *d = NULL;
       int rc = bpc_decomp_create(ctx, &p, &d);
-      T_CHECK(rc == BPC_OK, "%s: create (local) failed: %s", cases[c].what, bpc_last_error(ctx));
-      bpc_neighbor_t *nbh = NULL;
-      rc = bpc_neighbor_create_decomp(ctx, d, &ti, NULL, &nbh);
       bad_check(ctx, &cases[c], m, rc);
-      bpc_neighbor_destroy(&nbh);
-      /* an engine finds a differing assignment (same block count) itself */
-      if (c == 5 || c == 6) {
-        const bpc_assign_t *a = bpc_decomp_assign(d);
-        const int *gids = NULL;
-        int nl = 0;
-        bpc_assign_local(a, &gids, &nl);
-        int vals[4];
-        bpc_buf_t bufs[4];
-        for (int i = 0; i < nl; i++) {
-          vals[i] = gids[i] + 1;
-          bufs[i].data = &vals[i];
-          bufs[i].count = 1;
-        }
-        bpc_merge_op_t op = {mi_merge_int1, 1, 0, NULL};
-        bpc_merge_result_t *res = NULL;
-        rc = bpc_merge(ctx, a, &ti, bufs, &op, NULL, &res);
-        bad_check(ctx, &cases[c], m, rc);
-        bpc_merge_result_destroy(&res);
-      }
+      T_CHECK((rc == BPC_OK) == (d != NULL), "%s, %s: object %p with %s", cases[c].what,
+              bad_mode_name(m), (void *)d, bpc_err_name(rc));
       bpc_decomp_destroy(&d);
     }
   }
+  for (int c = 0; c < (int)(sizeof invalid / sizeof invalid[0]); c++) {
+    for (int m = 0; m < BAD_NMODES; m++) {
+      bpc_decomp_params_t p = cube_params(nb);
+      if (bad_here(m))
+        spoil_invalid(&p, c, map);
+      bpc_decomp_t *d = NULL;
+      int rc = bpc_decomp_create(ctx, &p, &d);
+      bad_check(ctx, &invalid[c], m, rc);
+      T_CHECK(d == NULL, "%s, %s: an object after a failure", invalid[c].what, bad_mode_name(m));
+      bpc_decomp_destroy(&d);
+    }
+  }
+  /* bpc_assign_create: block count, mode, map, an argument error, NULL out */
+  static const bad_case_t acases[] = {
+      {"nblocks differs", BPC_EMISMATCH, 1, "nblocks"},
+      {"mode differs", BPC_EMISMATCH, 1, "assignment mode"},
+      {"map differs", BPC_EMISMATCH, 1, "assignment map"},
+      {"nblocks -1", BPC_ENBLOCKS, 0, NULL},
+      {"out NULL", BPC_ENULL, 0, NULL},
+  };
+  int umap[4] = {0, 0, 0, 0}, umap2[4];
+  for (int g = 0; g < nb; g++)
+    umap2[g] = (nb - 1 - g) % t_size;
+  if (t_size > 1)
+    umap2[0] = 1; /* differs from umap at every count > 1 */
+  for (int c = 0; c < (int)(sizeof acases / sizeof acases[0]); c++) {
+    for (int m = 0; m < BAD_NMODES; m++) {
+      int n = nb;
+      bpc_assign_mode_t mode = c == 2 ? BPC_ASSIGN_USER : BPC_ASSIGN_CONTIGUOUS;
+      const int *mp = c == 2 ? umap : NULL;
+      int want_out = 1;
+      if (bad_here(m)) {
+        if (c == 0)
+          n = nb + 1;
+        else if (c == 1)
+          mode = BPC_ASSIGN_ROUND_ROBIN;
+        else if (c == 2)
+          mp = umap2;
+        else if (c == 3)
+          n = -1;
+        else
+          want_out = 0;
+      }
+      bpc_assign_t *a = NULL;
+      int rc = bpc_assign_create(ctx, n, mode, mp, want_out ? &a : NULL);
+      bad_check(ctx, &acases[c], m, rc);
+      T_CHECK((rc == BPC_OK) == (a != NULL), "%s, %s: object %p with %s", acases[c].what,
+              bad_mode_name(m), (void *)a, bpc_err_name(rc));
+      bpc_assign_destroy(&a);
+    }
+  }
+  /* objects from different (each agreed) calls: the engine finds out */
+  bpc_assign_t *ac = NULL, *ar = NULL;
+  int rc = bpc_assign_create(ctx, nb, BPC_ASSIGN_CONTIGUOUS, NULL, &ac);
+  T_CHECK(rc == BPC_OK, "contiguous assignment: %s", bpc_last_error(ctx));
+  rc = bpc_assign_create(ctx, nb, BPC_ASSIGN_ROUND_ROBIN, NULL, &ar);
+  T_CHECK(rc == BPC_OK, "round-robin assignment: %s", bpc_last_error(ctx));
+  if (ac != NULL && ar != NULL) {
+    const bad_case_t eng = {"engine given different assignments", BPC_EMISMATCH, 1,
+                            "assignment"};
+    for (int m = 0; m < BAD_NMODES; m++) {
+      rc = merge_over(ctx, bad_here(m) ? ar : ac);
+      bad_check(ctx, &eng, m, rc);
+    }
+  }
+  bpc_assign_destroy(&ac);
+  bpc_assign_destroy(&ar);
   bpc_finalize(&ctx);
   T_SYNC();
 }
