@@ -98,7 +98,17 @@ typedef enum bpc_scan_strategy {
    * thesis takes the value only if it has already arrived, which would
    * make the association depend on message timing; bpc never races.
    * Same as scan-then-propagate for exclusive scans. */
-  BPC_SCAN_SUCCESSOR = 3
+  BPC_SCAN_SUCCESSOR = 3,
+  /* Chosen per call (doc/scan.md "Choosing the strategy"): exclusive
+   * scans scan-then-propagate; inclusive scans inclusive-global, or, when
+   * the global algorithm is Blelloch (where inclusive-global saves
+   * nothing) and the operator costs more than a message latency
+   * (op_seconds, 0 = 1 ms, against BPC_SCAN_ALPHA), successor. Never
+   * reduce-then-scan (it saves memory, not time). info.strategy says what
+   * ran. The association, and so the rounding of an only approximately
+   * associative operator, depends on the choice: name a strategy to fix
+   * it. */
+  BPC_SCAN_STRATEGY_AUTO = 4
 } bpc_scan_strategy_t;
 
 typedef struct bpc_scan_params {
@@ -113,8 +123,8 @@ typedef struct bpc_scan_params {
   /* Optional order: order[p] is the gid at position p (a permutation of
    * 0..n-1, the same on every rank). NULL: gid order. */
   const int *order;
-  /* The distributed strategy (default scan-then-propagate). Must be the
-   * same on every rank. */
+  /* The distributed strategy (default scan-then-propagate; or
+   * BPC_SCAN_STRATEGY_AUTO). Must be the same on every rank. */
   bpc_scan_strategy_t strategy;
   /* For "auto": the operator's cost in seconds per call (measured by the
    * caller), 0 = unknown (taken as 1 ms: an expensive operator). The model
@@ -143,6 +153,7 @@ typedef struct bpc_scan_info {
   long long ops_global; /* of which in the global stage (all ranks) */
   long long depth;      /* operator calls on the longest dependency chain of
                          * any result (max over ranks) */
+  bpc_scan_strategy_t strategy; /* the strategy that ran (never AUTO) */
 } bpc_scan_info_t;
 
 /*

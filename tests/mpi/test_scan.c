@@ -85,7 +85,7 @@ START_TEST(test_scan_reference)
             prm.algorithm = tab[a].name;
             prm.order = order;
             prm.nthreads = ci == 5 ? 2 : 1; /* threads once (2 cores, many ranks) */
-            prm.strategy = (bpc_scan_strategy_t)((a + mi + ok + ci) % 4); /* each in turn */
+            prm.strategy = (bpc_scan_strategy_t)((a + mi + ok + ci) % 5); /* each in turn */
             bpc_scan_info_t info;
             const int want = sr_expect(tab[a].name, A, nb, order, kind);
             int rc = bpc_scan(ctx, A, &P.type, mode, P.in, P.out, &op, &prm, &info);

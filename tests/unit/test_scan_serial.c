@@ -42,7 +42,7 @@ START_TEST(test_reference)
       for (int kind = SR_MAT; kind <= SR_LIST; kind += 2)
         for (int mi = 0; mi < 3; mi++)
           for (int ord = 0; ord <= permuted; ord++)
-            for (int st = 0; st < 4; st++) {
+            for (int st = 0; st <= BPC_SCAN_STRATEGY_AUTO; st++) {
             bpc_scan_mode_t mode = mi == 0 ? BPC_SCAN_INCLUSIVE : BPC_SCAN_EXCLUSIVE;
             const int with_id = mi == 2, seed = nb + a;
             sr_prob_t P;
@@ -69,6 +69,15 @@ START_TEST(test_reference)
                           tab[a].name, st, kind, mode, with_id, nb, ord, msg);
             ck_assert_str_eq(info.name, tab[a].name);
             ck_assert_int_eq(info.ops_total, info.ops_local);
+            /* auto's rule (doc/scan.md): exclusive STP; inclusive IG, or
+             * successor for Blelloch (op_seconds 0 = 1 ms > alpha 5 us) */
+            int st_want = st;
+            if (st == BPC_SCAN_STRATEGY_AUTO)
+              st_want = mode == BPC_SCAN_EXCLUSIVE ? BPC_SCAN_SCAN_THEN_PROPAGATE
+                        : strcmp(tab[a].name, "blelloch") == 0 ? BPC_SCAN_SUCCESSOR
+                                                                : BPC_SCAN_INCLUSIVE_GLOBAL;
+            ck_assert_msg((int)info.strategy == st_want, "%s, mode %d, strategy %d: ran %d",
+                          tab[a].name, mode, st, (int)info.strategy);
             sr_prob_free(&P);
           }
     free(order);
@@ -200,6 +209,18 @@ START_TEST(test_auto_model)
   /* a cheap operator: the fewest message rounds */
   ck_assert_int_eq(bpc__scan_auto(64, 64, 1e-9, 5e-6), BPC_SCAN_SKLANSKY);
   ck_assert_int_eq(bpc__scan_auto(1, 1, 0, 5e-6), BPC_SCAN_SKLANSKY);
+  /* the strategy rule */
+  const bpc_scan_mode_t I = BPC_SCAN_INCLUSIVE, E = BPC_SCAN_EXCLUSIVE;
+  for (int id = BPC_SCAN_SERIAL; id <= BPC_SCAN_MPI; id++)
+    ck_assert_int_eq(bpc__scan_strategy_auto(E, id, 1e-3, 5e-6), BPC_SCAN_SCAN_THEN_PROPAGATE);
+  ck_assert_int_eq(bpc__scan_strategy_auto(I, BPC_SCAN_SKLANSKY, 1e-9, 5e-6),
+                   BPC_SCAN_INCLUSIVE_GLOBAL);
+  ck_assert_int_eq(bpc__scan_strategy_auto(I, BPC_SCAN_MPI, 1e-3, 5e-6),
+                   BPC_SCAN_INCLUSIVE_GLOBAL);
+  ck_assert_int_eq(bpc__scan_strategy_auto(I, BPC_SCAN_BLELLOCH, 1e-3, 5e-6), BPC_SCAN_SUCCESSOR);
+  ck_assert_int_eq(bpc__scan_strategy_auto(I, BPC_SCAN_BLELLOCH, 0, 5e-6), BPC_SCAN_SUCCESSOR);
+  ck_assert_int_eq(bpc__scan_strategy_auto(I, BPC_SCAN_BLELLOCH, 1e-9, 5e-6),
+                   BPC_SCAN_SCAN_THEN_PROPAGATE);
 }
 END_TEST
 

@@ -676,6 +676,20 @@ int bpc__scan_auto(int P, int R, double gamma, double alpha)
   return best;
 }
 
+bpc_scan_strategy_t bpc__scan_strategy_auto(bpc_scan_mode_t mode, int algorithm, double gamma,
+                                            double alpha)
+{
+  if (mode != BPC_SCAN_INCLUSIVE)
+    return BPC_SCAN_SCAN_THEN_PROPAGATE; /* the others are the same or cost a call more */
+  if (algorithm != BPC_SCAN_BLELLOCH)
+    return BPC_SCAN_INCLUSIVE_GLOBAL; /* a call less per block, no message more */
+  if (!(gamma > 0.0))
+    gamma = 1e-3;
+  /* Blelloch's global stage is exclusive: only the successor's message
+   * saves the last item's call, at one more message round */
+  return gamma > alpha ? BPC_SCAN_SUCCESSOR : BPC_SCAN_SCAN_THEN_PROPAGATE;
+}
+
 /* ------------------------------------------------------------- entry */
 
 static int scan_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
@@ -699,7 +713,8 @@ static int scan_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type
   if (P->nthreads < 0)
     return bpc__err(ctx, BPC_EINVAL, "bpc_scan: nthreads %d is negative", P->nthreads);
   if (P->strategy != BPC_SCAN_SCAN_THEN_PROPAGATE && P->strategy != BPC_SCAN_REDUCE_THEN_SCAN &&
-      P->strategy != BPC_SCAN_INCLUSIVE_GLOBAL && P->strategy != BPC_SCAN_SUCCESSOR)
+      P->strategy != BPC_SCAN_INCLUSIVE_GLOBAL && P->strategy != BPC_SCAN_SUCCESSOR &&
+      P->strategy != BPC_SCAN_STRATEGY_AUTO)
     return bpc__err(ctx, BPC_EINVAL, "bpc_scan: unknown strategy %d", (int)P->strategy);
   if (assign->nlocal > 0 && (in == NULL || out == NULL))
     return bpc__err(ctx, BPC_ENULL, "bpc_scan: %s is NULL on a rank with blocks",
@@ -753,6 +768,9 @@ static int scan_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type
   if (rc == BPC_OK)
     for (int g = 0; g < nb; g++)
       order[pos_of[g]] = g;
+  bpc_scan_strategy_t strategy = Pm.strategy;
+  if (rc == BPC_OK && strategy == BPC_SCAN_STRATEGY_AUTO)
+    strategy = bpc__scan_strategy_auto(mode, row->info.id, Pm.op_seconds, scan_alpha());
 
   bpc__sig_t sig;
   bpc__sig_init(&sig);
@@ -760,7 +778,9 @@ static int scan_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type
   bpc__sig_int(&sig, "nblocks", rc == BPC_OK ? nb : 0);
   bpc__sig_assign(&sig, rc == BPC_OK ? assign : NULL);
   bpc__sig_int(&sig, "mode", rc == BPC_OK ? (int)mode : 0);
-  bpc__sig_int(&sig, "strategy", rc == BPC_OK ? (int)Pm.strategy : 0);
+  /* the strategy that will run: ranks whose auto resolved differently
+   * (different op_seconds or BPC_SCAN_ALPHA) get BPC_EMISMATCH */
+  bpc__sig_int(&sig, "strategy", rc == BPC_OK ? (int)strategy : 0);
   if (rc == BPC_OK && source == BPC_SOURCE_BUILTIN) /* the model chose: same inputs */
     bpc__sig_bytes(&sig, "op_seconds", &Pm.op_seconds, sizeof Pm.op_seconds);
   else
@@ -783,7 +803,7 @@ static int scan_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type
   C.assign = assign;
   C.type = type;
   C.mode = mode;
-  C.strategy = Pm.strategy;
+  C.strategy = strategy;
   C.in = in;
   C.out = out;
   C.op = op;
@@ -821,6 +841,7 @@ static int scan_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type
       info->depth = w[2];
       info->absent_gid = (int)w[3];
       info->absent_index = w[4];
+      info->strategy = strategy;
     }
   }
   return rc;

@@ -102,6 +102,11 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *S);
  * blocks on R processes, operator time gamma (<= 0: 1 ms). Ties: the
  * earlier of sklansky, kogge-stone, brent-kung, blelloch, serial. */
 int bpc__scan_auto(int P, int R, double gamma, double alpha);
+/* The strategy BPC_SCAN_STRATEGY_AUTO runs (doc/scan.md "Choosing the
+ * strategy"): from the mode, the global algorithm's id, the operator's cost
+ * gamma (0 = 1 ms) and the message latency alpha. */
+bpc_scan_strategy_t bpc__scan_strategy_auto(bpc_scan_mode_t mode, int algorithm, double gamma,
+                                            double alpha);
 
 /* Smallest k with 2^k >= P. */
 int bpc__scan_log2up(int P);
