@@ -41,6 +41,10 @@ void bpc__bc_add(bpc__bc_sched_t *S, int step, int from, int to)
     from = S->map[from];
     to = S->map[to];
   }
+  if (step + 1 > S->nsteps)
+    S->nsteps = step + 1;
+  if (S->rk != NULL && S->rk[from] == S->rk[to])
+    return; /* inside one process: costs nothing, carries nothing */
   if (S->n == S->cap) {
     int nc = S->cap ? 2 * S->cap : 64;
     int *a = realloc(S->step, sizeof(int) * (size_t)nc);
@@ -62,8 +66,33 @@ void bpc__bc_add(bpc__bc_sched_t *S, int step, int from, int to)
   S->from[S->n] = from;
   S->to[S->n] = to;
   S->n++;
-  if (step + 1 > S->nsteps)
-    S->nsteps = step + 1;
+}
+
+/* ceil(log2 n): the steps of br_lin's halving and of the binomial tree
+ * over n blocks. */
+static int seg_depth(int n)
+{
+  int d = 0;
+  while ((1 << d) < n)
+    d++;
+  return d;
+}
+
+/* With S->rk set: 1 when the segment's blocks o[0..n) all sit on one
+ * process (its transfers would all be dropped); the steps it takes are
+ * then counted in S->nsteps without walking it. */
+static int seg_local(bpc__bc_sched_t *S, int step, const int *o, int n)
+{
+  if (S->rk == NULL || n <= 1)
+    return 0;
+  const int r = S->rk[S->map != NULL ? S->map[o[0]] : o[0]];
+  for (int i = 1; i < n; i++)
+    if (S->rk[S->map != NULL ? S->map[o[i]] : o[i]] != r)
+      return 0;
+  const int end = S->base + step + seg_depth(n);
+  if (end > S->nsteps)
+    S->nsteps = end;
+  return 1;
 }
 
 void bpc__bc_xchg(bpc__bc_sched_t *S, int step, int a, int b)
@@ -76,6 +105,8 @@ static int lin_seg(bpc__bc_sched_t *S, int step, const int *o, int n)
 {
   if (n <= 1)
     return 0;
+  if (seg_local(S, step, o, n))
+    return seg_depth(n);
   const int h = n / 2;
   for (int i = 0; i < h; i++)
     bpc__bc_xchg(S, step, o[i], o[h + i]);
@@ -95,6 +126,8 @@ static int tree_seg(bpc__bc_sched_t *S, int step, const int *o, int n)
 {
   if (n <= 1)
     return 0;
+  if (seg_local(S, step, o, n))
+    return seg_depth(n);
   const int h = (n + 1) / 2;
   bpc__bc_add(S, step, o[0], o[h]);
   int d1 = tree_seg(S, step + 1, o, h);
