@@ -348,6 +348,10 @@ typedef struct bc_choice {
   int *sources;
   int row, reposition, partition;
   unsigned long long used; /* LRU tick; 0: empty */
+  /* the executor's plan of the chosen schedule once a call has run it
+   * (in_start NULL: not yet; never for mpi), and the schedule's steps */
+  bpc__bc_plan_t plan;
+  int nsteps;
 } bc_choice_t;
 
 typedef struct bc_cache {
@@ -360,8 +364,10 @@ typedef struct bc_cache {
 static void bc_cache_free(void *arg)
 {
   bc_cache_t *c = arg;
-  for (int i = 0; i < BC_CACHE_N; i++)
+  for (int i = 0; i < BC_CACHE_N; i++) {
     free(c->e[i].sources);
+    bpc__bc_plan_free(&c->e[i].plan);
+  }
   free(c);
 }
 
@@ -404,7 +410,7 @@ static bc_choice_t *bc_lookup(bc_cache_t *c, const long long *key, int nk, const
   return NULL;
 }
 
-static void bc_store(bc_cache_t *c, const long long *key, int nk, const int *sources, int s,
+static bc_choice_t *bc_store(bc_cache_t *c, const long long *key, int nk, const int *sources, int s,
                      int row, int rep, int part)
 {
   bc_choice_t *e = &c->e[0];
@@ -413,10 +419,12 @@ static void bc_store(bc_cache_t *c, const long long *key, int nk, const int *sou
       e = &c->e[i];
   int *copy = malloc(sizeof(int) * (size_t)(s > 0 ? s : 1));
   if (copy == NULL)
-    return; /* not cached: the next call runs the model again */
+    return NULL; /* not cached: the next call runs the model again */
   if (s > 0)
     memcpy(copy, sources, sizeof(int) * (size_t)s);
   free(e->sources);
+  bpc__bc_plan_free(&e->plan);
+  e->nsteps = 0;
   e->sources = copy;
   e->s = s;
   e->nk = nk;
@@ -425,6 +433,7 @@ static void bc_store(bc_cache_t *c, const long long *key, int nk, const int *sou
   e->reposition = rep;
   e->partition = part;
   e->used = ++c->tick;
+  return e;
 }
 
 int bpc__bcast_cache(bpc_ctx_t *ctx, int off, long long *hits, long long *misses)
@@ -442,10 +451,11 @@ int bpc__bcast_cache(bpc_ctx_t *ctx, int off, long long *hits, long long *misses
 }
 
 /* auto: the cheapest row and flags by the model, from the cache when the
- * same agreed inputs were seen. */
+ * same agreed inputs were seen; *ce: the cache entry (NULL: cache off). */
 static int bc_auto(bpc__bc_call_t *C, const bpc__sig_t *sig, const long long *vals, long long L,
-                   const bpc__algo_t **row)
+                   const bpc__algo_t **row, bc_choice_t **ce)
 {
+  *ce = NULL;
   const long long Lq = bpc__bc_model_L(L);
   long long key[BPC__SIG_MAX + 1];
   const int nk = bc_key(C->ctx, sig, vals, Lq, key);
@@ -457,6 +467,7 @@ static int bc_auto(bpc__bc_call_t *C, const bpc__sig_t *sig, const long long *va
     *row = &bpc__engine_bcast.rows[e->row];
     C->reposition = e->reposition;
     C->partition = e->partition;
+    *ce = e;
     return BPC_OK;
   }
   int rep = 0, part = 0;
@@ -468,7 +479,7 @@ static int bc_auto(bpc__bc_call_t *C, const bpc__sig_t *sig, const long long *va
   if (c != NULL) {
     c->misses++;
     if (!c->off)
-      bc_store(c, key, nk, C->ids, C->s, (int)(*row - bpc__engine_bcast.rows), rep, part);
+      *ce = bc_store(c, key, nk, C->ids, C->s, (int)(*row - bpc__engine_bcast.rows), rep, part);
   }
   return BPC_OK;
 }
@@ -663,15 +674,28 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
     rk[g] = bpc__assign_rank(assign, g);
   C.rk = rk;
   C.S.rk = rk;
+  bc_choice_t *ce = NULL;
   if (rc == BPC_OK && row == NULL) /* auto: the cheapest row and variant by the cost model */
-    rc = bc_auto(&C, &sig, vals, vals[sig.n - 1], &row);
+    rc = bc_auto(&C, &sig, vals, vals[sig.n - 1], &row, &ce);
+  /* auto's cache also keeps the executor's plan of its choice: a repeated
+   * call neither builds the schedule nor plans it */
+  bpc__bc_plan_t kept;
+  memset(&kept, 0, sizeof kept);
+  if (ce != NULL && ce->plan.in_start != NULL)
+    C.plan = &ce->plan;
+  else if (ce != NULL)
+    C.keep_plan = &kept;
   /* opened on every rank alike (exchanges are numbered in order) */
   const int rc_open = bpc__exch_open(ctx, "bcast", bpc__assign_rank_cb, assign, &C.ex);
   if (rc == BPC_OK)
     rc = rc_open;
   if (rc_open == BPC_OK) {
-    if (rc == BPC_OK)
+    if (rc == BPC_OK && C.plan != NULL) {
+      C.S.nsteps = ce->nsteps;
+      rc = bpc__bc_exec(&C);
+    } else if (rc == BPC_OK) {
       rc = bpc__bc_run_row(&C, row);
+    }
     int rc2 = bpc__exch_close(&C.ex);
     if (rc == BPC_OK)
       rc = rc2;
@@ -680,6 +704,16 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
   free(C.S.from);
   free(C.S.to);
   free(items);
+  if (kept.in_start != NULL) {
+    if (rc == BPC_OK) { /* into auto's cache entry (not borrowing this call's rk) */
+      if (!kept.rk_owned)
+        kept.rk = NULL;
+      ce->plan = kept;
+      ce->nsteps = C.S.nsteps;
+    } else {
+      bpc__bc_plan_free(&kept);
+    }
+  }
   free(rk);
   rc = bpc__agree(ctx, rc);
   if (rc == BPC_OK && info != NULL) {

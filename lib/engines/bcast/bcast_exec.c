@@ -362,9 +362,12 @@ int bpc__bc_exec(bpc__bc_call_t *C)
     return bpc__err(ctx, rc, "bpc_bcast: out of memory building the schedule");
   C->steps = S->nsteps;
 
-  bpc__bc_plan_t P;
-  memset(&P, 0, sizeof P);
-  rc = bpc__bc_plan_init(&P, S, C->assign, nr, C->ids, s, C->p);
+  /* the plan: auto's cached one (C->plan), or built now (and handed to
+   * C->keep_plan when asked, else freed) */
+  bpc__bc_plan_t own, *P = C->plan != NULL ? C->plan : &own;
+  memset(&own, 0, sizeof own);
+  if (C->plan == NULL)
+    rc = bpc__bc_plan_init(&own, S, C->assign, nr, C->ids, s, C->p);
   bpc__bc_item_t *it = calloc((size_t)(s > 0 ? s : 1), sizeof *it);
   void **packed = calloc((size_t)(s > 0 ? s : 1), sizeof(void *));
   int *idx = malloc(sizeof(int) * (size_t)(s > 0 ? s : 1));
@@ -380,8 +383,8 @@ int bpc__bc_exec(bpc__bc_call_t *C)
     goto out;
   }
   /* this rank's own items */
-  for (int q = P.it_start[me]; q < P.it_start[me + 1]; q++) {
-    const int i = P.it_idx[q];
+  for (int q = P->it_start[me]; q < P->it_start[me + 1]; q++) {
+    const int i = P->it_idx[q];
     it[i].have = 1;
     int r2 = bpc__bc_item_bytes(C, i, &it[i], &packed[i]);
     if (r2 != BPC_OK && cb_rc == BPC_OK)
@@ -391,16 +394,16 @@ int bpc__bc_exec(bpc__bc_call_t *C)
     /* sends first (every edge out of this process in step t), then receives */
     for (int B = 0; B < nr; B++) {
       const size_t g = (size_t)t * nr + B;
-      for (int e = P.in_start[g]; e < P.in_start[g + 1] && B != me; e++)
-        if (P.in_from[e] == me) {
-          rc = bc_send(C, &P, t, B, e, it, idx, parts, &heads, &nheads, &capheads);
+      for (int e = P->in_start[g]; e < P->in_start[g + 1] && B != me; e++)
+        if (P->in_from[e] == me) {
+          rc = bc_send(C, P, t, B, e, it, idx, parts, &heads, &nheads, &capheads);
           if (rc != BPC_OK)
             goto out;
         }
     }
     const size_t g = (size_t)t * nr + me;
-    for (int e = P.in_start[g]; e < P.in_start[g + 1]; e++) {
-      rc = bc_recv(C, &P, t, e, it, idx, &kept, &nkept, &capkept);
+    for (int e = P->in_start[g]; e < P->in_start[g + 1]; e++) {
+      rc = bc_recv(C, P, t, e, it, idx, &kept, &nkept, &capkept);
       if (rc != BPC_OK)
         goto out;
     }
@@ -427,7 +430,12 @@ out:
   free(parts);
   free(idx);
   free(it);
-  bpc__bc_plan_free(&P);
+  if (C->plan == NULL) {
+    if (rc == BPC_OK && C->keep_plan != NULL)
+      *C->keep_plan = own; /* the caller owns it now */
+    else
+      bpc__bc_plan_free(&own);
+  }
   return rc != BPC_OK ? rc : cb_rc;
 }
 

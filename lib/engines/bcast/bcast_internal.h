@@ -58,6 +58,8 @@ typedef struct bpc__bc_call {
   int plan_only; /* 1: build the schedule, do not run it (bpc__bcast_sched_check) */
   double alpha, beta; /* the cost model's constants (auto) */
   const int *rk;      /* per block: its rank (NULL: the plan computes it) */
+  struct bpc__bc_plan *plan;      /* set: the executor runs this plan (auto's cache) */
+  struct bpc__bc_plan *keep_plan; /* set: the executor hands the plan it built here */
   /* results for info */
   int steps;
   long long msgs, bytes;

@@ -28,6 +28,7 @@
  */
 #include "engines/bcast/bcast_internal.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -154,6 +155,10 @@ void bpc__bc_plan_carry(bpc__bc_plan_t *P, int t, int B, int e, int *items, long
 {
   const int nr = P->nr;
   int *mH = P->mark, *mA = P->mark + nr, *LH = P->L, *LA = P->L + nr;
+  if (P->stamp >= INT_MAX - 1) { /* a long-lived (cached) plan: start the stamps over */
+    memset(P->mark, 0, sizeof(int) * 2 * (size_t)nr);
+    P->stamp = 0;
+  }
   const int sH = ++P->stamp, sA = sH;
   const size_t g = (size_t)t * nr + B;
   /* what B holds or gets earlier in the step */
