@@ -484,6 +484,35 @@ static int bc_auto(bpc__bc_call_t *C, const bpc__sig_t *sig, const long long *va
   return BPC_OK;
 }
 
+/* A call's state with the fields the model and the executor share, and
+ * every block's rank computed once (C->rk and C->S.rk: the schedules drop
+ * transfers inside a process as they are built, the plans share it).
+ * Returns that array (the caller frees it), NULL when out of memory. */
+static int *bc_call_init(bpc__bc_call_t *C, bpc_ctx_t *ctx, const bpc_assign_t *assign,
+                         const int *sources, int s, int rows, int cols, int reposition,
+                         int partition, double alpha, double beta)
+{
+  memset(C, 0, sizeof *C);
+  C->ctx = ctx;
+  C->assign = assign;
+  C->sources = sources;
+  C->ids = sources;
+  C->s = s;
+  C->p = assign->nblocks;
+  C->rows = rows;
+  C->cols = cols;
+  C->reposition = reposition != 0;
+  C->partition = partition != 0;
+  C->alpha = alpha;
+  C->beta = beta;
+  int *rk = malloc(sizeof(int) * (size_t)(C->p > 0 ? C->p : 1));
+  for (int g = 0; g < C->p && rk != NULL; g++)
+    rk[g] = bpc__assign_rank(assign, g);
+  C->rk = rk;
+  C->S.rk = rk;
+  return rk;
+}
+
 int bpc__bcast_model_time(bpc_ctx_t *ctx, const bpc_assign_t *assign, const int *sources,
                           int nsources, int rows, int cols, long long L, const char *name,
                           int reposition, int partition, double *T, char *pick, size_t npick)
@@ -497,25 +526,10 @@ int bpc__bcast_model_time(bpc_ctx_t *ctx, const bpc_assign_t *assign, const int 
   if (!is_auto && row == NULL)
     return BPC_EALGO;
   bpc__bc_call_t C;
-  memset(&C, 0, sizeof C);
-  C.ctx = ctx;
-  C.assign = assign;
-  C.sources = sources;
-  C.ids = sources;
-  C.s = nsources;
-  C.p = assign->nblocks;
-  C.rows = rows;
-  C.cols = cols;
-  C.reposition = reposition != 0;
-  C.partition = partition != 0;
-  C.alpha = bc_const("BPC_BCAST_ALPHA", BC_ALPHA);
-  C.beta = bc_const("BPC_BCAST_BETA", BC_BETA);
-  int *rk = malloc(sizeof(int) * (size_t)(C.p > 0 ? C.p : 1));
+  int *rk = bc_call_init(&C, ctx, assign, sources, nsources, rows, cols, reposition, partition,
+                         bc_const("BPC_BCAST_ALPHA", BC_ALPHA), bc_const("BPC_BCAST_BETA", BC_BETA));
   if (rk == NULL)
     return BPC_ENOMEM;
-  for (int g = 0; g < C.p; g++)
-    rk[g] = bpc__assign_rank(assign, g);
-  C.rk = rk;
   const double Lq = (double)bpc__bc_model_L(L);
   int rc = BPC_OK;
   if (is_auto) {
@@ -648,32 +662,14 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
   }
 
   bpc__bc_call_t C;
-  memset(&C, 0, sizeof C);
-  C.ctx = ctx;
-  C.assign = assign;
+  int *rk = bc_call_init(&C, ctx, assign, sources, nsources, rows, cols, P.reposition,
+                         P.partition, alpha, beta);
+  if (rk == NULL)
+    rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
   C.type = type;
-  C.sources = sources;
-  C.ids = sources;
-  C.reposition = P.reposition != 0;
-  C.partition = P.partition != 0;
-  C.s = nsources;
-  C.p = assign->nblocks;
-  C.rows = rows;
-  C.cols = cols;
   C.items = items;
   C.recv = recv;
   C.user = user;
-  C.alpha = alpha;
-  C.beta = beta;
-  /* every block's rank, once: the schedules drop transfers inside a
-   * process as they are built, and the plans share it */
-  int *rk = malloc(sizeof(int) * (size_t)(C.p > 0 ? C.p : 1));
-  if (rk == NULL)
-    rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
-  for (int g = 0; g < C.p && rk != NULL; g++)
-    rk[g] = bpc__assign_rank(assign, g);
-  C.rk = rk;
-  C.S.rk = rk;
   bc_choice_t *ce = NULL;
   if (rc == BPC_OK && row == NULL) /* auto: the cheapest row and variant by the cost model */
     rc = bc_auto(&C, &sig, vals, vals[sig.n - 1], &row, &ce);
