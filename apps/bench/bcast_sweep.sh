@@ -8,7 +8,10 @@
 # (alternated by bpc-bench). Writes the raw JSON lines and a summary table:
 # per configuration the best variant, auto, both MPI baselines (medians),
 # best/MPI and auto/MPI against the better baseline, bytes and messages per
-# rank of auto with the model's lower bound.
+# rank of auto with the model's lower bound, and auto's cost model beside
+# the measurement: best_model (the model's time of the best variant),
+# auto_pick and model_us (what auto picks and its modelled time; the JSON
+# lines' model_s and model_pick).
 #
 # Usage (from the build directory, on an idle machine):
 #   sh ../apps/bench/bcast_sweep.sh [OUTDIR]      (default: bcast-sweep)
@@ -49,15 +52,15 @@ function str(k,   m) { if (match($0, "\"" k "\":\"[^\"]*\"")) { m = substr($0, R
   t = num("median_s"); b = num("baseline_median_s")
   if (str("baseline") == "MPI_Allgatherv") { ag[key] = ag[key] == "" || b < ag[key] ? b : ag[key] }
   else { bc[key] = bc[key] == "" || b < bc[key] ? b : bc[key] }
-  if (v == "lib_auto") { au[key] = au[key] == "" || t < au[key] ? t : au[key]; ab[key] = num("bytes_sent_max"); am[key] = num("msgs_sent_max"); lb[key] = num("lower_bound_bytes") }
-  else if (best[key] == "" || t < best[key]) { best[key] = t; bn[key] = v }
+  if (v == "lib_auto") { au[key] = au[key] == "" || t < au[key] ? t : au[key]; ab[key] = num("bytes_sent_max"); am[key] = num("msgs_sent_max"); lb[key] = num("lower_bound_bytes"); mo[key] = num("model_s"); pk[key] = str("model_pick") }
+  else if (best[key] == "" || t < best[key]) { best[key] = t; bn[key] = v; bm[key] = num("model_s") }
   if (num("correct") != 1) bad++
 }
 END {
-  printf "%-3s %-7s %-6s %-4s %-6s %-16s %10s %10s %10s %10s %8s %8s %10s %6s %10s\n", "P", "nblocks", "dist", "s", "bytes", "best", "best_us", "auto_us", "allgv_us", "bcast_us", "best/mpi", "auto/mpi", "auto_bytes", "msgs", "lb_bytes"
+  printf "%-3s %-7s %-6s %-4s %-6s %-16s %10s %10s %-16s %10s %10s %10s %10s %8s %8s %10s %6s %10s\n", "P", "nblocks", "dist", "s", "bytes", "best", "best_us", "best_model", "auto_pick", "auto_us", "model_us", "allgv_us", "bcast_us", "best/mpi", "auto/mpi", "auto_bytes", "msgs", "lb_bytes"
   for (i = 0; i < n; i++) {
     k = order[i]; split(k, f, " "); m = ag[k] < bc[k] ? ag[k] : bc[k]
-    printf "%-3s %-7s %-6s %-4s %-6s %-16s %10.1f %10.1f %10.1f %10.1f %8.3f %8.3f %10d %6d %10d\n", f[1], f[2], f[3], f[4], f[5], bn[k], best[k] * 1e6, au[k] * 1e6, ag[k] * 1e6, bc[k] * 1e6, best[k] / m, au[k] / m, ab[k], am[k], lb[k]
+    printf "%-3s %-7s %-6s %-4s %-6s %-16s %10.1f %10.1f %-16s %10.1f %10.1f %10.1f %10.1f %8.3f %8.3f %10d %6d %10d\n", f[1], f[2], f[3], f[4], f[5], bn[k], best[k] * 1e6, bm[k] * 1e6, pk[k], au[k] * 1e6, mo[k] * 1e6, ag[k] * 1e6, bc[k] * 1e6, best[k] / m, au[k] / m, ab[k], am[k], lb[k]
   }
   if (bad) printf "# %d result lines failed the correctness check\n", bad
 }' "$OUT/raw.json" > "$OUT/table.txt"

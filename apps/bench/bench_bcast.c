@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engines/bcast/bcast_internal.h"
 #include "patterns/patterns.h"
 
 typedef struct bc_state {
@@ -84,21 +85,28 @@ static int bc_prepare(void *st, int rep, int is_bpc)
   return 0;
 }
 
-static int bc_run_bpc(void *st)
+/* A variant's bpc_bcast parameters: lib_auto (the library's own choice,
+ * flags included), <row>+r (repositioned), <row>+p (partitioned), <row>+rp;
+ * name (32 bytes) holds the algorithm P points to. */
+static bpc_bcast_params_t bc_params(const bc_state_t *S, const char *algo, char *name)
 {
-  bc_state_t *S = st;
-  bpc_type_t t = bpc_type_contiguous(1, MPI_BYTE);
   bpc_bcast_params_t P = bpc_bcast_params_default();
-  /* bench-only variants: lib_auto (the library's own choice, flags
-   * included), <row>+r (repositioned), <row>+p (partitioned), <row>+rp */
-  char name[32];
-  snprintf(name, sizeof name, "%s", strcmp(S->algo, "lib_auto") == 0 ? "auto" : S->algo);
+  snprintf(name, 32, "%s", strcmp(algo, "lib_auto") == 0 ? "auto" : algo);
   char *plus = strchr(name, '+');
   P.reposition = S->reposition || (plus != NULL && strchr(plus, 'r') != NULL);
   P.partition = S->partition || (plus != NULL && strchr(plus, 'p') != NULL);
   if (plus != NULL)
     *plus = '\0';
   P.algorithm = name;
+  return P;
+}
+
+static int bc_run_bpc(void *st)
+{
+  bc_state_t *S = st;
+  bpc_type_t t = bpc_type_contiguous(1, MPI_BYTE);
+  char name[32];
+  const bpc_bcast_params_t P = bc_params(S, S->algo, name);
   S->delivered = 0;
   return bpc_bcast(S->env->ctx, S->a, &t, S->src, S->s, bc_item, bc_recv, S, &P, NULL);
 }
@@ -301,10 +309,21 @@ static int bc_run(bench_env_t *env)
           displs[q] = displs[q - 1] + counts[q - 1];
         S.counts = counts;
         S.displs = displs;
-        char extra[128];
-        snprintf(extra, sizeof extra, "\"dist\":\"%s\",\"s\":%d,\"mesh\":\"%dx%d\"",
-                 bpc__bcast_dist_name(dists[di]), s, r, n / r);
-        for (int k = 0; k < nalgos && ret == BENCH_EXIT_OK; k++)
+        for (int k = 0; k < nalgos && ret == BENCH_EXIT_OK; k++) {
+          /* auto's cost model beside the measurement: the variant's
+           * modelled time (lib_auto: of what auto picks, named in
+           * model_pick), computed untimed, on every rank alike */
+          char name[32], pick[48] = "", extra[256];
+          const bpc_bcast_params_t P = bc_params(&S, algos[k], name);
+          double model = -1.0;
+          if (bpc__bcast_model_time(env->ctx, a, src, s, r, n / r, (long long)B, P.algorithm,
+                                    P.reposition, P.partition, &model, pick,
+                                    sizeof pick) != BPC_OK)
+            model = -1.0;
+          snprintf(extra, sizeof extra,
+                   "\"dist\":\"%s\",\"s\":%d,\"mesh\":\"%dx%d\",\"model_s\":%.6g,"
+                   "\"model_pick\":\"%s\"",
+                   bpc__bcast_dist_name(dists[di]), s, r, n / r, model, pick);
           for (int bl = 0; bl < 2 && ret == BENCH_EXIT_OK; bl++) {
             char name[64];
             snprintf(name, sizeof name, "%s-%s-s%d", algos[k], bpc__bcast_dist_name(dists[di]),
@@ -328,6 +347,7 @@ static int bc_run(bench_env_t *env)
             c.check = bc_check;
             ret = bench_run_case(env, &c);
           }
+        }
         free(S.items);
         free(S.got);
         free(S.base);
@@ -361,8 +381,10 @@ const bench_engine_t bench_engine_bcast = {
              "  untimed) and s x MPI_Bcast rooted at each source's rank. Lines are named\n"
              "  <algorithm>-<dist>-s<s>. Variants after the registry's rows: lib_auto\n"
              "  (bpc_bcast's own auto, which also decides repositioning and partitioning),\n"
-             "  <row>+r repositioned, <row>+p partitioned, <row>+rp both. --calibrate:\n"
-             "  no benchmark, print BPC_BCAST_ALPHA/BETA measured by ping-pong.\n"
+             "  <row>+r repositioned, <row>+p partitioned, <row>+rp both. JSON: model_s,\n"
+             "  auto's cost model of the variant (lib_auto: of what auto picks, named\n"
+             "  in model_pick). --calibrate: no benchmark, print BPC_BCAST_ALPHA/BETA\n"
+             "  measured by ping-pong.\n"
              "  apps/bench/bcast_sweep.sh runs the whole sweep of doc/bcast.md.\n",
     .run = bc_run,
 };

@@ -7,7 +7,9 @@
  * bytes sent over all ranks equal "each item once to every other process
  * with blocks" (a process receives each item once; every other process for
  * the mpi baseline); a failing callback on
- * one rank; every argument error and must-match field bad on rank 0 only,
+ * one rank; auto's decision cache (a cached decision equals the uncached
+ * model's; sources, item size, mesh and alpha change the key; LRU bound);
+ * every argument error and must-match field bad on rank 0 only,
  * on the last rank only and on all ranks: the same code everywhere, no hang;
  * the allgatherv collective of lib/comm directly.
  */
@@ -19,6 +21,7 @@
 #include <string.h>
 
 #include "comm/coll.h"
+#include "engines/bcast/bcast_internal.h"
 #include "patterns/patterns.h"
 #include "../common/bcast_run.h"
 
@@ -232,6 +235,189 @@ START_TEST(test_bcast_many_blocks)
 }
 END_TEST
 
+/* auto_call: every source's item is `len` bytes (byte i of source g's
+ * item: g * 7 + i + len); recv checks each against that. */
+typedef struct ac_ud {
+  int len, bad;
+  unsigned char *data; /* nblocks x len */
+  bpc_buf_t *bufs;     /* per block */
+} ac_ud_t;
+
+static int ac_item(int src, const void **item, void *user)
+{
+  ac_ud_t *u = user;
+  *item = &u->bufs[src];
+  return 0;
+}
+
+static int ac_recv(int dst, int src, void *item, void *user)
+{
+  ac_ud_t *u = user;
+  const bpc_buf_t *b = item;
+  (void)dst;
+  if (b == NULL ? u->len != 0 : b->count != (size_t)u->len) {
+    u->bad++;
+    return 0;
+  }
+  for (int i = 0; i < u->len; i++)
+    u->bad += ((const unsigned char *)b->data)[i] != (unsigned char)(src * 7 + i + u->len);
+  return 0;
+}
+
+/* One auto call (mesh rows x cols, 0 x 0: near-square), checked against
+ * the reference; its choice in *info. */
+static void auto_call(const bpc_assign_t *a, int n, const int *src, int s, int rows, int cols,
+                      int len, bpc_bcast_info_t *info)
+{
+  ac_ud_t u;
+  memset(&u, 0, sizeof u);
+  u.len = len;
+  u.data = malloc((size_t)n * (size_t)(len > 0 ? len : 1));
+  u.bufs = calloc((size_t)n, sizeof *u.bufs);
+  for (int g = 0; g < n; g++) {
+    u.bufs[g].data = u.data + (size_t)g * (size_t)len;
+    u.bufs[g].count = (size_t)len;
+    for (int i = 0; i < len; i++)
+      u.data[(size_t)g * (size_t)len + (size_t)i] = (unsigned char)(g * 7 + i + len);
+  }
+  bpc_type_t t = bpc_type_contiguous(1, MPI_BYTE);
+  bpc_bcast_params_t P = bpc_bcast_params_default();
+  P.rows = rows;
+  P.cols = cols;
+  int rc = bpc_bcast(ctx, a, &t, src, s, ac_item, ac_recv, &u, &P, info);
+  T_CHECK(rc == BPC_OK && u.bad == 0, "auto n=%d s=%d len=%d: %s, %d bad bytes", n, s, len,
+          bpc_err_name(rc), u.bad);
+  free(u.data);
+  free(u.bufs);
+}
+
+/* What the model picks without the cache, as bpc-bench names it. */
+static void auto_pick(const bpc_assign_t *a, const int *src, int s, int rows, int cols, int len,
+                      char *pick)
+{
+  double T = -1.0;
+  T_CHECK(bpc__bcast_model_time(ctx, a, src, s, rows, cols, len, "auto", 0, 0, &T, pick, 48) ==
+              BPC_OK && T >= 0.0, "bpc__bcast_model_time");
+}
+
+static void info_pick(const bpc_bcast_info_t *info, char *pick)
+{
+  snprintf(pick, 48, "%s%s%s%s", info->name, info->reposition || info->partition ? "+" : "",
+           info->reposition ? "r" : "", info->partition ? "p" : "");
+}
+
+/* auto's decision cache: a cached decision equals the uncached model's
+ * over a sweep of inputs (and with the cache off); every rank hits alike. */
+START_TEST(test_bcast_auto_cache)
+{
+  const int bpps[3] = {1, 3, 25};
+  const int lens[2] = {32, 16384};
+  for (int bi = 0; bi < 3; bi++) {
+    if (bpps[bi] == 25 && t_size > 4)
+      continue;
+    const int n = bpps[bi] * t_size;
+    int r = 1;
+    for (int d = 1; d * d <= n; d++)
+      if (n % d == 0)
+        r = d;
+    for (int mode = 0; mode < 2; mode++) {
+      bpc_assign_t *a = NULL;
+      T_CHECK(bpc_assign_create(ctx, n, mode ? BPC_ASSIGN_ROUND_ROBIN : BPC_ASSIGN_CONTIGUOUS,
+                                NULL, &a) == BPC_OK, "assign");
+      int *src = malloc(sizeof(int) * (size_t)n);
+      const int sv[4] = {1, n >= 2 ? 2 : n, n / 2 > 0 ? n / 2 : 1, n};
+      for (int d = 0; d < BPC__BDIST_COUNT; d++)
+        for (int si = 0; si < 4; si++)
+          for (int li = 0; li < 2; li++) {
+            const int s = sv[si], len = lens[li];
+            T_CHECK(bpc__bcast_dist(d, r, n / r, s, 5u, src) == BPC_OK, "dist");
+            char want[48] = "", got[48] = "";
+            auto_pick(a, src, s, r, n / r, len, want);
+            long long h0 = 0, m0 = 0, h1 = 0, m1 = 0, h2 = 0, m2 = 0;
+            bpc_bcast_info_t info;
+            for (int off = 0; off < 2; off++) {
+              T_CHECK(bpc__bcast_cache(ctx, off, &h0, &m0) == BPC_OK, "cache");
+              auto_call(a, n, src, s, 0, 0, len, &info);
+              info_pick(&info, got);
+              T_CHECK(strcmp(got, want) == 0, "n=%d %s s=%d len=%d off=%d: auto ran %s, model %s",
+                      n, bpc__bcast_dist_name(d), s, len, off, got, want);
+              auto_call(a, n, src, s, 0, 0, len, &info);
+              info_pick(&info, got);
+              T_CHECK(strcmp(got, want) == 0, "n=%d %s s=%d len=%d off=%d: again %s, model %s",
+                      n, bpc__bcast_dist_name(d), s, len, off, got, want);
+              T_CHECK(bpc__bcast_cache(ctx, -1, &h1, &m1) == BPC_OK, "cache");
+              /* on: the second call hits; off: both run the model */
+              T_CHECK(off ? h1 == h0 && m1 == m0 + 2 : h1 >= h0 + 1 && h1 + m1 == h0 + m0 + 2,
+                      "n=%d s=%d off=%d: hits %lld -> %lld, misses %lld -> %lld", n, s, off, h0,
+                      h1, m0, m1);
+            }
+            T_CHECK(bpc__bcast_cache(ctx, 0, &h2, &m2) == BPC_OK, "cache on");
+          }
+      free(src);
+      bpc_assign_destroy(&a);
+    }
+  }
+  T_SYNC();
+}
+END_TEST
+
+/* A changed input changes the key: sources, the largest item crossing a
+ * rounding step (not within one), the mesh, alpha; the LRU bound. */
+START_TEST(test_bcast_auto_key)
+{
+  const int n = 4 * t_size; /* near-square mesh: not 1 x n */
+  bpc_assign_t *a = NULL;
+  T_CHECK(bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a) == BPC_OK, "assign");
+  int src[2] = {0, n - 1}, src2[2] = {0, n - 2};
+  bpc_bcast_info_t info;
+  long long h = 0, m = 0, h0 = 0, m0 = 0;
+#define AK_EXPECT(hit, what)                                                         \
+  do {                                                                               \
+    T_CHECK(bpc__bcast_cache(ctx, -1, &h, &m) == BPC_OK, "cache");                   \
+    T_CHECK((hit) ? h == h0 + 1 && m == m0 : h == h0 && m == m0 + 1,                 \
+            "%s: expected a %s (hits %lld -> %lld, misses %lld -> %lld)", what,       \
+            (hit) ? "hit" : "miss", h0, h, m0, m);                                  \
+    h0 = h;                                                                          \
+    m0 = m;                                                                          \
+  } while (0)
+  T_CHECK(bpc__bcast_cache(ctx, -1, &h0, &m0) == BPC_OK && h0 == 0 && m0 == 0, "fresh cache");
+  auto_call(a, n, src, 2, 0, 0, 32, &info);
+  AK_EXPECT(0, "first call");
+  auto_call(a, n, src, 2, 0, 0, 32, &info);
+  AK_EXPECT(1, "same inputs");
+  auto_call(a, n, src2, 2, 0, 0, 32, &info);
+  AK_EXPECT(0, "other sources");
+  auto_call(a, n, src, 1, 0, 0, 32, &info);
+  AK_EXPECT(0, "fewer sources");
+  auto_call(a, n, src, 2, 0, 0, 33, &info); /* 33 bytes: modelled as 40 */
+  AK_EXPECT(0, "33 bytes");
+  auto_call(a, n, src, 2, 0, 0, 40, &info);
+  AK_EXPECT(1, "40 bytes (the same rounding step as 33)");
+  auto_call(a, n, src, 2, 0, 0, 41, &info);
+  AK_EXPECT(0, "41 bytes");
+  auto_call(a, n, src, 2, 1, n, 32, &info);
+  AK_EXPECT(0, "a 1 x n mesh");
+  setenv("BPC_BCAST_ALPHA", "3e-6", 1);
+  auto_call(a, n, src, 2, 0, 0, 32, &info);
+  AK_EXPECT(0, "another alpha");
+  unsetenv("BPC_BCAST_ALPHA");
+  auto_call(a, n, src, 2, 0, 0, 32, &info);
+  AK_EXPECT(1, "alpha back");
+  /* 8 other inputs push the first one out (least recently used) */
+  for (int len = 1; len <= 8; len++) {
+    auto_call(a, n, src, 2, 0, 0, len, &info);
+    AK_EXPECT(0, "small sizes");
+  }
+  auto_call(a, n, src, 2, 0, 0, 32, &info);
+  AK_EXPECT(0, "evicted");
+  auto_call(a, n, src, 2, 0, 0, 8, &info);
+  AK_EXPECT(1, "still cached");
+#undef AK_EXPECT
+  bpc_assign_destroy(&a);
+  T_SYNC();
+}
+END_TEST
+
 START_TEST(test_bcast_callback)
 {
   const int n = 2 * t_size;
@@ -381,6 +567,8 @@ static Suite *make(void)
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, test_bcast_all);
   tcase_add_test(tc, test_bcast_mesh10);
+  tcase_add_test(tc, test_bcast_auto_cache);
+  tcase_add_test(tc, test_bcast_auto_key);
   tcase_add_test(tc, test_bcast_callback);
   tcase_add_test(tc, test_bcast_bad_rank);
   tcase_add_test(tc, test_allgatherv);

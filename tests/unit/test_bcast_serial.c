@@ -226,6 +226,53 @@ START_TEST(test_errors)
 }
 END_TEST
 
+/* The item size auto's model takes (and its cache keys on): exact up to
+ * 8 bytes, then rounded up by at most a quarter of the octave. */
+START_TEST(test_model_size)
+{
+  ck_assert_int_eq(bpc__bc_model_L(0), 0);
+  ck_assert_int_eq(bpc__bc_model_L(8), 8);
+  ck_assert_int_eq(bpc__bc_model_L(9), 10);
+  ck_assert_int_eq(bpc__bc_model_L(32), 32);
+  ck_assert_int_eq(bpc__bc_model_L(33), 40);
+  ck_assert_int_eq(bpc__bc_model_L(1000), 1024);
+  ck_assert_int_eq(bpc__bc_model_L(1100), 1280);
+  long long prev = 0;
+  for (long long L = 1; L <= 100000; L++) {
+    const long long q = bpc__bc_model_L(L);
+    ck_assert_msg(q >= L && q >= prev && (L <= 8 ? q == L : 4 * q < 5 * L),
+                  "L=%lld -> %lld", L, q);
+    prev = q;
+  }
+  /* on a serial context: the second auto call hits the cache, with the
+   * model's choice */
+  bpc_assign_t *a = NULL;
+  ck_assert_int_eq(bpc_assign_create(ctx, 12, BPC_ASSIGN_CONTIGUOUS, NULL, &a), BPC_OK);
+  int src[3] = {0, 5, 11}, bad = 0;
+  char why[256], pick[48];
+  double T = -1.0;
+  ck_assert_int_eq(bpc__bcast_model_time(ctx, a, src, 3, 3, 4, 40, "auto", 0, 0, &T, pick,
+                                         sizeof pick), BPC_OK);
+  ck_assert(T >= 0.0);
+  ck_assert_int_eq(bpc__bcast_model_time(ctx, a, src, 3, 5, 4, 40, "auto", 0, 0, &T, NULL, 0),
+                   BPC_EINVAL);
+  ck_assert_int_eq(bpc__bcast_model_time(ctx, a, src, 3, 3, 4, 40, "nope", 0, 0, &T, NULL, 0),
+                   BPC_EALGO);
+  long long h = -1, m = -1;
+  bpc_bcast_info_t info;
+  for (int k = 0; k < 2; k++) {
+    ck_assert_int_eq(br_run(ctx, a, src, 3, NULL, 3, 4, 0, 1, 0, 0, &bad, why, sizeof why, &info),
+                     BPC_OK);
+    ck_assert_int_eq(bad, 0);
+    ck_assert_str_eq(info.name, "br_lin"); /* serial: every schedule costs nothing */
+    ck_assert_int_eq(bpc__bcast_cache(ctx, -1, &h, &m), BPC_OK);
+    ck_assert_int_eq(h, k);
+    ck_assert_int_eq(m, 1);
+  }
+  bpc_assign_destroy(&a);
+}
+END_TEST
+
 static Suite *make(void)
 {
   Suite *s = suite_create("bcast_serial");
@@ -236,6 +283,7 @@ static Suite *make(void)
   tcase_add_test(tc, test_schedules);
   tcase_add_test(tc, test_all);
   tcase_add_test(tc, test_errors);
+  tcase_add_test(tc, test_model_size);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -194,6 +194,49 @@ out:
   return rc;
 }
 
+long long bpc__bc_model_L(long long L)
+{
+  if (L <= 8)
+    return L < 0 ? 0 : L;
+  long long e = 1;
+  while (2 * e <= L)
+    e *= 2;
+  const long long q = e / 4; /* quarter steps of the octave [e, 2e) */
+  return e + (L - e + q - 1) / q * q;
+}
+
+int bpc__bc_choose(bpc__bc_call_t *C, double L, const bpc__algo_t **row, int *reposition,
+                   int *partition, double *T)
+{
+  const int rep0 = C->reposition, part0 = C->partition;
+  const bpc__algo_t *best_row = NULL;
+  double best = 0.0;
+  int rep = 0, part = 0;
+  for (int k = 0; k < bpc__engine_bcast.nrows; k++)
+    for (int v = 0; v < 4; v++) {
+      const bpc__algo_t *r = &bpc__engine_bcast.rows[k];
+      if ((r->info.id == BPC_BCAST_MPI && v != 0) || (r->info.id == BPC_BCAST_2STEP && (v & 1)))
+        continue; /* variants without effect */
+      C->reposition = v & 1;
+      C->partition = v >> 1;
+      const double t = bpc__bc_model(C, r, L);
+      if (best_row == NULL || t < best) {
+        best = t;
+        best_row = r;
+        rep = C->reposition;
+        part = C->partition;
+      }
+    }
+  C->reposition = rep0;
+  C->partition = part0;
+  *row = best_row;
+  *reposition = rep;
+  *partition = part;
+  if (T != NULL)
+    *T = best;
+  return best < 1e30 ? BPC_OK : BPC_ENOMEM;
+}
+
 double bpc__bc_model(bpc__bc_call_t *C0, const bpc__algo_t *row, double L)
 {
   const int nr = C0->ctx->size, s = C0->s;
@@ -207,6 +250,7 @@ double bpc__bc_model(bpc__bc_call_t *C0, const bpc__algo_t *row, double L)
   }
   bpc__bc_call_t C = *C0;
   memset(&C.S, 0, sizeof C.S);
+  C.S.rk = C0->rk;
   C.plan_only = 1;
   double T = 0.0;
   bpc__bc_plan_t P;
@@ -284,6 +328,225 @@ out:
   free(C.S.from);
   free(C.S.to);
   return T;
+}
+
+/*
+ * auto's decision cache (doc/bcast.md "Choosing"): the last BC_CACHE_N
+ * decisions of the cost model on this context, least recently used out.
+ * The key is the call's agreed signature (every field: algorithm, block
+ * count, assignment, mesh, flags, number of sources and their list's
+ * hash, type, alpha, beta, and the largest item rounded as the model
+ * takes it, bpc__bc_model_L) with the process count and a copy of the
+ * source list, so every rank hits or misses alike and a hit returns what
+ * the model would return.
+ */
+#define BC_CACHE_N 8
+
+typedef struct bc_choice {
+  int nk, s;
+  long long key[BPC__SIG_MAX + 1];
+  int *sources;
+  int row, reposition, partition;
+  unsigned long long used; /* LRU tick; 0: empty */
+  /* the executor's plan of the chosen schedule once a call has run it
+   * (in_start NULL: not yet; never for mpi), and the schedule's steps */
+  bpc__bc_plan_t plan;
+  int nsteps;
+} bc_choice_t;
+
+typedef struct bc_cache {
+  bc_choice_t e[BC_CACHE_N];
+  unsigned long long tick;
+  long long hits, misses;
+  int off; /* 1: every call runs the model (bpc__bcast_cache) */
+} bc_cache_t;
+
+static void bc_cache_free(void *arg)
+{
+  bc_cache_t *c = arg;
+  for (int i = 0; i < BC_CACHE_N; i++) {
+    free(c->e[i].sources);
+    bpc__bc_plan_free(&c->e[i].plan);
+  }
+  free(c);
+}
+
+/* The context's cache, made on first use (NULL when out of memory: then
+ * every call runs the model). */
+static bc_cache_t *bc_cache(bpc_ctx_t *ctx)
+{
+  bc_cache_t *c = bpc__cleanup_find(ctx, "bcast_auto");
+  if (c == NULL) {
+    c = bpc__calloc(1, sizeof *c);
+    if (c != NULL && bpc__cleanup_add(ctx, "bcast_auto", bc_cache_free, c) != BPC_OK) {
+      free(c);
+      c = NULL;
+    }
+  }
+  return c;
+}
+
+/* The key of a call: the agreed signature values, the process count. */
+static int bc_key(const bpc_ctx_t *ctx, const bpc__sig_t *sig, const long long *vals,
+                  long long Lq, long long *key)
+{
+  int n = 0;
+  for (int i = 0; i < sig->n; i++)
+    key[n++] = sig->kind[i] == BPC__SIG_MAXED ? Lq : vals[i];
+  key[n++] = ctx->size;
+  return n;
+}
+
+static bc_choice_t *bc_lookup(bc_cache_t *c, const long long *key, int nk, const int *sources,
+                              int s)
+{
+  for (int i = 0; i < BC_CACHE_N; i++) {
+    bc_choice_t *e = &c->e[i];
+    if (e->used != 0 && e->nk == nk && e->s == s &&
+        memcmp(e->key, key, sizeof(long long) * (size_t)nk) == 0 &&
+        (s == 0 || memcmp(e->sources, sources, sizeof(int) * (size_t)s) == 0))
+      return e;
+  }
+  return NULL;
+}
+
+static bc_choice_t *bc_store(bc_cache_t *c, const long long *key, int nk, const int *sources, int s,
+                     int row, int rep, int part)
+{
+  bc_choice_t *e = &c->e[0];
+  for (int i = 1; i < BC_CACHE_N; i++)
+    if (c->e[i].used < e->used)
+      e = &c->e[i];
+  int *copy = malloc(sizeof(int) * (size_t)(s > 0 ? s : 1));
+  if (copy == NULL)
+    return NULL; /* not cached: the next call runs the model again */
+  if (s > 0)
+    memcpy(copy, sources, sizeof(int) * (size_t)s);
+  free(e->sources);
+  bpc__bc_plan_free(&e->plan);
+  e->nsteps = 0;
+  e->sources = copy;
+  e->s = s;
+  e->nk = nk;
+  memcpy(e->key, key, sizeof(long long) * (size_t)nk);
+  e->row = row;
+  e->reposition = rep;
+  e->partition = part;
+  e->used = ++c->tick;
+  return e;
+}
+
+int bpc__bcast_cache(bpc_ctx_t *ctx, int off, long long *hits, long long *misses)
+{
+  bc_cache_t *c = bc_cache(ctx);
+  if (c == NULL)
+    return BPC_ENOMEM;
+  if (off >= 0)
+    c->off = off != 0;
+  if (hits != NULL)
+    *hits = c->hits;
+  if (misses != NULL)
+    *misses = c->misses;
+  return BPC_OK;
+}
+
+/* auto: the cheapest row and flags by the model, from the cache when the
+ * same agreed inputs were seen; *ce: the cache entry (NULL: cache off). */
+static int bc_auto(bpc__bc_call_t *C, const bpc__sig_t *sig, const long long *vals, long long L,
+                   const bpc__algo_t **row, bc_choice_t **ce)
+{
+  *ce = NULL;
+  const long long Lq = bpc__bc_model_L(L);
+  long long key[BPC__SIG_MAX + 1];
+  const int nk = bc_key(C->ctx, sig, vals, Lq, key);
+  bc_cache_t *c = bc_cache(C->ctx);
+  bc_choice_t *e = c != NULL && !c->off ? bc_lookup(c, key, nk, C->ids, C->s) : NULL;
+  if (e != NULL) {
+    c->hits++;
+    e->used = ++c->tick;
+    *row = &bpc__engine_bcast.rows[e->row];
+    C->reposition = e->reposition;
+    C->partition = e->partition;
+    *ce = e;
+    return BPC_OK;
+  }
+  int rep = 0, part = 0;
+  int rc = bpc__bc_choose(C, (double)Lq, row, &rep, &part, NULL);
+  if (rc != BPC_OK)
+    return bpc__err(C->ctx, rc, "bpc_bcast: out of memory in auto's cost model");
+  C->reposition = rep;
+  C->partition = part;
+  if (c != NULL) {
+    c->misses++;
+    if (!c->off)
+      *ce = bc_store(c, key, nk, C->ids, C->s, (int)(*row - bpc__engine_bcast.rows), rep, part);
+  }
+  return BPC_OK;
+}
+
+/* A call's state with the fields the model and the executor share, and
+ * every block's rank computed once (C->rk and C->S.rk: the schedules drop
+ * transfers inside a process as they are built, the plans share it).
+ * Returns that array (the caller frees it), NULL when out of memory. */
+static int *bc_call_init(bpc__bc_call_t *C, bpc_ctx_t *ctx, const bpc_assign_t *assign,
+                         const int *sources, int s, int rows, int cols, int reposition,
+                         int partition, double alpha, double beta)
+{
+  memset(C, 0, sizeof *C);
+  C->ctx = ctx;
+  C->assign = assign;
+  C->sources = sources;
+  C->ids = sources;
+  C->s = s;
+  C->p = assign->nblocks;
+  C->rows = rows;
+  C->cols = cols;
+  C->reposition = reposition != 0;
+  C->partition = partition != 0;
+  C->alpha = alpha;
+  C->beta = beta;
+  int *rk = malloc(sizeof(int) * (size_t)(C->p > 0 ? C->p : 1));
+  for (int g = 0; g < C->p && rk != NULL; g++)
+    rk[g] = bpc__assign_rank(assign, g);
+  C->rk = rk;
+  C->S.rk = rk;
+  return rk;
+}
+
+int bpc__bcast_model_time(bpc_ctx_t *ctx, const bpc_assign_t *assign, const int *sources,
+                          int nsources, int rows, int cols, long long L, const char *name,
+                          int reposition, int partition, double *T, char *pick, size_t npick)
+{
+  if (ctx == NULL || assign == NULL || T == NULL || (sources == NULL && nsources > 0) ||
+      nsources < 0 || nsources > assign->nblocks || rows < 1 || cols < 1 ||
+      (long long)rows * cols != assign->nblocks)
+    return BPC_EINVAL;
+  const int is_auto = name == NULL || strcmp(name, "auto") == 0;
+  const bpc__algo_t *row = is_auto ? NULL : bpc__algo_find(&bpc__engine_bcast, name);
+  if (!is_auto && row == NULL)
+    return BPC_EALGO;
+  bpc__bc_call_t C;
+  int *rk = bc_call_init(&C, ctx, assign, sources, nsources, rows, cols, reposition, partition,
+                         bc_const("BPC_BCAST_ALPHA", BC_ALPHA), bc_const("BPC_BCAST_BETA", BC_BETA));
+  if (rk == NULL)
+    return BPC_ENOMEM;
+  const double Lq = (double)bpc__bc_model_L(L);
+  int rc = BPC_OK;
+  if (is_auto) {
+    rc = bpc__bc_choose(&C, Lq, &row, &C.reposition, &C.partition, T);
+  } else {
+    *T = bpc__bc_model(&C, row, Lq);
+    rc = *T < 1e30 ? BPC_OK : BPC_ENOMEM;
+  }
+  free(rk);
+  if (rc == BPC_OK && pick != NULL && npick > 0) {
+    const int id = row->info.id;
+    const int r = C.reposition && id != BPC_BCAST_MPI && id != BPC_BCAST_2STEP && C.s > 0;
+    const int q = C.partition && id != BPC_BCAST_MPI && C.p >= 2;
+    snprintf(pick, npick, "%s%s%s%s", row->info.name, r || q ? "+" : "", r ? "r" : "",
+             q ? "p" : "");
+  }
+  return rc;
 }
 
 static int bc_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
@@ -399,47 +662,36 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
   }
 
   bpc__bc_call_t C;
-  memset(&C, 0, sizeof C);
-  C.ctx = ctx;
-  C.assign = assign;
+  int *rk = bc_call_init(&C, ctx, assign, sources, nsources, rows, cols, P.reposition,
+                         P.partition, alpha, beta);
+  if (rk == NULL)
+    rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
   C.type = type;
-  C.sources = sources;
-  C.ids = sources;
-  C.reposition = P.reposition != 0;
-  C.partition = P.partition != 0;
-  C.s = nsources;
-  C.p = assign->nblocks;
-  C.rows = rows;
-  C.cols = cols;
   C.items = items;
   C.recv = recv;
   C.user = user;
-  C.alpha = alpha;
-  C.beta = beta;
-  if (row == NULL) { /* auto: the cheapest row and variant by the cost model */
-    double best = 0.0;
-    int rep = 0, part = 0;
-    for (int k = 0; k < bpc__engine_bcast.nrows; k++)
-      for (int v = 0; v < 4; v++) {
-        const bpc__algo_t *r = &bpc__engine_bcast.rows[k];
-        if ((r->info.id == BPC_BCAST_MPI && v != 0) || (r->info.id == BPC_BCAST_2STEP && (v & 1)))
-          continue; /* variants without effect */
-        C.reposition = v & 1;
-        C.partition = v >> 1;
-        const double T = bpc__bc_model(&C, r, (double)vals[sig.n - 1]);
-        if (row == NULL || T < best) {
-          best = T;
-          row = r;
-          rep = C.reposition;
-          part = C.partition;
-        }
-      }
-    C.reposition = rep;
-    C.partition = part;
-  }
-  rc = bpc__exch_open(ctx, "bcast", bpc__assign_rank_cb, assign, &C.ex);
-  if (rc == BPC_OK) {
-    rc = bpc__bc_run_row(&C, row);
+  bc_choice_t *ce = NULL;
+  if (rc == BPC_OK && row == NULL) /* auto: the cheapest row and variant by the cost model */
+    rc = bc_auto(&C, &sig, vals, vals[sig.n - 1], &row, &ce);
+  /* auto's cache also keeps the executor's plan of its choice: a repeated
+   * call neither builds the schedule nor plans it */
+  bpc__bc_plan_t kept;
+  memset(&kept, 0, sizeof kept);
+  if (ce != NULL && ce->plan.in_start != NULL)
+    C.plan = &ce->plan;
+  else if (ce != NULL)
+    C.keep_plan = &kept;
+  /* opened on every rank alike (exchanges are numbered in order) */
+  const int rc_open = bpc__exch_open(ctx, "bcast", bpc__assign_rank_cb, assign, &C.ex);
+  if (rc == BPC_OK)
+    rc = rc_open;
+  if (rc_open == BPC_OK) {
+    if (rc == BPC_OK && C.plan != NULL) {
+      C.S.nsteps = ce->nsteps;
+      rc = bpc__bc_exec(&C);
+    } else if (rc == BPC_OK) {
+      rc = bpc__bc_run_row(&C, row);
+    }
     int rc2 = bpc__exch_close(&C.ex);
     if (rc == BPC_OK)
       rc = rc2;
@@ -448,6 +700,17 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
   free(C.S.from);
   free(C.S.to);
   free(items);
+  if (kept.in_start != NULL) {
+    if (rc == BPC_OK) { /* into auto's cache entry (not borrowing this call's rk) */
+      if (!kept.rk_owned)
+        kept.rk = NULL;
+      ce->plan = kept;
+      ce->nsteps = C.S.nsteps;
+    } else {
+      bpc__bc_plan_free(&kept);
+    }
+  }
+  free(rk);
   rc = bpc__agree(ctx, rc);
   if (rc == BPC_OK && info != NULL) {
     memset(info, 0, sizeof *info);

@@ -41,6 +41,10 @@ void bpc__bc_add(bpc__bc_sched_t *S, int step, int from, int to)
     from = S->map[from];
     to = S->map[to];
   }
+  if (step + 1 > S->nsteps)
+    S->nsteps = step + 1;
+  if (S->rk != NULL && S->rk[from] == S->rk[to])
+    return; /* inside one process: costs nothing, carries nothing */
   if (S->n == S->cap) {
     int nc = S->cap ? 2 * S->cap : 64;
     int *a = realloc(S->step, sizeof(int) * (size_t)nc);
@@ -62,8 +66,33 @@ void bpc__bc_add(bpc__bc_sched_t *S, int step, int from, int to)
   S->from[S->n] = from;
   S->to[S->n] = to;
   S->n++;
-  if (step + 1 > S->nsteps)
-    S->nsteps = step + 1;
+}
+
+/* ceil(log2 n): the steps of br_lin's halving and of the binomial tree
+ * over n blocks. */
+static int seg_depth(int n)
+{
+  int d = 0;
+  while ((1 << d) < n)
+    d++;
+  return d;
+}
+
+/* With S->rk set: 1 when the segment's blocks o[0..n) all sit on one
+ * process (its transfers would all be dropped); the steps it takes are
+ * then counted in S->nsteps without walking it. */
+static int seg_local(bpc__bc_sched_t *S, int step, const int *o, int n)
+{
+  if (S->rk == NULL || n <= 1)
+    return 0;
+  const int r = S->rk[S->map != NULL ? S->map[o[0]] : o[0]];
+  for (int i = 1; i < n; i++)
+    if (S->rk[S->map != NULL ? S->map[o[i]] : o[i]] != r)
+      return 0;
+  const int end = S->base + step + seg_depth(n);
+  if (end > S->nsteps)
+    S->nsteps = end;
+  return 1;
 }
 
 void bpc__bc_xchg(bpc__bc_sched_t *S, int step, int a, int b)
@@ -76,6 +105,8 @@ static int lin_seg(bpc__bc_sched_t *S, int step, const int *o, int n)
 {
   if (n <= 1)
     return 0;
+  if (seg_local(S, step, o, n))
+    return seg_depth(n);
   const int h = n / 2;
   for (int i = 0; i < h; i++)
     bpc__bc_xchg(S, step, o[i], o[h + i]);
@@ -95,6 +126,8 @@ static int tree_seg(bpc__bc_sched_t *S, int step, const int *o, int n)
 {
   if (n <= 1)
     return 0;
+  if (seg_local(S, step, o, n))
+    return seg_depth(n);
   const int h = (n + 1) / 2;
   bpc__bc_add(S, step, o[0], o[h]);
   int d1 = tree_seg(S, step + 1, o, h);
@@ -329,9 +362,12 @@ int bpc__bc_exec(bpc__bc_call_t *C)
     return bpc__err(ctx, rc, "bpc_bcast: out of memory building the schedule");
   C->steps = S->nsteps;
 
-  bpc__bc_plan_t P;
-  memset(&P, 0, sizeof P);
-  rc = bpc__bc_plan_init(&P, S, C->assign, nr, C->ids, s, C->p);
+  /* the plan: auto's cached one (C->plan), or built now (and handed to
+   * C->keep_plan when asked, else freed) */
+  bpc__bc_plan_t own, *P = C->plan != NULL ? C->plan : &own;
+  memset(&own, 0, sizeof own);
+  if (C->plan == NULL)
+    rc = bpc__bc_plan_init(&own, S, C->assign, nr, C->ids, s, C->p);
   bpc__bc_item_t *it = calloc((size_t)(s > 0 ? s : 1), sizeof *it);
   void **packed = calloc((size_t)(s > 0 ? s : 1), sizeof(void *));
   int *idx = malloc(sizeof(int) * (size_t)(s > 0 ? s : 1));
@@ -347,8 +383,8 @@ int bpc__bc_exec(bpc__bc_call_t *C)
     goto out;
   }
   /* this rank's own items */
-  for (int q = P.it_start[me]; q < P.it_start[me + 1]; q++) {
-    const int i = P.it_idx[q];
+  for (int q = P->it_start[me]; q < P->it_start[me + 1]; q++) {
+    const int i = P->it_idx[q];
     it[i].have = 1;
     int r2 = bpc__bc_item_bytes(C, i, &it[i], &packed[i]);
     if (r2 != BPC_OK && cb_rc == BPC_OK)
@@ -358,16 +394,16 @@ int bpc__bc_exec(bpc__bc_call_t *C)
     /* sends first (every edge out of this process in step t), then receives */
     for (int B = 0; B < nr; B++) {
       const size_t g = (size_t)t * nr + B;
-      for (int e = P.in_start[g]; e < P.in_start[g + 1] && B != me; e++)
-        if (P.in_from[e] == me) {
-          rc = bc_send(C, &P, t, B, e, it, idx, parts, &heads, &nheads, &capheads);
+      for (int e = P->in_start[g]; e < P->in_start[g + 1] && B != me; e++)
+        if (P->in_from[e] == me) {
+          rc = bc_send(C, P, t, B, e, it, idx, parts, &heads, &nheads, &capheads);
           if (rc != BPC_OK)
             goto out;
         }
     }
     const size_t g = (size_t)t * nr + me;
-    for (int e = P.in_start[g]; e < P.in_start[g + 1]; e++) {
-      rc = bc_recv(C, &P, t, e, it, idx, &kept, &nkept, &capkept);
+    for (int e = P->in_start[g]; e < P->in_start[g + 1]; e++) {
+      rc = bc_recv(C, P, t, e, it, idx, &kept, &nkept, &capkept);
       if (rc != BPC_OK)
         goto out;
     }
@@ -394,7 +430,12 @@ out:
   free(parts);
   free(idx);
   free(it);
-  bpc__bc_plan_free(&P);
+  if (C->plan == NULL) {
+    if (rc == BPC_OK && C->keep_plan != NULL)
+      *C->keep_plan = own; /* the caller owns it now */
+    else
+      bpc__bc_plan_free(&own);
+  }
   return rc != BPC_OK ? rc : cb_rc;
 }
 

@@ -30,6 +30,11 @@ typedef struct bpc__bc_sched {
   int nsteps; /* 1 + the largest step added */
   int base;   /* added to every step given to bpc__bc_add (repositioning) */
   const int *map; /* when set, bpc__bc_add maps both blocks through it (partitioning) */
+  /* when set (block gid -> rank): transfers between blocks of one process
+   * are not stored, and br_lin / tree segments whose blocks all sit on one
+   * process are not walked (only the steps they take count in nsteps);
+   * the executor and the model drop such transfers anyway */
+  const int *rk;
   int err;    /* BPC_ENOMEM when an add failed */
 } bpc__bc_sched_t;
 
@@ -52,6 +57,9 @@ typedef struct bpc__bc_call {
   int partition;  /* run the row in two halves, then exchange between them */
   int plan_only; /* 1: build the schedule, do not run it (bpc__bcast_sched_check) */
   double alpha, beta; /* the cost model's constants (auto) */
+  const int *rk;      /* per block: its rank (NULL: the plan computes it) */
+  struct bpc__bc_plan *plan;      /* set: the executor runs this plan (auto's cache) */
+  struct bpc__bc_plan *keep_plan; /* set: the executor hands the plan it built here */
   /* results for info */
   int steps;
   long long msgs, bytes;
@@ -121,6 +129,7 @@ int bpc__bc_run_row(bpc__bc_call_t *C, const bpc__algo_t *row);
 typedef struct bpc__bc_plan {
   int nr, nsteps, s;
   int *rk;       /* per block: its rank */
+  int rk_owned;  /* 1: rk was allocated by bpc__bc_plan_init */
   int *in_start; /* nsteps * nr + 1: edges into (step t, process B) start at [t * nr + B] */
   int *in_from;  /* per edge: the sending process */
   int *in_a, *in_b; /* per edge: the block transfer a -> b it stands for */
@@ -134,6 +143,7 @@ typedef struct bpc__bc_plan {
  * starting blocks. BPC_OK or BPC_ENOMEM (nothing recorded). */
 int bpc__bc_plan_init(bpc__bc_plan_t *P, const bpc__bc_sched_t *S, const bpc_assign_t *assign,
                       int nr, const int *ids, int s, int p);
+/* (P->rk is borrowed from S->rk when that is set, else owned: rk_owned.) */
 void bpc__bc_plan_free(bpc__bc_plan_t *P);
 /* The items edge e (of step t, into process B) carries: *n of them, their
  * indices ascending in items[] when items is not NULL (room for s). */
@@ -160,6 +170,38 @@ int bpc__bcast_sched_check(const char *name, int rows, int cols, const int *sour
  * modelled time in seconds of running row's schedule per process, with
  * every item of L bytes. */
 double bpc__bc_model(bpc__bc_call_t *C, const bpc__algo_t *row, double L);
+
+/* The item size the model takes for a largest item of L bytes: L up to
+ * 8 bytes, above it L rounded up to a quarter of its power-of-two octave
+ * (e.g. 1000 -> 1024, 1100 -> 1280): at most 25% more, so calls whose
+ * sizes vary a little share auto's cached decision. */
+long long bpc__bc_model_L(long long L);
+/* auto's rule: every row's variants (plain, repositioned, partitioned,
+ * both; none without effect) through bpc__bc_model with items of L bytes,
+ * the cheapest (ties: the first) in *row, *reposition, *partition, its
+ * modelled time in *T (may be NULL). C's reposition/partition are left
+ * as they were. BPC_OK, or BPC_ENOMEM when no variant could be modelled. */
+int bpc__bc_choose(bpc__bc_call_t *C, double L, const bpc__algo_t **row, int *reposition,
+                   int *partition, double *T);
+/*
+ * auto's decision cache on the context (bcast.c): off >= 0 turns it off
+ * (1: every call runs the model, nothing is stored or looked up) or on
+ * (0); *hits and *misses (may be NULL) count auto calls answered from the
+ * cache, resp. by the model, since the context began. Test hook.
+ */
+int bpc__bcast_cache(bpc_ctx_t *ctx, int off, long long *hits, long long *misses);
+/*
+ * The model's time (seconds) of variant `name` (a row's name with the
+ * reposition and partition flags; "auto" or NULL: what auto picks, flags
+ * included) for these arguments on ctx's ranks, every item taken as
+ * bpc__bc_model_L(L) bytes, alpha and beta as bpc_bcast reads them.
+ * Local: no messages. *pick (npick bytes, may be NULL) gets the variant
+ * as bpc-bench names it (e.g. "br_lin+r"). BPC_OK, BPC_EINVAL, BPC_EALGO,
+ * BPC_ENOMEM. bpc-bench bcast prints it as model_s.
+ */
+int bpc__bcast_model_time(bpc_ctx_t *ctx, const bpc_assign_t *assign, const int *sources,
+                          int nsources, int rows, int cols, long long L, const char *name,
+                          int reposition, int partition, double *T, char *pick, size_t npick);
 
 /* Algorithms (rows' run functions; `call` is a bpc__bc_call_t). */
 int bpc__bc_br_lin(void *call);

@@ -28,6 +28,7 @@
  */
 #include "engines/bcast/bcast_internal.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,7 +36,8 @@
 
 void bpc__bc_plan_free(bpc__bc_plan_t *P)
 {
-  free(P->rk);
+  if (P->rk_owned)
+    free(P->rk);
   free(P->in_start);
   free(P->in_from);
   free(P->in_a);
@@ -56,7 +58,8 @@ int bpc__bc_plan_init(bpc__bc_plan_t *P, const bpc__bc_sched_t *S, const bpc_ass
   P->nsteps = S->nsteps;
   P->s = s;
   const size_t G = (size_t)S->nsteps * (size_t)nr;
-  P->rk = malloc(sizeof(int) * (size_t)(p > 0 ? p : 1));
+  P->rk_owned = S->rk == NULL;
+  P->rk = S->rk != NULL ? (int *)S->rk : malloc(sizeof(int) * (size_t)(p > 0 ? p : 1));
   P->in_start = calloc(G + 2, sizeof(int));
   P->in_from = malloc(sizeof(int) * (size_t)(S->n > 0 ? S->n : 1));
   P->in_a = malloc(sizeof(int) * (size_t)(S->n > 0 ? S->n : 1));
@@ -73,7 +76,7 @@ int bpc__bc_plan_init(bpc__bc_plan_t *P, const bpc__bc_sched_t *S, const bpc_ass
     bpc__bc_plan_free(P);
     return BPC_ENOMEM;
   }
-  for (int g = 0; g < p; g++)
+  for (int g = 0; g < p && P->rk_owned; g++)
     P->rk[g] = bpc__assign_rank(assign, g);
   /* items by the process they start on, ascending within each */
   for (int i = 0; i < s; i++)
@@ -152,6 +155,10 @@ void bpc__bc_plan_carry(bpc__bc_plan_t *P, int t, int B, int e, int *items, long
 {
   const int nr = P->nr;
   int *mH = P->mark, *mA = P->mark + nr, *LH = P->L, *LA = P->L + nr;
+  if (P->stamp >= INT_MAX - 1) { /* a long-lived (cached) plan: start the stamps over */
+    memset(P->mark, 0, sizeof(int) * 2 * (size_t)nr);
+    P->stamp = 0;
+  }
   const int sH = ++P->stamp, sA = sH;
   const size_t g = (size_t)t * nr + B;
   /* what B holds or gets earlier in the step */
