@@ -1,10 +1,11 @@
 # tests: serial Check suites (tests/unit) run directly, MPI Check suites
-# (tests/mpi) run under mpirun at the process counts in tests/testlist. Both
-# go through tests/run-test.sh (the automake LOG_COMPILER).
+# (tests/mpi) run under mpirun at the process counts in tests/testlist (or
+# in the list BPC_TESTLIST names, as .ci/run's distcheck does). Both go
+# through tests/run-test.sh (the automake LOG_COMPILER).
 LOG_COMPILER = $(SHELL) $(top_srcdir)/tests/run-test.sh
 AM_TESTS_ENVIRONMENT = \
 	MPIRUN='$(MPIRUN)'; export MPIRUN; \
-	BPC_TESTLIST='$(top_srcdir)/tests/testlist'; export BPC_TESTLIST; \
+	BPC_TESTLIST="$${BPC_TESTLIST:-$(top_srcdir)/tests/testlist}"; export BPC_TESTLIST; \
 	BPC_LSAN_SUPP='$(abs_top_srcdir)/tests/lsan.supp'; export BPC_LSAN_SUPP;
 EXTRA_DIST += tests/run-test.sh tests/testlist tests/lsan.supp tests/check_man.sh
 
