@@ -669,7 +669,11 @@ struct scan_flow {
   int *phase, *round, *sent;
   int *dbeg, *dcur;   /* block l's sends: entries dbeg[l]..dbeg[l+1]-1, next dcur[l] */
   int *dround, *ddst; /* an entry's round and destination position */
+  int *dlocal;        /* an entry's destination block if it is local, else -1 */
   int *wait, nwait;   /* blocks in the global stage with no item */
+  int *wpos;          /* a block's place in wait, or -1 */
+  int *hot, nhot;     /* local blocks a message was just sent to */
+  int *ishot;
   int *drained;
   int ndone, hook_ops, in_hook, rc;
   /* shared: under critical(bpc_scan_flow) */
@@ -717,8 +721,7 @@ static void flow_exec(scan_state_t *S, int which, int l)
 }
 
 /* Master: move block l as far as it goes without waiting. Returns 1 while
- * it waits for a message (it stays in the wait list), 0 once an item of
- * its is queued. */
+ * it waits for a message, 0 once an item of its is queued. */
 static int flow_drive(scan_state_t *S, int l)
 {
   bpc__scan_call_t *C = S->C;
@@ -753,7 +756,14 @@ static int flow_drive(scan_state_t *S, int l)
         keep_incl(S, l);
       for (; F->dcur[l] < F->dbeg[l + 1] && F->dround[F->dcur[l]] == r && rc == BPC_OK;
            F->dcur[l]++)
-        rc = send_val(S, gid, C->order[F->ddst[F->dcur[l]]], r, &S->tot[l]);
+      {
+        const int e = F->dcur[l], dl = F->dlocal[e];
+        rc = send_val(S, gid, C->order[F->ddst[e]], r, &S->tot[l]);
+        if (dl >= 0 && !F->ishot[dl]) { /* arrived: look at it soon */
+          F->ishot[dl] = 1;
+          F->hot[F->nhot++] = dl;
+        }
+      }
       F->sent[l] = 1;
       if (rc != BPC_OK)
         break;
@@ -780,9 +790,40 @@ static int flow_drive(scan_state_t *S, int l)
   return 1;
 }
 
-/* Master: take the finished items, make progress, move the waiting
- * blocks. */
-static void flow_poll(scan_state_t *S)
+/* Master: drive block l and keep the wait list (O(1)). */
+static void flow_step(scan_state_t *S, int l)
+{
+  scan_flow_t *F = S->flow;
+  const int waits = flow_drive(S, l);
+  if (waits && F->wpos[l] < 0) {
+    F->wpos[l] = F->nwait;
+    F->wait[F->nwait++] = l;
+  } else if (!waits && F->wpos[l] >= 0) {
+    const int i = F->wpos[l], last = F->wait[--F->nwait];
+    F->wait[i] = last;
+    F->wpos[last] = i;
+    F->wpos[l] = -1;
+  }
+}
+
+/* Master: drive the waiting blocks a local message was sent to. */
+static void flow_hot(scan_state_t *S)
+{
+  scan_flow_t *F = S->flow;
+  while (F->nhot > 0 && F->rc == BPC_OK) {
+    const int l = F->hot[--F->nhot];
+    F->ishot[l] = 0;
+    if (F->wpos[l] >= 0)
+      flow_step(S, l);
+  }
+}
+
+/* Master: take the finished items (drive those blocks), make progress,
+ * drive the blocks a local message was sent to and, when `full`, every
+ * waiting block (a remote message may have arrived for any: a sweep costs
+ * one bpc__exch_take per waiting block, so callers sweep every
+ * 1 + nwait/8 items or operator calls, and whenever idle). */
+static void flow_poll(scan_state_t *S, int full)
 {
   scan_flow_t *F = S->flow;
   int nd = 0;
@@ -806,34 +847,44 @@ static void flow_poll(scan_state_t *S)
       F->round[l]++;
     }
     F->sent[l] = 0;
-    F->wait[F->nwait++] = l;
+    if (F->rc == BPC_OK)
+      flow_step(S, l);
   }
   if (F->rc == BPC_OK)
     F->rc = bpc__exch_progress(S->C->ex);
-  for (int i = 0; i < F->nwait && F->rc == BPC_OK;) {
-    if (flow_drive(S, F->wait[i]))
+  flow_hot(S);
+  for (int i = 0; full && i < F->nwait && F->rc == BPC_OK;) {
+    const int l = F->wait[i];
+    flow_step(S, l);
+    if (F->wpos[l] >= 0) /* still waiting (else wait[i] is another block) */
       i++;
-    else
-      F->wait[i] = F->wait[--F->nwait];
   }
+  flow_hot(S);
+}
+
+/* Whether the master sweeps all waiting blocks now: once per 1 + nwait/8
+ * items or operator calls (counted in hook_ops). */
+static int flow_sweep_due(scan_flow_t *F)
+{
+  if (++F->hook_ops < 1 + F->nwait / 8)
+    return 0;
+  F->hook_ops = 0;
+  return 1;
 }
 
 /* After an operator call of a local scan or propagation: on the master,
- * poll now and then (every call while few blocks wait, every nwait/8
- * calls otherwise) and run the queued global combines. */
+ * poll and run the queued global combines. */
 static void flow_hook(scan_state_t *S)
 {
   scan_flow_t *F = S->flow;
-  if (F == NULL || omp_get_thread_num() != 0 || F->in_hook ||
-      ++F->hook_ops < 1 + F->nwait / 8)
+  if (F == NULL || omp_get_thread_num() != 0 || F->in_hook)
     return;
-  F->hook_ops = 0;
   F->in_hook = 1;
   int l;
-  flow_poll(S);
+  flow_poll(S, flow_sweep_due(F));
   while (F->rc == BPC_OK && flow_pop(F, FQ_COMBINE, &l) == FQ_COMBINE) {
     flow_exec(S, FQ_COMBINE, l);
-    flow_poll(S);
+    flow_poll(S, 0);
   }
   F->in_hook = 0;
 }
@@ -841,12 +892,13 @@ static void flow_hook(scan_state_t *S)
 static void flow_master(scan_state_t *S)
 {
   scan_flow_t *F = S->flow;
-  int idle = 0, l;
+  int idle = 0, full = 1, l;
   while (F->rc == BPC_OK && F->ndone < F->n) {
-    flow_poll(S);
+    flow_poll(S, full);
     if (F->rc != BPC_OK)
       break;
     const int w = flow_pop(F, FQ_N - 1, &l);
+    full = w < 0 || flow_sweep_due(F);
     if (w >= 0) {
       flow_exec(S, w, l);
       idle = 0;
@@ -882,8 +934,8 @@ static int run_flow(scan_state_t *S, const bpc__scan_sched_t *sched)
   F.P = P;
   F.nr = sched->nrounds(P);
   F.total_rounds = F.nr + (sched->exclusive_out ? 0 : 1);
-  int **arrays[] = {&F.phase, &F.round, &F.sent, &F.dcur, &F.wait, &F.drained, &F.fin,
-                    &F.q[0], &F.q[1], &F.q[2]};
+  int **arrays[] = {&F.phase, &F.round, &F.sent, &F.dcur, &F.wait, &F.wpos, &F.hot,
+                    &F.ishot, &F.drained, &F.fin, &F.q[0], &F.q[1], &F.q[2]};
   int rc = BPC_OK;
   for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++)
     if ((*arrays[i] = calloc(nn, sizeof(int))) == NULL)
@@ -899,7 +951,8 @@ static int run_flow(scan_state_t *S, const bpc__scan_sched_t *sched)
       nsend = F.dbeg[n];
       F.dround = malloc(sizeof(int) * (size_t)(nsend > 0 ? nsend : 1));
       F.ddst = malloc(sizeof(int) * (size_t)(nsend > 0 ? nsend : 1));
-      if (F.dround == NULL || F.ddst == NULL)
+      F.dlocal = malloc(sizeof(int) * (size_t)(nsend > 0 ? nsend : 1));
+      if (F.dround == NULL || F.ddst == NULL || F.dlocal == NULL)
         break;
       memcpy(F.dcur, F.dbeg, sizeof(int) * (size_t)n);
     }
@@ -914,16 +967,20 @@ static int run_flow(scan_state_t *S, const bpc__scan_sched_t *sched)
           F.dbeg[li + 1]++;
         } else {
           F.dround[F.dcur[li]] = r;
+          F.dlocal[F.dcur[li]] = bpc__assign_local_index(C->assign, C->order[q]);
           F.ddst[F.dcur[li]++] = q;
         }
       }
   }
-  if (F.dbeg == NULL || (rc == BPC_OK && (F.dround == NULL || F.ddst == NULL)))
+  if (F.dbeg == NULL ||
+      (rc == BPC_OK && (F.dround == NULL || F.ddst == NULL || F.dlocal == NULL)))
     rc = BPC_ENOMEM;
   if (rc == BPC_OK) {
     memcpy(F.dcur, F.dbeg, sizeof(int) * (size_t)n);
-    for (int l = 0; l < n; l++)
+    for (int l = 0; l < n; l++) {
       F.q[FQ_LOCAL][l] = l;
+      F.wpos[l] = -1;
+    }
     F.qtail[FQ_LOCAL] = n;
     S->flow = &F;
     /* one thread when there is a single block: its work is a chain */
@@ -942,6 +999,7 @@ static int run_flow(scan_state_t *S, const bpc__scan_sched_t *sched)
   free(F.dbeg);
   free(F.dround);
   free(F.ddst);
+  free(F.dlocal);
   int rc2 = bpc__exch_flush(C->ex);
   return rc != BPC_OK ? rc : rc2;
 }
