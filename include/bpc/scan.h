@@ -117,8 +117,10 @@ typedef struct bpc_scan_params {
    * BPC_SCAN_ALGORITHM from the environment, else the cost model
    * (doc/scan.md, op_seconds below). Must be the same on every rank. */
   const char *algorithm;
-  /* OpenMP threads for the local stages: 0 = OpenMP default, 1 = none.
-   * May differ between ranks. */
+  /* OpenMP threads for the operator work (local scans, global combines,
+   * propagations; overlapped with the messages, doc/scan.md "Overlap";
+   * BPC_SCAN_OVERLAP=0 in the environment: lock-step rounds, the same
+   * results): 0 = OpenMP default, 1 = none. May differ between ranks. */
   int nthreads;
   /* Optional order: order[p] is the gid at position p (a permutation of
    * 0..n-1, the same on every rank). NULL: gid order. */

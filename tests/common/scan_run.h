@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bpc.h"
 
@@ -148,9 +149,12 @@ static uint32_t sr_label(int g, int i)
 
 enum { SR_MAT = 0, SR_AFF = 1, SR_LIST = 2 };
 
-/* Items of block g (0..5; `ones`: exactly 1). */
+/* Items of block g (0..5; `ones` 1: exactly 1; `ones` 2: very uneven,
+ * 9..16 on every third block, else 0..2). */
 static int sr_count(int g, int seed, int ones)
 {
+  if (ones == 2)
+    return g % 3 == 0 ? 9 + (g * 5 + seed) % 8 : (g * 7 + seed) % 3;
   return ones ? 1 : (g * 7 + seed * 3 + 3) % 6;
 }
 
@@ -412,6 +416,122 @@ static long long sr_table31(const char *name, int P)
   if (strcmp(name, "sklansky") == 0)
     return (long long)(P / 2) * L;
   return -1;
+}
+
+/* ------------------------------------------------------------ overlap */
+
+/* The operators with a nap of 0, 40, 80 or 120 us per call, chosen by the
+ * left operand's bytes (lists: by the block of its first label), so that
+ * calls and blocks differ and blocks finish their local stage out of
+ * order. */
+static inline void sr_nap(const void *p, size_t n)
+{
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ ((const unsigned char *)p)[i]) * 16777619u;
+  struct timespec ts = {0, (long)(h % 4u) * 40000L};
+  nanosleep(&ts, NULL);
+}
+
+static inline int sr_slow_mat(const void *l, const void *r, void *res, void *user)
+{
+  sr_nap(l, sizeof(sr_mat_t));
+  return sr_mat_mul(l, r, res, user);
+}
+
+static inline int sr_slow_aff(const void *l, const void *r, void *res, void *user)
+{
+  sr_nap(l, sizeof(sr_aff_t));
+  return sr_aff_compose(l, r, res, user);
+}
+
+static inline int sr_slow_cat(const void *l, const void *r, void *res, void *user)
+{
+  const sr_list_t *L = l;
+  uint32_t b = L->n > 0 ? L->v[0] / 100u : 0u;
+  sr_nap(&b, sizeof b);
+  return sr_list_cat(l, r, res, user);
+}
+
+/* Outputs of two runs of one problem bit for bit (lists: label by label):
+ * the number of differing results (msg: the first). */
+static inline int sr_same(const sr_prob_t *A, const sr_prob_t *B, char *msg, size_t cap)
+{
+  int bad = 0;
+  const size_t es = sr_esize(A->kind);
+  for (int l = 0; l < A->nlocal; l++) {
+    if (A->out[l].count != B->out[l].count && !bad++)
+      snprintf(msg, cap, "block %d: %zu results against %zu", A->gids[l], A->out[l].count,
+               B->out[l].count);
+    for (size_t i = 0; i < A->in[l].count; i++) {
+      int same;
+      if (A->kind == SR_LIST) {
+        const sr_list_t *x = ((void **)A->out[l].data)[i], *y = ((void **)B->out[l].data)[i];
+        same = x == NULL ? y == NULL
+                         : y != NULL && x->n == y->n &&
+                               memcmp(x->v, y->v, sizeof(uint32_t) * x->n) == 0;
+      } else {
+        same = memcmp((const char *)A->out[l].data + i * es,
+                      (const char *)B->out[l].data + i * es, es) == 0;
+      }
+      if (!same && !bad++)
+        snprintf(msg, cap, "block %d item %zu differs", A->gids[l], i);
+    }
+  }
+  return bad;
+}
+
+/*
+ * One overlap case: the same scan with the overlapped driver (the default)
+ * and with BPC_SCAN_OVERLAP=0 (lock-step rounds), with napping operators
+ * and very uneven blocks (sr_count's `ones` 2). The first is checked
+ * against the serial reference (matrices, lists), both against each other
+ * bit for bit (floats too) with the same operator counts, depth and absent
+ * result. Returns the number of problems (msg: the first).
+ */
+static inline int sr_overlap_case(bpc_ctx_t *ctx, const bpc_assign_t *A, int nb,
+                                  const int *order, const char *algo, int strategy, int kind,
+                                  bpc_scan_mode_t mode, int with_id, int nthreads, int seed,
+                                  char *msg, size_t cap)
+{
+  sr_prob_t P[2];
+  bpc_scan_info_t info[2];
+  int bad = 0;
+  bpc_scan_op_t op = sr_op(kind, with_id);
+  op.fn = kind == SR_MAT ? sr_slow_mat : kind == SR_AFF ? sr_slow_aff : sr_slow_cat;
+  memset(info, 0, sizeof info);
+  for (int v = 0; v < 2; v++) {
+    sr_prob_make(&P[v], A, kind, seed, 2, -1);
+    bpc_scan_params_t prm = bpc_scan_params_default();
+    prm.algorithm = algo;
+    prm.order = order;
+    prm.nthreads = nthreads;
+    prm.strategy = (bpc_scan_strategy_t)strategy;
+    setenv("BPC_SCAN_OVERLAP", v == 0 ? "1" : "0", 1);
+    int rc = bpc_scan(ctx, A, &P[v].type, mode, P[v].in, P[v].out, &op, &prm, &info[v]);
+    if (rc != BPC_OK && !bad++)
+      snprintf(msg, cap, "%s: %s: %s", v == 0 ? "overlapped" : "lock-step", bpc_err_name(rc),
+               bpc_last_error(ctx));
+  }
+  unsetenv("BPC_SCAN_OVERLAP");
+  if (!bad && kind != SR_AFF)
+    bad += sr_check(&P[0], nb, order, seed, 2, mode, with_id, &info[0], msg, cap);
+  if (!bad)
+    bad += sr_same(&P[0], &P[1], msg, cap);
+  if (!bad && (info[0].ops_total != info[1].ops_total ||
+               info[0].ops_global != info[1].ops_global ||
+               info[0].ops_local != info[1].ops_local || info[0].depth != info[1].depth ||
+               info[0].absent_gid != info[1].absent_gid ||
+               info[0].absent_index != info[1].absent_index ||
+               info[0].strategy != info[1].strategy)) {
+    bad++;
+    snprintf(msg, cap, "calls %lld/%lld, global %lld/%lld, depth %lld/%lld differ",
+             info[0].ops_total, info[1].ops_total, info[0].ops_global, info[1].ops_global,
+             info[0].depth, info[1].depth);
+  }
+  sr_prob_free(&P[0]);
+  sr_prob_free(&P[1]);
+  return bad;
 }
 
 #endif /* BPC_TESTS_COMMON_SCAN_RUN_H */

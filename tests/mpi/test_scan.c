@@ -9,7 +9,9 @@
  * error elsewhere and for the list type); operator counts against Table
  * 3.1 and the call statistics (calls, depth); float results bit-identical
  * to a one-process run (all but "mpi"); bad arguments on some ranks only;
- * an operator failing on one block, and inside MPI_Exscan.
+ * an operator failing on one block, and inside MPI_Exscan; the overlapped
+ * driver against lock-step rounds bit for bit (uneven blocks, napping
+ * operators, 1..3 threads).
  */
 #include <check.h>
 #include <mpi.h>
@@ -390,6 +392,47 @@ START_TEST(test_scan_bad_rank)
 }
 END_TEST
 
+/* The overlapped driver against the serial reference and, bit for bit,
+ * against lock-step rounds (BPC_SCAN_OVERLAP=0): very uneven blocks and
+ * napping operators (blocks finish their local stage out of order), every
+ * scheduled algorithm x strategy x mode, the three item kinds and 1..3
+ * threads in turn. */
+START_TEST(test_scan_overlap)
+{
+  bpc_ctx_t *ctx = NULL;
+  ck_assert_int_eq(bpc_init(MPI_COMM_WORLD, NULL, &ctx), BPC_OK);
+  bpc_algo_info_t tab[16];
+  const int na = algos(tab);
+  const int counts[] = {3 * t_size + 1, 7};
+  for (int ci = 0; ci < 2; ci++) {
+    const int nb = counts[ci];
+    bpc_assign_t *A = NULL;
+    ck_assert_int_eq(bpc_assign_create(ctx, nb, ci == 0 ? BPC_ASSIGN_ROUND_ROBIN
+                                                        : BPC_ASSIGN_CONTIGUOUS, NULL, &A),
+                     BPC_OK);
+    int *order = make_order(nb, ci == 0 ? 0 : 1);
+    for (int a = 0; a < na; a++) {
+      if (strcmp(tab[a].name, "mpi") == 0) /* its own stage, not overlapped */
+        continue;
+      for (int st = 0; st <= BPC_SCAN_STRATEGY_AUTO; st++)
+        for (int mi = 0; mi < 3; mi++) {
+          const bpc_scan_mode_t mode = mi == 0 ? BPC_SCAN_INCLUSIVE : BPC_SCAN_EXCLUSIVE;
+          const int kind = (a + st + mi + ci) % 3, nthreads = 1 + (a + 2 * st + mi) % 3;
+          char msg[256];
+          int bad = sr_overlap_case(ctx, A, nb, order, tab[a].name, st, kind, mode, mi == 2,
+                                    nthreads, ci + a, msg, sizeof msg);
+          T_CHECK(bad == 0, "%s, strategy %d, kind %d, mode %d, identity %d, %d threads, "
+                  "%d blocks: %s", tab[a].name, st, kind, (int)mode, mi == 2, nthreads, nb, msg);
+        }
+    }
+    free(order);
+    T_SYNC();
+    bpc_assign_destroy(&A);
+  }
+  bpc_finalize(&ctx);
+}
+END_TEST
+
 static Suite *make(void)
 {
   Suite *s = suite_create("scan");
@@ -400,6 +443,7 @@ static Suite *make(void)
   tcase_add_test(tc, test_scan_float_bits);
   tcase_add_test(tc, test_scan_callback_fails);
   tcase_add_test(tc, test_scan_bad_rank);
+  tcase_add_test(tc, test_scan_overlap);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -4,7 +4,8 @@
  * algorithm, block counts 1..17 (primes and non-powers of two), 0..5 items
  * per block, matrices and the variable-size list type, inclusive and
  * exclusive with and without identity, gid and permuted orders, operator
- * counts, thread counts, argument errors and a failing operator.
+ * counts, thread counts, argument errors and a failing operator; the
+ * overlapped driver against lock-step rounds bit for bit.
  */
 #include "unit_check.h"
 
@@ -224,6 +225,43 @@ START_TEST(test_auto_model)
 }
 END_TEST
 
+/* The overlapped driver against the reference and, bit for bit, against
+ * lock-step rounds (sr_overlap_case): one process, many blocks finishing
+ * their local stage out of order, 1..3 threads. */
+START_TEST(test_overlap)
+{
+  bpc_algo_info_t tab[16];
+  const int na = algos(tab);
+  const int counts[] = {11, 16};
+  for (int ci = 0; ci < 2; ci++) {
+    const int nb = counts[ci];
+    bpc_assign_t *A = NULL;
+    ck_assert_int_eq(bpc_assign_create(ctx, nb, BPC_ASSIGN_CONTIGUOUS, NULL, &A), BPC_OK);
+    int *order = malloc(sizeof(int) * (size_t)nb);
+    for (int p = 0; p < nb; p++)
+      order[p] = (p * 5 + 2) % nb; /* a permutation: gcd(5, nb) = 1 */
+    for (int a = 0; a < na; a++) {
+      if (strcmp(tab[a].name, "mpi") == 0)
+        continue;
+      for (int st = 0; st <= BPC_SCAN_STRATEGY_AUTO; st++)
+        for (int mi = 0; mi < 3; mi++)
+          for (int nt = 1; nt <= 3; nt++) {
+            const bpc_scan_mode_t mode = mi == 0 ? BPC_SCAN_INCLUSIVE : BPC_SCAN_EXCLUSIVE;
+            const int kind = (a + st + mi + nt) % 3;
+            char msg[256];
+            int bad = sr_overlap_case(ctx, A, nb, ci ? order : NULL, tab[a].name, st, kind,
+                                      mode, mi == 2, nt, a + ci, msg, sizeof msg);
+            ck_assert_msg(bad == 0, "%s, strategy %d, kind %d, mode %d, identity %d, "
+                          "%d threads, %d blocks: %s", tab[a].name, st, kind, (int)mode,
+                          mi == 2, nt, nb, msg);
+          }
+    }
+    free(order);
+    bpc_assign_destroy(&A);
+  }
+}
+END_TEST
+
 static Suite *make(void)
 {
   Suite *s = suite_create("scan_serial");
@@ -234,6 +272,7 @@ static Suite *make(void)
   tcase_add_test(tc, test_counts);
   tcase_add_test(tc, test_errors);
   tcase_add_test(tc, test_auto_model);
+  tcase_add_test(tc, test_overlap);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -11,7 +11,7 @@
  *
  * Strategy (the thesis' general strategy, Algorithm 7), per block of n
  * items: (1) local inclusive scan s_0 = x_0, s_i = s_{i-1} op x_i (n - 1
- * calls; blocks of this process in parallel, OpenMP dynamic schedule);
+ * calls; blocks of this process in parallel);
  * (2) the global stage: the blocks' totals s_{n-1} are scanned over the
  * positions with the row's schedule, every position being one participant
  * (blocks of one process exchange through the in-process path), so the
@@ -32,9 +32,16 @@
  * but the last, for every algorithm; one more message round). A failing operator stops further
  * calls on this rank; the schedule's messages still flow (no hang), and the
  * outcome agreement makes it BPC_ECALLBACK everywhere.
+ * Drivers: the scheduled rows run the dataflow driver (run_flow: each block
+ * goes through the three steps on its own, overlapping operator work with
+ * messages; doc/scan.md "Overlap"), or with BPC_SCAN_OVERLAP=0 lock-step
+ * rounds (run_lockstep: every local scan, then round by round over all
+ * blocks, then every propagation); the same messages and results.
  */
 #include "engines/scan/scan_internal.h"
 
+#include <omp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,10 +97,20 @@ typedef struct scan_hdr {
   int64_t depth;
 } scan_hdr_t;
 
+typedef struct scan_flow scan_flow_t;
+
 typedef struct scan_state {
   bpc__scan_call_t *C;
   void **sendbufs; /* packed messages, freed after the flush */
   int nsend, capsend;
+  /* per local block l: s[l] its local inclusive scan (reduce-then-scan:
+   * s[l][0] as scratch only), tot[l] its global-stage value, got[l] the
+   * value received in the current round and kinds[l] what to do with it,
+   * incl[l] the last item's result when a strategy provides it */
+  bpc__scan_val_t **s, *tot, *got, *incl;
+  int *kinds;
+  int rts, shortcut, succ; /* the strategy (see bpc__scan_run) */
+  scan_flow_t *flow;       /* the dataflow driver while it runs, else NULL */
 } scan_state_t;
 
 void bpc__scan_fail(bpc__scan_call_t *C, int code)
@@ -299,16 +316,14 @@ static int send_val(scan_state_t *S, int src_gid, int dst_gid, int seq, const bp
   return bpc__exch_send(C->ex, src_gid, dst_gid, seq, buf, sizeof h + bytes, 0);
 }
 
-static int recv_val(scan_state_t *S, int dst_gid, int src_gid, int seq, bpc__scan_val_t *x)
+/* Decode a taken message into x (a new owned value) and release it. */
+static int take_val(scan_state_t *S, bpc__msg_t *m, bpc__scan_val_t *x)
 {
   bpc__scan_call_t *C = S->C;
-  bpc__msg_t *m = NULL;
+  int rc = BPC_OK;
   x->v = NULL;
   x->present = 0;
   x->depth = 0;
-  int rc = bpc__exch_wait(C->ex, dst_gid, src_gid, seq, &m);
-  if (rc != BPC_OK)
-    return rc;
   scan_hdr_t h;
   if (m->bytes < sizeof h) {
     bpc__msg_release(C->ex, m);
@@ -343,6 +358,652 @@ static int recv_val(scan_state_t *S, int dst_gid, int src_gid, int seq, bpc__sca
   return rc;
 }
 
+static int recv_val(scan_state_t *S, int dst_gid, int src_gid, int seq, bpc__scan_val_t *x)
+{
+  bpc__msg_t *m = NULL;
+  x->v = NULL;
+  x->present = 0;
+  x->depth = 0;
+  int rc = bpc__exch_wait(S->C->ex, dst_gid, src_gid, seq, &m);
+  return rc != BPC_OK ? rc : take_val(S, m, x);
+}
+
+/* ------------------------------------------------------------- blocks */
+
+static void flow_hook(scan_state_t *S);
+
+/* (1) Block l's local inclusive scan into s[l], its total into tot[l]
+ * (reduce-then-scan, Algorithm 8: a reduction, no values kept). */
+static void local_block(scan_state_t *S, int l)
+{
+  bpc__scan_call_t *C = S->C;
+  const size_t c = C->in[l].count;
+  if (c == 0)
+    return;
+  bpc__scan_val_t *sl = calloc(S->rts ? 1 : c, sizeof *sl);
+  S->s[l] = sl;
+  if (sl == NULL) {
+    st_fail(S, BPC_ENOMEM);
+    return;
+  }
+  bpc__scan_val_t x0 = in_item(C, l, 0);
+  int r = val_copy(S, &x0, &sl[0]);
+  if (r != BPC_OK)
+    st_fail(S, r);
+  for (size_t i = 1; i < c; i++) {
+    bpc__scan_val_t xi = in_item(C, l, i);
+    if (S->rts) {
+      bpc__scan_val_t t;
+      combine_ref(S, &sl[0], &xi, &t, 0);
+      bpc__scan_val_free(C, &sl[0]);
+      sl[0] = t;
+    } else {
+      combine_ref(S, &sl[i - 1], &xi, &sl[i], 0);
+    }
+    flow_hook(S);
+  }
+  if (S->rts) {
+    S->tot[l] = sl[0];
+    sl[0].v = NULL;
+    sl[0].present = 0;
+    return;
+  }
+  r = val_copy(S, &sl[c - 1], &S->tot[l]);
+  if (r != BPC_OK)
+    st_fail(S, r);
+}
+
+/* (3) Propagate block l's exclusive prefix tot[l] into its results. */
+static void propagate_block(scan_state_t *S, int l)
+{
+  bpc__scan_call_t *C = S->C;
+  const size_t c = C->in[l].count;
+  const size_t es = C->type->elem_size;
+  const bpc__scan_val_t *E = &S->tot[l];
+  long long dmax = 0;
+  bpc__scan_val_t run = {NULL, 0, 0}; /* reduce-then-scan: running value */
+  for (size_t i = 0; i < c; i++) {
+    bpc__scan_val_t res = {NULL, 0, 0};
+    int first = 0; /* the exclusive result of the very first item */
+    if (S->rts) {
+      /* Algorithm 8: run = E op x_0 op ... op x_i, sequentially */
+      const bpc__scan_val_t *prev = i == 0 ? E : &run;
+      int r = BPC_OK;
+      if (C->mode == BPC_SCAN_EXCLUSIVE) {
+        if (prev->present)
+          r = val_copy(S, prev, &res);
+        else
+          first = 1;
+      }
+      bpc__scan_val_t nxt = {NULL, 0, 0};
+      if (C->mode == BPC_SCAN_INCLUSIVE || i + 1 < c) {
+        bpc__scan_val_t xi = in_item(C, l, i);
+        combine_ref(S, prev, &xi, &nxt, 0);
+      }
+      if (C->mode == BPC_SCAN_INCLUSIVE)
+        r = val_copy(S, &nxt, &res);
+      if (r != BPC_OK)
+        st_fail(S, r);
+      bpc__scan_val_free(C, &run);
+      run = nxt;
+    } else if ((S->shortcut || S->succ) && i == c - 1 && S->incl[l].present) {
+      /* Algorithm 9: the global inclusive prefix; 10: the successor's
+       * exclusive one (the same value) */
+      res = S->incl[l];
+      S->incl[l].v = NULL;
+      S->incl[l].present = 0;
+    } else if (C->mode == BPC_SCAN_INCLUSIVE) {
+      combine_ref(S, E, &S->s[l][i], &res, 0);
+    } else if (i > 0) {
+      combine_ref(S, E, &S->s[l][i - 1], &res, 0);
+    } else if (E->present) {
+      int r = val_copy(S, E, &res);
+      if (r != BPC_OK)
+        st_fail(S, r);
+    } else {
+      first = 1;
+    }
+    if (first && C->op->identity != NULL) {
+      int r = item_copy(S, C->op->identity, &res.v);
+      if (r != BPC_OK)
+        st_fail(S, r);
+      else
+        res.present = 1;
+    } else if (first) {
+#pragma omp critical(bpc_scan_absent)
+      {
+        C->absent_gid = C->assign->local[l];
+        C->absent_index = 0;
+      }
+    }
+    if (res.depth > dmax)
+      dmax = res.depth;
+    if (C->type->kind == BPC_TYPE_CONTIGUOUS) {
+      if (res.present)
+        memcpy((char *)C->out[l].data + i * es, res.v, es);
+      free(res.v);
+    } else {
+      ((void **)C->out[l].data)[i] = res.present ? res.v : NULL;
+    }
+    flow_hook(S);
+  }
+  bpc__scan_val_free(C, &run);
+  C->out[l].count = c;
+#pragma omp critical(bpc_scan_depth)
+  if (dmax > C->depth)
+    C->depth = dmax;
+}
+
+/* Position p's step in round r of the global stage; round nr is the
+ * runner's shift round (p takes p - 1's value, position 0 clears). Returns
+ * the source position, or -1 when nothing arrives (*k NONE, or CLEAR). */
+static int round_src(const bpc__scan_sched_t *sched, int P, int nr, int r, int p,
+                     bpc__scan_step_t *k)
+{
+  int src;
+  *k = BPC__SCAN_NONE;
+  if (r == nr) {
+    src = p - 1;
+    *k = p > 0 ? BPC__SCAN_TAKE : BPC__SCAN_CLEAR;
+  } else {
+    src = sched->step(P, r, p, k);
+  }
+  if (*k == BPC__SCAN_CLEAR)
+    return -1;
+  if (src < 0)
+    *k = BPC__SCAN_NONE;
+  return *k == BPC__SCAN_NONE ? -1 : src;
+}
+
+/* Block l's step of the round with the value got[l] (kinds[l]). */
+static void apply_step(scan_state_t *S, int l)
+{
+  bpc__scan_val_t nv = {NULL, 0, 0};
+  switch (S->kinds[l]) {
+  case BPC__SCAN_LEFT:
+    combine_ref(S, &S->got[l], &S->tot[l], &nv, 1);
+    break;
+  case BPC__SCAN_RIGHT:
+    combine_ref(S, &S->tot[l], &S->got[l], &nv, 1);
+    break;
+  case BPC__SCAN_TAKE:
+    nv = S->got[l];
+    S->got[l].v = NULL;
+    S->got[l].present = 0;
+    break;
+  case BPC__SCAN_CLEAR:
+    break;
+  default:
+    return;
+  }
+  bpc__scan_val_free(S->C, &S->got[l]);
+  bpc__scan_val_free(S->C, &S->tot[l]);
+  S->tot[l] = nv;
+}
+
+/* Before the shift round: keep block l's inclusive prefix (Algorithm 9). */
+static void keep_incl(scan_state_t *S, int l)
+{
+  if (S->C->in[l].count == 0)
+    return;
+  int r = val_copy(S, &S->tot[l], &S->incl[l]);
+  if (r != BPC_OK)
+    st_fail(S, r);
+}
+
+/* The successor's message into incl[l] (an empty block drops it). */
+static int take_succ(scan_state_t *S, int l, bpc__msg_t *m)
+{
+  int rc = take_val(S, m, &S->incl[l]);
+  if (S->C->in[l].count == 0)
+    bpc__scan_val_free(S->C, &S->incl[l]);
+  return rc;
+}
+
+/* ------------------------------------------------------------- lock-step */
+
+/* Every local scan, then the global stage round by round over all local
+ * blocks (sends, receives, combines), then every propagation. */
+static int run_lockstep(scan_state_t *S, const bpc__scan_sched_t *sched)
+{
+  bpc__scan_call_t *C = S->C;
+  const int n = C->assign->nlocal;
+  const int *gids = C->assign->local;
+  const int P = C->nblocks;
+  int rc = BPC_OK;
+  /* threads only when there is more than one block: an idle team spins */
+#pragma omp parallel for schedule(dynamic, 1) num_threads(C->nthreads) if (n > 1)
+  for (int l = 0; l < n; l++)
+    local_block(S, l);
+
+  if (sched->stage != NULL)
+    rc = sched->stage(C, S->tot, S->shortcut ? S->incl : NULL);
+  const int nr = sched->nrounds != NULL ? sched->nrounds(P) : 0;
+  const int total_rounds = sched->nrounds == NULL ? 0 : nr + (sched->exclusive_out ? 0 : 1);
+  for (int r = 0; r < total_rounds && rc == BPC_OK; r++) {
+    if (r == nr && S->shortcut)
+      for (int l = 0; l < n; l++)
+        keep_incl(S, l);
+    /* sends: every position q whose source is one of ours */
+    for (int q = 0; q < P && rc == BPC_OK; q++) {
+      bpc__scan_step_t k;
+      int src = round_src(sched, P, nr, r, q, &k);
+      int li = src >= 0 ? bpc__assign_local_index(C->assign, C->order[src]) : -1;
+      if (li >= 0)
+        rc = send_val(S, C->order[src], C->order[q], r, &S->tot[li]);
+    }
+    /* receives */
+    int busy = 0;
+    for (int l = 0; l < n && rc == BPC_OK; l++) {
+      bpc__scan_step_t k;
+      int src = round_src(sched, P, nr, r, C->pos_of[gids[l]], &k);
+      S->kinds[l] = (int)k;
+      busy += k == BPC__SCAN_LEFT || k == BPC__SCAN_RIGHT;
+      if (src >= 0)
+        rc = recv_val(S, gids[l], C->order[src], r, &S->got[l]);
+    }
+    if (rc != BPC_OK)
+      break;
+    /* combines (this process's positions in parallel) */
+#pragma omp parallel for schedule(dynamic, 1) num_threads(C->nthreads) if (busy > 1)
+    for (int l = 0; l < n; l++)
+      apply_step(S, l);
+  }
+  /* the successor round: position p sends its exclusive prefix to p - 1,
+   * which takes it as the inclusive result of its last item (every
+   * position but the last receives, also an empty one, which drops it) */
+  if (S->succ && rc == BPC_OK) {
+    for (int l = 0; l < n && rc == BPC_OK; l++) {
+      const int p = C->pos_of[gids[l]];
+      if (p > 0)
+        rc = send_val(S, gids[l], C->order[p - 1], total_rounds, &S->tot[l]);
+    }
+    for (int l = 0; l < n && rc == BPC_OK; l++) {
+      const int p = C->pos_of[gids[l]];
+      bpc__msg_t *m = NULL;
+      if (p + 1 < P && (rc = bpc__exch_wait(C->ex, gids[l], C->order[p + 1], total_rounds,
+                                            &m)) == BPC_OK)
+        rc = take_succ(S, l, m);
+    }
+  }
+  int rc2 = bpc__exch_flush(C->ex);
+  if (rc == BPC_OK)
+    rc = rc2;
+
+  /* (3) propagate the exclusive prefixes tot[l] into the blocks */
+  if (rc == BPC_OK) {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(C->nthreads) if (n > 1)
+    for (int l = 0; l < n; l++)
+      propagate_block(S, l);
+  }
+  return rc;
+}
+
+/* ------------------------------------------------------------- dataflow */
+
+/*
+ * The overlapped driver (doc/scan.md "Overlap"). Every block moves on its
+ * own: local scan -> global rounds 0.. -> (successor message) ->
+ * propagation. The master thread (thread 0, the only one that calls the
+ * exchange) keeps each block's round: when a block reaches round r it
+ * posts the block's sends of round r (its value before the round), then
+ * takes the round's message once it has arrived (bpc__exch_take, never a
+ * blocking wait) and applies the step; the operator work (local scans,
+ * global combines, propagations) are items that any thread runs, global
+ * combines first (they are on the critical path), then local scans, then
+ * propagations. A block has at most one item queued or running, so the
+ * values it reads are never written meanwhile. The master runs items too
+ * and, after each operator call of a local scan or propagation it runs,
+ * makes progress on the exchange and runs the queued global combines. The
+ * association is the schedule's: what a block combines in round r is the
+ * value its source had before round r, whatever the timing.
+ */
+
+enum { FQ_COMBINE = 0, FQ_LOCAL = 1, FQ_PROP = 2, FQ_N = 3 };
+enum { PH_LOCAL = 0, PH_GLOBAL = 1, PH_PROP = 2, PH_DONE = 3 };
+
+struct scan_flow {
+  const bpc__scan_sched_t *sched;
+  int n, P, nr, total_rounds;
+  /* master thread only */
+  int *phase, *round, *sent;
+  int *dbeg, *dcur;   /* block l's sends: entries dbeg[l]..dbeg[l+1]-1, next dcur[l] */
+  int *dround, *ddst; /* an entry's round and destination position */
+  int *dlocal;        /* an entry's destination block if it is local, else -1 */
+  int *wait, nwait;   /* blocks in the global stage with no item */
+  int *wpos;          /* a block's place in wait, or -1 */
+  int *hot, nhot;     /* local blocks a message was just sent to */
+  int *ishot;
+  int *drained;
+  int ndone, hook_ops, in_hook, rc;
+  /* shared: under critical(bpc_scan_flow) */
+  int *q[FQ_N];
+  long qhead[FQ_N], qtail[FQ_N]; /* FIFOs of capacity n (a block is in one at most once) */
+  int *fin, nfin;                 /* blocks whose item finished */
+  int stop;
+};
+
+static void flow_push(scan_flow_t *F, int which, int l)
+{
+#pragma omp critical(bpc_scan_flow)
+  F->q[which][F->qtail[which]++ % F->n] = l;
+}
+
+/* The first queued item among the queues 0..upto: its queue, or -1 (-2
+ * once the master stopped). */
+static int flow_pop(scan_flow_t *F, int upto, int *l)
+{
+  int w = -1;
+#pragma omp critical(bpc_scan_flow)
+  {
+    if (F->stop)
+      w = -2;
+    for (int i = 0; i <= upto && w == -1; i++)
+      if (F->qhead[i] < F->qtail[i]) {
+        *l = F->q[i][F->qhead[i]++ % F->n];
+        w = i;
+      }
+  }
+  return w;
+}
+
+static void flow_exec(scan_state_t *S, int which, int l)
+{
+  scan_flow_t *F = S->flow;
+  if (which == FQ_LOCAL)
+    local_block(S, l);
+  else if (which == FQ_COMBINE)
+    apply_step(S, l);
+  else
+    propagate_block(S, l);
+#pragma omp critical(bpc_scan_flow)
+  F->fin[F->nfin++] = l;
+}
+
+/* Master: move block l as far as it goes without waiting. Returns 1 while
+ * it waits for a message, 0 once an item of its is queued. */
+static int flow_drive(scan_state_t *S, int l)
+{
+  bpc__scan_call_t *C = S->C;
+  scan_flow_t *F = S->flow;
+  const int gid = C->assign->local[l];
+  const int p = C->pos_of[gid];
+  int rc = BPC_OK;
+  while (rc == BPC_OK) {
+    const int r = F->round[l];
+    bpc__msg_t *m = NULL;
+    if (r == F->total_rounds) { /* the global stage is done */
+      if (S->succ) {
+        if (!F->sent[l] && p > 0)
+          rc = send_val(S, gid, C->order[p - 1], r, &S->tot[l]);
+        F->sent[l] = 1;
+        if (rc == BPC_OK && p + 1 < F->P) {
+          bpc__exch_take(C->ex, gid, C->order[p + 1], r, &m);
+          if (m == NULL)
+            return 1;
+          rc = take_succ(S, l, m);
+        }
+      }
+      if (rc == BPC_OK) {
+        F->phase[l] = PH_PROP;
+        flow_push(F, FQ_PROP, l);
+        return 0;
+      }
+      break;
+    }
+    if (!F->sent[l]) {
+      if (r == F->nr && S->shortcut)
+        keep_incl(S, l);
+      for (; F->dcur[l] < F->dbeg[l + 1] && F->dround[F->dcur[l]] == r && rc == BPC_OK;
+           F->dcur[l]++)
+      {
+        const int e = F->dcur[l], dl = F->dlocal[e];
+        rc = send_val(S, gid, C->order[F->ddst[e]], r, &S->tot[l]);
+        if (dl >= 0 && !F->ishot[dl]) { /* arrived: look at it soon */
+          F->ishot[dl] = 1;
+          F->hot[F->nhot++] = dl;
+        }
+      }
+      F->sent[l] = 1;
+      if (rc != BPC_OK)
+        break;
+    }
+    bpc__scan_step_t k;
+    const int src = round_src(F->sched, F->P, F->nr, r, p, &k);
+    S->kinds[l] = (int)k;
+    if (src >= 0) {
+      bpc__exch_take(C->ex, gid, C->order[src], r, &m);
+      if (m == NULL)
+        return 1;
+      if ((rc = take_val(S, m, &S->got[l])) != BPC_OK)
+        break;
+      if (k == BPC__SCAN_LEFT || k == BPC__SCAN_RIGHT) {
+        flow_push(F, FQ_COMBINE, l);
+        return 0;
+      }
+    }
+    apply_step(S, l); /* TAKE, CLEAR or nothing */
+    F->round[l]++;
+    F->sent[l] = 0;
+  }
+  F->rc = rc;
+  return 1;
+}
+
+/* Master: drive block l and keep the wait list (O(1)). */
+static void flow_step(scan_state_t *S, int l)
+{
+  scan_flow_t *F = S->flow;
+  const int waits = flow_drive(S, l);
+  if (waits && F->wpos[l] < 0) {
+    F->wpos[l] = F->nwait;
+    F->wait[F->nwait++] = l;
+  } else if (!waits && F->wpos[l] >= 0) {
+    const int i = F->wpos[l], last = F->wait[--F->nwait];
+    F->wait[i] = last;
+    F->wpos[last] = i;
+    F->wpos[l] = -1;
+  }
+}
+
+/* Master: drive the waiting blocks a local message was sent to. */
+static void flow_hot(scan_state_t *S)
+{
+  scan_flow_t *F = S->flow;
+  while (F->nhot > 0 && F->rc == BPC_OK) {
+    const int l = F->hot[--F->nhot];
+    F->ishot[l] = 0;
+    if (F->wpos[l] >= 0)
+      flow_step(S, l);
+  }
+}
+
+/* Master: take the finished items (drive those blocks), make progress,
+ * drive the blocks a local message was sent to and, when `full`, every
+ * waiting block (a remote message may have arrived for any: a sweep costs
+ * one bpc__exch_take per waiting block, so callers sweep every
+ * 1 + nwait/8 items or operator calls, and whenever idle). */
+static void flow_poll(scan_state_t *S, int full)
+{
+  scan_flow_t *F = S->flow;
+  int nd = 0;
+#pragma omp critical(bpc_scan_flow)
+  {
+    nd = F->nfin;
+    memcpy(F->drained, F->fin, sizeof(int) * (size_t)nd);
+    F->nfin = 0;
+  }
+  for (int i = 0; i < nd; i++) {
+    const int l = F->drained[i];
+    if (F->phase[l] == PH_PROP) {
+      F->phase[l] = PH_DONE;
+      F->ndone++;
+      continue;
+    }
+    if (F->phase[l] == PH_LOCAL) { /* enters round 0 */
+      F->phase[l] = PH_GLOBAL;
+      F->round[l] = 0;
+    } else { /* a combine finished its round */
+      F->round[l]++;
+    }
+    F->sent[l] = 0;
+    if (F->rc == BPC_OK)
+      flow_step(S, l);
+  }
+  if (F->rc == BPC_OK)
+    F->rc = bpc__exch_progress(S->C->ex);
+  flow_hot(S);
+  for (int i = 0; full && i < F->nwait && F->rc == BPC_OK;) {
+    const int l = F->wait[i];
+    flow_step(S, l);
+    if (F->wpos[l] >= 0) /* still waiting (else wait[i] is another block) */
+      i++;
+  }
+  flow_hot(S);
+}
+
+/* Whether the master sweeps all waiting blocks now: once per 1 + nwait/8
+ * items or operator calls (counted in hook_ops). */
+static int flow_sweep_due(scan_flow_t *F)
+{
+  if (++F->hook_ops < 1 + F->nwait / 8)
+    return 0;
+  F->hook_ops = 0;
+  return 1;
+}
+
+/* After an operator call of a local scan or propagation: on the master,
+ * poll and run the queued global combines. */
+static void flow_hook(scan_state_t *S)
+{
+  scan_flow_t *F = S->flow;
+  if (F == NULL || omp_get_thread_num() != 0 || F->in_hook)
+    return;
+  F->in_hook = 1;
+  int l;
+  flow_poll(S, flow_sweep_due(F));
+  while (F->rc == BPC_OK && flow_pop(F, FQ_COMBINE, &l) == FQ_COMBINE) {
+    flow_exec(S, FQ_COMBINE, l);
+    flow_poll(S, 0);
+  }
+  F->in_hook = 0;
+}
+
+static void flow_master(scan_state_t *S)
+{
+  scan_flow_t *F = S->flow;
+  int idle = 0, full = 1, l;
+  while (F->rc == BPC_OK && F->ndone < F->n) {
+    flow_poll(S, full);
+    if (F->rc != BPC_OK)
+      break;
+    const int w = flow_pop(F, FQ_N - 1, &l);
+    full = w < 0 || flow_sweep_due(F);
+    if (w >= 0) {
+      flow_exec(S, w, l);
+      idle = 0;
+    } else if (++idle > 64) { /* let an oversubscribed core go to another rank */
+      sched_yield();
+      idle = 0;
+    }
+  }
+#pragma omp critical(bpc_scan_flow)
+  F->stop = 1;
+}
+
+static void flow_worker(scan_state_t *S)
+{
+  int l, w;
+  while ((w = flow_pop(S->flow, FQ_N - 1, &l)) != -2) {
+    if (w >= 0)
+      flow_exec(S, w, l);
+    else
+      sched_yield();
+  }
+}
+
+static int run_flow(scan_state_t *S, const bpc__scan_sched_t *sched)
+{
+  bpc__scan_call_t *C = S->C;
+  scan_flow_t F;
+  memset(&F, 0, sizeof F);
+  const int n = C->assign->nlocal, P = C->nblocks;
+  const size_t nn = (size_t)(n > 0 ? n : 1);
+  F.sched = sched;
+  F.n = n;
+  F.P = P;
+  F.nr = sched->nrounds(P);
+  F.total_rounds = F.nr + (sched->exclusive_out ? 0 : 1);
+  int **arrays[] = {&F.phase, &F.round, &F.sent, &F.dcur, &F.wait, &F.wpos, &F.hot,
+                    &F.ishot, &F.drained, &F.fin, &F.q[0], &F.q[1], &F.q[2]};
+  int rc = BPC_OK;
+  for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++)
+    if ((*arrays[i] = calloc(nn, sizeof(int))) == NULL)
+      rc = BPC_ENOMEM;
+  F.dbeg = calloc(nn + 1, sizeof(int));
+  /* this process's sends, per source block in round order (the same
+   * walk over positions as the lock-step rounds) */
+  long nsend = 0;
+  for (int pass = 0; pass < 2 && rc == BPC_OK && F.dbeg != NULL; pass++) {
+    if (pass == 1) {
+      for (int l = 0; l < n; l++)
+        F.dbeg[l + 1] += F.dbeg[l];
+      nsend = F.dbeg[n];
+      F.dround = malloc(sizeof(int) * (size_t)(nsend > 0 ? nsend : 1));
+      F.ddst = malloc(sizeof(int) * (size_t)(nsend > 0 ? nsend : 1));
+      F.dlocal = malloc(sizeof(int) * (size_t)(nsend > 0 ? nsend : 1));
+      if (F.dround == NULL || F.ddst == NULL || F.dlocal == NULL)
+        break;
+      memcpy(F.dcur, F.dbeg, sizeof(int) * (size_t)n);
+    }
+    for (int r = 0; r < F.total_rounds; r++)
+      for (int q = 0; q < P; q++) {
+        bpc__scan_step_t k;
+        const int src = round_src(sched, P, F.nr, r, q, &k);
+        const int li = src >= 0 ? bpc__assign_local_index(C->assign, C->order[src]) : -1;
+        if (li < 0)
+          continue;
+        if (pass == 0) {
+          F.dbeg[li + 1]++;
+        } else {
+          F.dround[F.dcur[li]] = r;
+          F.dlocal[F.dcur[li]] = bpc__assign_local_index(C->assign, C->order[q]);
+          F.ddst[F.dcur[li]++] = q;
+        }
+      }
+  }
+  if (F.dbeg == NULL ||
+      (rc == BPC_OK && (F.dround == NULL || F.ddst == NULL || F.dlocal == NULL)))
+    rc = BPC_ENOMEM;
+  if (rc == BPC_OK) {
+    memcpy(F.dcur, F.dbeg, sizeof(int) * (size_t)n);
+    for (int l = 0; l < n; l++) {
+      F.q[FQ_LOCAL][l] = l;
+      F.wpos[l] = -1;
+    }
+    F.qtail[FQ_LOCAL] = n;
+    S->flow = &F;
+    /* one thread when there is a single block: its work is a chain */
+#pragma omp parallel num_threads(n > 1 ? C->nthreads : 1)
+    {
+      if (omp_get_thread_num() == 0)
+        flow_master(S);
+      else
+        flow_worker(S);
+    }
+    S->flow = NULL;
+    rc = F.rc;
+  }
+  for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++)
+    free(*arrays[i]);
+  free(F.dbeg);
+  free(F.dround);
+  free(F.ddst);
+  free(F.dlocal);
+  int rc2 = bpc__exch_flush(C->ex);
+  return rc != BPC_OK ? rc : rc2;
+}
+
 /* ------------------------------------------------------------- runner */
 
 int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
@@ -351,255 +1012,40 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
   memset(&S, 0, sizeof S);
   S.C = C;
   const int n = C->assign->nlocal;
-  const int *gids = C->assign->local;
-  const int P = C->nblocks;
-  const size_t es = C->type->elem_size;
-  int rc = BPC_OK;
-  bpc__scan_val_t **s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
-  bpc__scan_val_t *tot = calloc((size_t)(n > 0 ? n : 1), sizeof *tot);
-  bpc__scan_val_t *got = calloc((size_t)(n > 0 ? n : 1), sizeof *got);
-  int *kinds = calloc((size_t)(n > 0 ? n : 1), sizeof *kinds);
-  bpc__scan_val_t *incl = calloc((size_t)(n > 0 ? n : 1), sizeof *incl);
-  const int rts = C->strategy == BPC_SCAN_REDUCE_THEN_SCAN;
-  const int shortcut = C->strategy == BPC_SCAN_INCLUSIVE_GLOBAL &&
-                       C->mode == BPC_SCAN_INCLUSIVE && !sched->exclusive_out;
+  const size_t nn = (size_t)(n > 0 ? n : 1);
+  S.s = calloc(nn, sizeof *S.s);
+  S.tot = calloc(nn, sizeof *S.tot);
+  S.got = calloc(nn, sizeof *S.got);
+  S.kinds = calloc(nn, sizeof *S.kinds);
+  S.incl = calloc(nn, sizeof *S.incl);
+  S.rts = C->strategy == BPC_SCAN_REDUCE_THEN_SCAN;
+  S.shortcut = C->strategy == BPC_SCAN_INCLUSIVE_GLOBAL && C->mode == BPC_SCAN_INCLUSIVE &&
+               !sched->exclusive_out;
   /* Algorithm 10, deterministic: the last item takes the successor's
    * exclusive prefix, always waited for */
-  const int succ = C->strategy == BPC_SCAN_SUCCESSOR && C->mode == BPC_SCAN_INCLUSIVE;
-  if (s == NULL || tot == NULL || got == NULL || kinds == NULL || incl == NULL) {
-    free(incl);
-    free(s);
-    free(tot);
-    free(got);
-    free(kinds);
-    return BPC_ENOMEM;
-  }
-
-  /* (1) local inclusive scans (threads only when there is more than one
-   * block: an idle team would spin) */
-#pragma omp parallel for schedule(dynamic, 1) num_threads(C->nthreads) if (n > 1)
-  for (int l = 0; l < n; l++) {
-    size_t c = C->in[l].count;
-    if (c == 0)
-      continue;
-    s[l] = calloc(rts ? 1 : c, sizeof **s);
-    if (s[l] == NULL) {
-      st_fail(&S, BPC_ENOMEM);
-      continue;
-    }
-    bpc__scan_val_t x0 = in_item(C, l, 0);
-    int r = val_copy(&S, &x0, &s[l][0]);
-    if (r != BPC_OK)
-      st_fail(&S, r);
-    if (rts) { /* Algorithm 8: a reduction, no values kept */
-      for (size_t i = 1; i < c; i++) {
-        bpc__scan_val_t xi = in_item(C, l, i), t;
-        combine_ref(&S, &s[l][0], &xi, &t, 0);
-        bpc__scan_val_free(C, &s[l][0]);
-        s[l][0] = t;
-      }
-      tot[l] = s[l][0];
-      s[l][0].v = NULL;
-      s[l][0].present = 0;
-      continue;
-    }
-    for (size_t i = 1; i < c; i++) {
-      bpc__scan_val_t xi = in_item(C, l, i);
-      combine_ref(&S, &s[l][i - 1], &xi, &s[l][i], 0);
-    }
-    r = val_copy(&S, &s[l][c - 1], &tot[l]);
-    if (r != BPC_OK)
-      st_fail(&S, r);
-  }
-
-  /* (2) the global stage over positions (or the row's own stage) */
-  if (sched->stage != NULL)
-    rc = sched->stage(C, tot, shortcut ? incl : NULL);
-  const int nr = sched->nrounds != NULL ? sched->nrounds(P) : 0;
-  const int total_rounds = sched->nrounds == NULL ? 0 : nr + (sched->exclusive_out ? 0 : 1);
-  for (int r = 0; r < total_rounds && rc == BPC_OK; r++) {
-    const int shift = r == nr;
-    if (shift && shortcut) /* keep the inclusive prefixes (Algorithm 9) */
-      for (int l = 0; l < n; l++)
-        if (C->in[l].count > 0) {
-          int r2 = val_copy(&S, &tot[l], &incl[l]);
-          if (r2 != BPC_OK)
-            st_fail(&S, r2);
-        }
-    /* sends: every position q whose source is one of ours */
-    for (int q = 0; q < P && rc == BPC_OK; q++) {
-      bpc__scan_step_t k = BPC__SCAN_NONE;
-      int src = shift ? q - 1 : sched->step(P, r, q, &k);
-      if (shift)
-        k = q > 0 ? BPC__SCAN_TAKE : BPC__SCAN_CLEAR;
-      if (src < 0 || k == BPC__SCAN_NONE || k == BPC__SCAN_CLEAR)
-        continue;
-      int li = bpc__assign_local_index(C->assign, C->order[src]);
-      if (li >= 0)
-        rc = send_val(&S, C->order[src], C->order[q], r, &tot[li]);
-    }
-    /* receives */
-    for (int l = 0; l < n && rc == BPC_OK; l++) {
-      const int p = C->pos_of[gids[l]];
-      bpc__scan_step_t k = BPC__SCAN_NONE;
-      int src = shift ? p - 1 : sched->step(P, r, p, &k);
-      if (shift)
-        k = p > 0 ? BPC__SCAN_TAKE : BPC__SCAN_CLEAR;
-      kinds[l] = (int)k;
-      if (src >= 0 && k != BPC__SCAN_NONE && k != BPC__SCAN_CLEAR)
-        rc = recv_val(&S, gids[l], C->order[src], r, &got[l]);
-      else
-        kinds[l] = k == BPC__SCAN_CLEAR ? BPC__SCAN_CLEAR : BPC__SCAN_NONE;
-    }
-    if (rc != BPC_OK)
-      break;
-    int busy = 0;
-    for (int l = 0; l < n; l++)
-      busy += kinds[l] == BPC__SCAN_LEFT || kinds[l] == BPC__SCAN_RIGHT;
-    /* combines (this process's positions in parallel) */
-#pragma omp parallel for schedule(dynamic, 1) num_threads(C->nthreads) if (busy > 1)
-    for (int l = 0; l < n; l++) {
-      bpc__scan_val_t nv = {NULL, 0, 0};
-      switch (kinds[l]) {
-      case BPC__SCAN_LEFT:
-        combine_ref(&S, &got[l], &tot[l], &nv, 1);
-        break;
-      case BPC__SCAN_RIGHT:
-        combine_ref(&S, &tot[l], &got[l], &nv, 1);
-        break;
-      case BPC__SCAN_TAKE:
-        nv = got[l];
-        got[l].v = NULL;
-        got[l].present = 0;
-        break;
-      case BPC__SCAN_CLEAR:
-        break;
-      default:
-        continue;
-      }
-      bpc__scan_val_free(C, &got[l]);
-      bpc__scan_val_free(C, &tot[l]);
-      tot[l] = nv;
-    }
-  }
-  /* the successor round: position p sends its exclusive prefix to p - 1,
-   * which takes it as the inclusive result of its last item (every
-   * position but the last receives, also an empty one, which drops it) */
-  if (succ && rc == BPC_OK) {
-    for (int l = 0; l < n && rc == BPC_OK; l++) {
-      const int p = C->pos_of[gids[l]];
-      if (p > 0)
-        rc = send_val(&S, gids[l], C->order[p - 1], total_rounds, &tot[l]);
-    }
-    for (int l = 0; l < n && rc == BPC_OK; l++) {
-      const int p = C->pos_of[gids[l]];
-      if (p + 1 < P) {
-        rc = recv_val(&S, gids[l], C->order[p + 1], total_rounds, &incl[l]);
-        if (C->in[l].count == 0)
-          bpc__scan_val_free(C, &incl[l]);
-      }
-    }
-  }
-  int rc2 = bpc__exch_flush(C->ex);
-  if (rc == BPC_OK)
-    rc = rc2;
+  S.succ = C->strategy == BPC_SCAN_SUCCESSOR && C->mode == BPC_SCAN_INCLUSIVE;
+  int rc = BPC_ENOMEM;
+  if (S.s != NULL && S.tot != NULL && S.got != NULL && S.kinds != NULL && S.incl != NULL)
+    rc = C->overlap && sched->nrounds != NULL && sched->stage == NULL ? run_flow(&S, sched)
+                                                                      : run_lockstep(&S, sched);
   for (int i = 0; i < S.nsend; i++)
     free(S.sendbufs[i]);
   free(S.sendbufs);
-
-  /* (3) propagate the exclusive prefixes tot[l] into the blocks */
-  if (rc == BPC_OK) {
-#pragma omp parallel for schedule(dynamic, 1) num_threads(C->nthreads) if (n > 1)
-    for (int l = 0; l < n; l++) {
-      size_t c = C->in[l].count;
-      const bpc__scan_val_t *E = &tot[l];
-      long long dmax = 0;
-      bpc__scan_val_t run = {NULL, 0, 0}; /* reduce-then-scan: running value */
-      for (size_t i = 0; i < c; i++) {
-        bpc__scan_val_t res = {NULL, 0, 0};
-        int first = 0; /* the exclusive result of the very first item */
-        if (rts) {
-          /* Algorithm 8: run = E op x_0 op ... op x_i, sequentially */
-          const bpc__scan_val_t *prev = i == 0 ? E : &run;
-          int r = BPC_OK;
-          if (C->mode == BPC_SCAN_EXCLUSIVE) {
-            if (prev->present)
-              r = val_copy(&S, prev, &res);
-            else
-              first = 1;
-          }
-          bpc__scan_val_t nxt = {NULL, 0, 0};
-          if (C->mode == BPC_SCAN_INCLUSIVE || i + 1 < c) {
-            bpc__scan_val_t xi = in_item(C, l, i);
-            combine_ref(&S, prev, &xi, &nxt, 0);
-          }
-          if (C->mode == BPC_SCAN_INCLUSIVE)
-            r = val_copy(&S, &nxt, &res);
-          if (r != BPC_OK)
-            st_fail(&S, r);
-          bpc__scan_val_free(C, &run);
-          run = nxt;
-        } else if ((shortcut || succ) && i == c - 1 && incl[l].present) {
-          /* Algorithm 9: the global inclusive prefix; 10: the successor's
-           * exclusive one (the same value) */
-          res = incl[l];
-          incl[l].v = NULL;
-          incl[l].present = 0;
-        } else if (C->mode == BPC_SCAN_INCLUSIVE) {
-          combine_ref(&S, E, &s[l][i], &res, 0);
-        } else if (i > 0) {
-          combine_ref(&S, E, &s[l][i - 1], &res, 0);
-        } else if (E->present) {
-          int r = val_copy(&S, E, &res);
-          if (r != BPC_OK)
-            st_fail(&S, r);
-        } else {
-          first = 1;
-        }
-        if (first && C->op->identity != NULL) {
-          int r = item_copy(&S, C->op->identity, &res.v);
-          if (r != BPC_OK)
-            st_fail(&S, r);
-          else
-            res.present = 1;
-        } else if (first) {
-#pragma omp critical(bpc_scan_absent)
-          {
-            C->absent_gid = gids[l];
-            C->absent_index = 0;
-          }
-        }
-        if (res.depth > dmax)
-          dmax = res.depth;
-        if (C->type->kind == BPC_TYPE_CONTIGUOUS) {
-          if (res.present)
-            memcpy((char *)C->out[l].data + i * es, res.v, es);
-          free(res.v);
-        } else {
-          ((void **)C->out[l].data)[i] = res.present ? res.v : NULL;
-        }
-      }
-      bpc__scan_val_free(C, &run);
-      C->out[l].count = c;
-#pragma omp critical(bpc_scan_depth)
-      if (dmax > C->depth)
-        C->depth = dmax;
-    }
+  for (int l = 0; l < n && S.s != NULL && S.tot != NULL && S.got != NULL && S.incl != NULL;
+       l++) {
+    if (S.s[l] != NULL)
+      for (size_t i = 0; i < (S.rts ? 1 : C->in[l].count); i++)
+        bpc__scan_val_free(C, &S.s[l][i]);
+    free(S.s[l]);
+    bpc__scan_val_free(C, &S.tot[l]);
+    bpc__scan_val_free(C, &S.got[l]);
+    bpc__scan_val_free(C, &S.incl[l]);
   }
-  for (int l = 0; l < n; l++) {
-    if (s[l] != NULL)
-      for (size_t i = 0; i < (rts ? 1 : C->in[l].count); i++)
-        bpc__scan_val_free(C, &s[l][i]);
-    free(s[l]);
-    bpc__scan_val_free(C, &tot[l]);
-    bpc__scan_val_free(C, &got[l]);
-    bpc__scan_val_free(C, &incl[l]);
-  }
-  free(incl);
-  free(s);
-  free(tot);
-  free(got);
-  free(kinds);
+  free(S.incl);
+  free(S.s);
+  free(S.tot);
+  free(S.got);
+  free(S.kinds);
   if (rc == BPC_OK && C->failed)
     rc = C->fail_code;
   return rc;
@@ -613,6 +1059,14 @@ static double scan_alpha(void)
   const char *e = getenv("BPC_SCAN_ALPHA");
   double a = e != NULL ? strtod(e, NULL) : 0.0;
   return a > 0.0 && a < 1.0 ? a : 5e-6;
+}
+
+/* The overlapped driver unless BPC_SCAN_OVERLAP is 0 (the same messages and
+ * results either way: ranks may differ). */
+static int scan_overlap(void)
+{
+  const char *e = getenv("BPC_SCAN_OVERLAP");
+  return e == NULL || strcmp(e, "0") != 0;
 }
 
 /* Global stage of each algorithm over P blocks: message rounds (with the
@@ -813,6 +1267,7 @@ static int scan_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type
   C.pos_of = pos_of;
   C.absent_gid = -1;
   C.absent_index = -1;
+  C.overlap = scan_overlap();
   rc = bpc__exch_open(ctx, "scan", bpc__assign_rank_cb, assign, &C.ex);
   if (rc == BPC_OK) {
     rc = row->run(&C);

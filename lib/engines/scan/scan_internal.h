@@ -73,6 +73,9 @@ typedef struct bpc__scan_call {
   int nblocks;
   const int *order;  /* position -> gid (never NULL here) */
   const int *pos_of; /* gid -> position */
+  /* the overlapped (dataflow) driver runs the scheduled rows (scan.c;
+   * BPC_SCAN_OVERLAP=0: lock-step rounds) */
+  int overlap;
   /* a callback failed on this rank (no more operator calls) and its code */
   int failed, fail_code;
   /* results */
