@@ -63,3 +63,8 @@ endif
 
 # the s-to-p broadcast sweep (doc/bcast.md "Benchmark")
 EXTRA_DIST += apps/bench/bcast_sweep.sh
+
+# bpc-ckpt: list a checkpoint's header and verify its checksums (lib/io).
+bin_PROGRAMS += apps/bpc-ckpt
+apps_bpc_ckpt_SOURCES = apps/bpc-ckpt.c
+apps_bpc_ckpt_LDADD = $(APP_LDADD)

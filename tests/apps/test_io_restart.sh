@@ -10,7 +10,10 @@
 #    one rank is killed (SIGKILL in its pack callback, after earlier chunks
 #    were written: BPC_IO_CHUNK is small): generation 1 still reads
 #    correctly at another process count, and the next write (generation 3)
-#    replaces the leftover temporary file and reads back.
+#    replaces the leftover temporary file and reads back;
+#  - bpc-ckpt info / verify: a good file at 1 and 3 processes (exit 0, the
+#    header listed), a flipped payload byte (exit 1), a truncated file
+#    (exit 1), bad arguments and a missing file (exit 2).
 set -u
 app=./tests/apps/io_step
 name=io-restart-test
@@ -48,5 +51,28 @@ step 1 check "$ck" 17 3 c d
 if [ -e "$ck.tmp.bpc" ]; then
   echo "FAIL: $ck.tmp.bpc remains after a good write"; fail=1
 fi
+# bpc-ckpt: info and verify of a good file at 1 and 3 processes, exit 1 for
+# a corrupted one (a payload byte flipped), 2 for bad arguments / no file
+ckpt=./apps/bpc-ckpt
+for np in 1 3; do
+  if ! "$MPIRUN" -np $np $ckpt verify "$ck" >"$tmp/out" 2>&1 ||
+     ! grep -q "blocks          17" "$tmp/out" || ! grep -q "all checksums match" "$tmp/out" ||
+     ! grep -q 'metadata        7 bytes: "io_step"' "$tmp/out"; then
+    echo "FAIL: bpc-ckpt verify on $np:"; cat "$tmp/out"; fail=1
+  fi
+done
+size=$(wc -c <"$ck")
+cp "$ck" "$tmp/bad.ckpt"
+printf 'Z' | dd of="$tmp/bad.ckpt" bs=1 seek=$((size - 3)) conv=notrunc 2>/dev/null
+"$MPIRUN" -np 1 $ckpt info "$tmp/bad.ckpt" >/dev/null 2>&1 ||
+  { echo "FAIL: bpc-ckpt info of a file with a bad payload (the header is fine)"; fail=1; }
+expect 3 1 "payload checksum mismatch" $ckpt verify "$tmp/bad.ckpt"
+head -c 100 "$ck" >"$tmp/short.ckpt"
+expect 2 1 "truncated" $ckpt info "$tmp/short.ckpt"
+expect 1 2 "usage" $ckpt
+expect 3 2 "unknown command" $ckpt frobnicate "$ck"
+expect 2 2 "too many" $ckpt info "$ck" extra
+expect 1 2 "BPC_EIO" $ckpt info "$tmp/missing.ckpt"
+expect_done
 [ "$fail" -eq 0 ] && echo "test_io_restart: all steps passed"
 exit "$fail"

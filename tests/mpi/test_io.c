@@ -34,6 +34,7 @@
 
 #include "bpc.h"
 #include "../common/io_items.h"
+#include "io/io.h"
 
 static bpc_ctx_t *ctx_of(MPI_Comm comm)
 {
@@ -587,11 +588,35 @@ START_TEST(test_big)
 }
 END_TEST
 
+/* The CRC-32C check value, and a serial context (POSIX file calls). */
+START_TEST(test_crc_serial)
+{
+  T_CHECK(bpc__crc32c(0, "123456789", 9) == 0xE3069283u, "crc32c check value 0x%08x",
+          bpc__crc32c(0, "123456789", 9));
+  T_CHECK(bpc__crc32c(bpc__crc32c(0, "1234", 4), "56789", 5) == 0xE3069283u, "chained crc");
+  if (t_rank == 0) {
+    bpc_ctx_t *sc = NULL;
+    ck_assert_int_eq(bpc_init_serial(NULL, &sc), BPC_OK);
+    char path[256];
+    tpath(path, sizeof path, "serial");
+    for (int custom = 0; custom < 2; custom++) {
+      int rc = write_ckpt(sc, path, 9, BPC_ASSIGN_CONTIGUOUS, custom, 8, custom, "s");
+      T_CHECK(rc == BPC_OK, "serial write: %s", bpc_last_error(sc));
+      read_check(sc, path, 9, BPC_ASSIGN_ROUND_ROBIN, custom, 8, custom, "s", 1);
+    }
+    unlink(path);
+    bpc_finalize(&sc);
+  }
+  T_SYNC();
+}
+END_TEST
+
 static Suite *make(void)
 {
   Suite *s = suite_create("io");
   TCase *tc = tcase_create("io");
   tcase_set_timeout(tc, 0);
+  tcase_add_test(tc, test_crc_serial);
   tcase_add_test(tc, test_roundtrip);
   tcase_add_test(tc, test_other_counts);
   tcase_add_test(tc, test_corrupt);
