@@ -121,7 +121,7 @@ int main(int argc, char **argv)
   }
   if (rc != BPC_OK) {
     if (rank == 0)
-      fprintf(stderr, "bpc-ckpt: %s: %s\n", bpc_err_name(rc),
+      fprintf(stderr, "bpc-ckpt: %s\n",
               ctx != NULL ? bpc_last_error(ctx) : bpc_strerror(rc));
     status = rc == BPC_EFORMAT ? 1 : 2;
   }
