@@ -6,9 +6,10 @@
  * (regions in rank order, blocks in local gid order inside), then the
  * payloads stream through a staging buffer of BPC_IO_CHUNK bytes in rounds
  * of one collective write each (every rank makes the agreed largest number
- * of rounds, writing 0 bytes once it is done). Each rank writes the table
- * entries of its own blocks (independent writes, one per run of consecutive
- * gids), rank 0 the header and the metadata; after the collective close
+ * of rounds, writing 0 bytes once it is done); a whole chunk of a
+ * contiguous item is written straight from the user's memory. Each rank
+ * writes the table entries of its own blocks (independent writes, one per
+ * run of consecutive gids), rank 0 the header and the metadata; after the collective close
  * and an agreement, rank 0 renames the temporary file over `path`.
  *
  * Read: rank 0 checks the header and the metadata and broadcasts them;
@@ -116,10 +117,14 @@ typedef struct io_wstream {
   int have;
 } io_wstream_t;
 
-/* Fill buf with up to cap next bytes; *len = bytes filled. */
-static int wstream_fill(io_wstream_t *S, unsigned char *buf, size_t cap, size_t *len)
+/* The next up to cap bytes: copied into buf (*out = buf), or, when a
+ * contiguous item (the user's memory) has a whole chunk left, *out points
+ * into it and nothing is copied. *len = bytes. */
+static int wstream_fill(io_wstream_t *S, unsigned char *buf, size_t cap, const void **out,
+                        size_t *len)
 {
   *len = 0;
+  *out = buf;
   while (S->cur < S->n) {
     io_blk_t *b = &S->B[S->cur];
     if (*len == cap && (!S->have ? b->size : b->size - S->pos) > 0)
@@ -137,6 +142,16 @@ static int wstream_fill(io_wstream_t *S, unsigned char *buf, size_t cap, size_t 
       b->crc = bpc__crc32c(0, S->bytes, nb);
       S->pos = 0;
       S->have = 1;
+    }
+    if (*len == 0 && S->owned == NULL && cap > 0 && b->size - S->pos >= cap) {
+      *out = (const unsigned char *)S->bytes + S->pos; /* zero copy */
+      *len = cap;
+      S->pos += cap;
+      if (S->pos == b->size) {
+        S->have = 0;
+        S->cur++;
+      }
+      return BPC_OK;
     }
     size_t take = (size_t)b->size - S->pos;
     if (take > cap - *len)
@@ -249,17 +264,19 @@ static int write_body(bpc_ctx_t *ctx, bpc__file_t *f, const bpc__io_hdr_t *h,
   uint64_t written = 0;
   for (long long r = 0; r < rounds; r++) {
     size_t len = 0;
+    const void *wbuf = stage;
     if (rc == BPC_OK)
-      rc = wstream_fill(&S, stage, chunk, &len);
+      rc = wstream_fill(&S, stage, chunk, &wbuf, &len);
     if (rc != BPC_OK)
       len = 0;
-    rc = keep(rc, bpc__file_write_at_all(ctx, f, start + written, stage, len));
+    rc = keep(rc, bpc__file_write_at_all(ctx, f, start + written, wbuf, len));
     written += len;
   }
   /* blocks of 0 bytes after the last round */
   if (rc == BPC_OK) {
     size_t len = 0;
-    rc = wstream_fill(&S, stage, 0, &len);
+    const void *wbuf = NULL;
+    rc = wstream_fill(&S, stage, 0, &wbuf, &len);
   }
   free(S.owned);
   if (rc == BPC_OK && (written != mine || S.cur != n))

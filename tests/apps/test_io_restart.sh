@@ -13,7 +13,8 @@
 #    replaces the leftover temporary file and reads back;
 #  - bpc-ckpt info / verify: a good file at 1 and 3 processes (exit 0, the
 #    header listed), a flipped payload byte (exit 1), a truncated file
-#    (exit 1), bad arguments and a missing file (exit 2).
+#    (exit 1), bad arguments and a missing file (exit 2);
+#  - bpc-bench io with tiny sizes: the write and read lines are correct.
 set -u
 app=./tests/apps/io_step
 name=io-restart-test
@@ -74,5 +75,12 @@ expect 3 2 "unknown command" $ckpt frobnicate "$ck"
 expect 2 2 "too many" $ckpt info "$ck" extra
 expect 1 2 "BPC_EIO" $ckpt info "$tmp/missing.ckpt"
 expect_done
+
+# bpc-bench io, tiny: both lines right (write verified, read compared)
+if ! "$MPIRUN" -np 2 ./apps/bpc-bench io --bytes 96K --blocks-per-proc 2 --reps 1 --warmup 0 \
+     --dir "$tmp" >"$tmp/bench" 2>&1 ||
+   [ "$(grep -cE '^(write|read) .* yes$' "$tmp/bench")" -ne 2 ]; then
+  echo "FAIL: bpc-bench io:"; cat "$tmp/bench"; fail=1
+fi
 [ "$fail" -eq 0 ] && echo "test_io_restart: all steps passed"
 exit "$fail"
