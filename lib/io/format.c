@@ -195,7 +195,7 @@ static int check_decomp(bpc_ctx_t *ctx, const char *path, const bpc__io_hdr_t *h
     if (h->dmin[d] >= h->dmax[d])
       return BAD("'%s': empty domain [%lld, %lld) in dimension %d", path, (long long)h->dmin[d],
                  (long long)h->dmax[d], d);
-    if (h->divs[d] < 1 || h->divs[d] > (uint64_t)(h->dmax[d] - h->dmin[d]) ||
+    if (h->divs[d] < 1 || h->divs[d] > (uint64_t)h->dmax[d] - (uint64_t)h->dmin[d] ||
         h->ghost[d] > INT_MAX || h->share_face[d] > 1 || h->wrap[d] > 1)
       return BAD("'%s': decomposition fields of dimension %d are out of range", path, d);
     prod *= h->divs[d];

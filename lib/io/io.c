@@ -302,7 +302,6 @@ static int io_write_entry(bpc_ctx_t *ctx, const char *path, const bpc_blocks_t *
   if (ctx == NULL)
     return BPC_ENULL;
   io_blk_t *B = NULL;
-  size_t *totals = NULL;
   char tmp[sizeof((bpc__file_t *)0)->path];
   bpc__file_t f;
   memset(&f, 0, sizeof f);
@@ -329,10 +328,9 @@ static int io_write_entry(bpc_ctx_t *ctx, const char *path, const bpc_blocks_t *
   uint64_t mine = 0;
   for (int i = 0; i < blocks->n; i++)
     mine += B[i].size;
-  totals = bpc__calloc((size_t)P, sizeof *totals);
   size_t *counts = bpc__calloc((size_t)P, sizeof *counts);
   uint64_t *all = bpc__calloc((size_t)P, sizeof *all);
-  if (totals == NULL || counts == NULL || all == NULL)
+  if (counts == NULL || all == NULL)
     rc = bpc__err(ctx, BPC_ENOMEM, "bpc_io_write: no memory for %d process totals", P);
   rc = bpc__agree(ctx, rc);
   if (rc == BPC_OK) {
@@ -383,7 +381,6 @@ static int io_write_entry(bpc_ctx_t *ctx, const char *path, const bpc_blocks_t *
 cleanup:
   if (f.open)
     bpc__file_close(ctx, &f);
-  free(totals);
   free(B);
   return rc;
 }
