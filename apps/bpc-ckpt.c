@@ -47,6 +47,14 @@ static void print_meta(const unsigned char *m, uint64_t n)
   printf("\"%s\n", show < n ? " ..." : "");
 }
 
+/* label, then n values separated by sep */
+static void print_ints(const char *label, const char *sep, const int *v, int n)
+{
+  printf("%s", label);
+  for (int d = 0; d < n; d++)
+    printf("%s%d", d ? sep : "", v[d]);
+}
+
 static void print_info(const bpc_io_info_t *in, const unsigned char *meta)
 {
   printf("format version  %d\n", in->version);
@@ -59,18 +67,10 @@ static void print_info(const bpc_io_info_t *in, const unsigned char *meta)
     printf("decomposition   %d-D, domain", p->dim);
     for (int d = 0; d < p->dim; d++)
       printf(" [%lld,%lld)", (long long)p->domain_min[d], (long long)p->domain_max[d]);
-    printf(", divisions");
-    for (int d = 0; d < p->dim; d++)
-      printf("%s%d", d ? "x" : " ", p->divs[d]);
-    printf(", ghost");
-    for (int d = 0; d < p->dim; d++)
-      printf("%s%d", d ? "," : " ", p->ghost[d]);
-    printf(", wrap");
-    for (int d = 0; d < p->dim; d++)
-      printf("%s%d", d ? "," : " ", p->wrap[d]);
-    printf(", share_face");
-    for (int d = 0; d < p->dim; d++)
-      printf("%s%d", d ? "," : " ", p->share_face[d]);
+    print_ints(", divisions ", "x", p->divs, p->dim);
+    print_ints(", ghost ", ",", p->ghost, p->dim);
+    print_ints(", wrap ", ",", p->wrap, p->dim);
+    print_ints(", share_face ", ",", p->share_face, p->dim);
     printf("\n");
   } else {
     printf("decomposition   none (block count only)\n");

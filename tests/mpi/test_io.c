@@ -50,6 +50,17 @@ static void tpath(char *out, size_t cap, const char *what)
   snprintf(out, cap, "test_io-%d-%s.ckpt", t_size, what);
 }
 
+/* End of a test: every rank done with the file, rank 0 deletes it, the
+ * context goes, failures are summed over ranks. */
+static void finish(bpc_ctx_t **ctx, const char *path)
+{
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (t_rank == 0)
+    unlink(path);
+  bpc_finalize(ctx);
+  T_SYNC();
+}
+
 static int *user_map(int nblocks, int P)
 {
   int *map = malloc(sizeof *map * (size_t)nblocks);
@@ -169,10 +180,7 @@ START_TEST(test_roundtrip)
   int rc = write_ckpt(ctx, path, 3, BPC_ASSIGN_CONTIGUOUS, 0, 77, 0, "x");
   T_CHECK(rc == BPC_OK, "rewrite: %s", bpc_last_error(ctx));
   read_check(ctx, path, 3, BPC_ASSIGN_ROUND_ROBIN, 0, 77, 0, "x", t_size);
-  if (t_rank == 0)
-    unlink(path);
-  bpc_finalize(&ctx);
-  T_SYNC();
+  finish(&ctx, path);
 }
 END_TEST
 
@@ -214,10 +222,7 @@ START_TEST(test_other_counts)
       MPI_Comm_free(&sub);
   }
   unsetenv("BPC_IO_CHUNK");
-  if (t_rank == 0)
-    unlink(path);
-  bpc_finalize(&ctx);
-  T_SYNC();
+  finish(&ctx, path);
 }
 END_TEST
 
@@ -341,11 +346,7 @@ START_TEST(test_corrupt)
   read_check(ctx, path, 6, BPC_ASSIGN_USER, 0, 3, 1, "meta!", t_size);
   free(b);
   free(orig);
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (t_rank == 0)
-    unlink(path);
-  bpc_finalize(&ctx);
-  T_SYNC();
+  finish(&ctx, path);
 }
 END_TEST
 
@@ -580,11 +581,7 @@ START_TEST(test_big)
   bpc_blocks_destroy(&b);
   bpc_assign_destroy(&rr);
   bpc_assign_destroy(&a);
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (t_rank == 0)
-    unlink(path);
-  bpc_finalize(&ctx);
-  T_SYNC();
+  finish(&ctx, path);
 }
 END_TEST
 
