@@ -3,7 +3,7 @@
 # writer killed mid-write (run by make check from the top build directory;
 # tests/apps/io_step does each step under mpirun):
 #  - written on P processes, read on P' in another mpirun: 1->5, 4->3,
-#    12->2 (and 2->12), doubles and strings, with contiguous, round-robin
+#    12->2, doubles and strings, with contiguous, round-robin
 #    and user-map assignments on either side; every block is compared with
 #    its formula and the file is verified;
 #  - a checkpoint of generation 1, then a write of generation 2 in which
@@ -29,7 +29,7 @@ step() { # np args... (must succeed)
   fi
 }
 
-for pair in "1 5 c r s" "4 3 r u d" "12 2 u c s" "2 12 c u d" "3 3 u r s"; do
+for pair in "1 5 c r s" "4 3 r u d" "12 2 u c s"; do
   set -- $pair
   step "$1" write "$ck" 29 4 "$3" "$5"
   step "$2" check "$ck" 29 4 "$4" "$5"
