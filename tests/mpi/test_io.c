@@ -192,7 +192,7 @@ START_TEST(test_other_counts)
   char path[256];
   tpath(path, sizeof path, "xc");
   const int ws[2] = {(t_size + 1) / 2, 1};
-  setenv("BPC_IO_CHUNK", "1000", 1); /* blocks span collective calls */
+  setenv("BPC_IO_CHUNK", "16384", 1); /* blocks span collective calls */
   for (int k = 0; k < 2; k++) {
     const int w = ws[k];
     MPI_Comm sub;
@@ -434,7 +434,7 @@ START_TEST(test_bad_args)
     for (int i = nl - 1; i >= 0 && bad_here(m) && fail_gid < 0; i--)
       if (gids[i] % 6 != 0)
         fail_gid = gids[i];
-    setenv("BPC_IO_CHUNK", "7", 1);
+    setenv("BPC_IO_CHUNK", "64", 1);
     rc = bpc_io_write(ctx, path, b, &ft, NULL, "new", 3);
     unsetenv("BPC_IO_CHUNK");
     const int expect = BPC_ECALLBACK; /* every rank holds such a block */
