@@ -16,7 +16,8 @@ apps_bpc_bench_SOURCES = \
 	apps/bench/bench_neighbor.c \
 	apps/bench/bench_composite.c \
 	apps/bench/bench_bcast.c \
-	apps/bench/bench_scan.c
+	apps/bench/bench_scan.c \
+	apps/bench/bench_io.c
 apps_bpc_bench_LDADD = lib/libbpc_internal.la
 # the bpc-bench scan sweep of issue 12 (run from the source tree, not installed)
 EXTRA_DIST += apps/bench/scan_sweep.sh
@@ -63,3 +64,8 @@ endif
 
 # the s-to-p broadcast sweep (doc/bcast.md "Benchmark")
 EXTRA_DIST += apps/bench/bcast_sweep.sh
+
+# bpc-ckpt: list a checkpoint's header and verify its checksums (lib/io).
+bin_PROGRAMS += apps/bpc-ckpt
+apps_bpc_ckpt_SOURCES = apps/bpc-ckpt.c
+apps_bpc_ckpt_LDADD = $(APP_LDADD)

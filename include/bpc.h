@@ -16,5 +16,6 @@
 #include "bpc/scan.h"
 #include "bpc/neighbor.h"
 #include "bpc/composite.h"
+#include "bpc/io.h"
 
 #endif /* BPC_H */

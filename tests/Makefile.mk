@@ -186,3 +186,15 @@ TESTS += tests/mpi/test_scale
 tests_mpi_test_scale_SOURCES = tests/mpi/test_scale.c
 tests_mpi_test_scale_CFLAGS = $(TEST_CFLAGS)
 tests_mpi_test_scale_LDADD = $(TEST_LDADD) -lm
+
+# block checkpoint and restart (lib/io): MPI suite; io_step writes and checks
+# checkpoints for the shell test of other process counts and a killed writer.
+noinst_HEADERS += tests/common/io_items.h
+check_PROGRAMS += tests/mpi/test_io tests/apps/io_step
+TESTS += tests/mpi/test_io tests/apps/test_io_restart.sh
+EXTRA_DIST += tests/apps/test_io_restart.sh
+tests_mpi_test_io_SOURCES = tests/mpi/test_io.c
+tests_mpi_test_io_CFLAGS = $(TEST_CFLAGS)
+tests_mpi_test_io_LDADD = $(TEST_LDADD)
+tests_apps_io_step_SOURCES = tests/apps/io_step.c
+tests_apps_io_step_LDADD = lib/libbpc.la

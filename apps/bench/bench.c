@@ -28,6 +28,7 @@ static const bench_engine_t *const engines[] = {
     &bench_engine_composite,
     &bench_engine_bcast,
     &bench_engine_scan,
+    &bench_engine_io,
     NULL,
 };
 

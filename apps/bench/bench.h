@@ -155,6 +155,7 @@ extern const bench_engine_t bench_engine_neighbor;
 extern const bench_engine_t bench_engine_composite;
 extern const bench_engine_t bench_engine_bcast;
 extern const bench_engine_t bench_engine_scan;
+extern const bench_engine_t bench_engine_io;
 
 /*
  * Measure one configuration and print its result line on rank 0.

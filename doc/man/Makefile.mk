@@ -42,6 +42,10 @@ man3_MANS = \
 	doc/man/man3/bpc_finalize.3 \
 	doc/man/man3/bpc_init.3 \
 	doc/man/man3/bpc_init_serial.3 \
+	doc/man/man3/bpc_io_info.3 \
+	doc/man/man3/bpc_io_read.3 \
+	doc/man/man3/bpc_io_verify.3 \
+	doc/man/man3/bpc_io_write.3 \
 	doc/man/man3/bpc_last_error.3 \
 	doc/man/man3/bpc_merge.3 \
 	doc/man/man3/bpc_merge_absorbed.3 \

@@ -50,7 +50,9 @@ extern "C" {
   XX(ESTATE, -17, "call out of order or in a bad state")                        \
   XX(ETRUNC, -18, "message truncated or malformed")                            \
   XX(EMISMATCH, -19, "arguments differ between ranks")                         \
-  XX(EBUSY, -20, "collective call from inside a callback on the same context")
+  XX(EBUSY, -20, "collective call from inside a callback on the same context") \
+  XX(EIO, -21, "file I/O failed")                                               \
+  XX(EFORMAT, -22, "not a bpc checkpoint, another format version, or corrupted")
 
 enum bpc_errno {
 #define BPC__ERR_ENUM(name, value, text) BPC_##name = (value),

@@ -1,0 +1,776 @@
+/*
+ * lib/io/io.c - block checkpoint and restart (bpc/io.h, doc/io.md).
+ *
+ * Write: every rank measures its blocks, one allgather of the per-rank
+ * byte totals gives each rank its contiguous region of the data section
+ * (regions in rank order, blocks in local gid order inside), then the
+ * payloads stream through a staging buffer of BPC_IO_CHUNK bytes in rounds
+ * of one collective write each (every rank makes the agreed largest number
+ * of rounds, writing 0 bytes once it is done); a whole chunk of a
+ * contiguous item is written straight from the user's memory. Each rank
+ * writes the table entries of its own blocks (independent writes, one per
+ * run of consecutive gids), rank 0 the header and the metadata; after the collective close
+ * and an agreement, rank 0 renames the temporary file over `path`.
+ *
+ * Read: rank 0 checks the header and the metadata and broadcasts them;
+ * each rank reads and checks the table entries of its own gids, merges its
+ * blocks into segments of adjacent file ranges, and streams the segments in
+ * rounds of collective reads (again the agreed largest count). Blocks that
+ * lie whole in a chunk are checked and unpacked from the staging buffer;
+ * blocks that span chunks are assembled in a buffer of their own size.
+ *
+ * Memory per rank: its own entries and items, one staging buffer, and one
+ * block at a time (a custom block being packed or assembled); the only
+ * per-rank arrays of all ranks are the byte totals (P numbers).
+ */
+#include "io/io.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/coll.h"
+#include "comm/fileio.h"
+#include "datatype/datatype.h"
+#include "decomp/decomp.h"
+
+#define IO_TMP_SUFFIX ".tmp.bpc"
+#define IO_CHUNK_DEFAULT ((size_t)64 << 20)
+
+/* One local block: its gid, index in the caller's list, file range, CRC. */
+typedef struct io_blk {
+  int gid;
+  int li;
+  uint64_t off, size;
+  uint32_t crc;
+} io_blk_t;
+
+/* Bytes per collective call and rank: BPC_IO_CHUNK, clamped to
+ * [1, BPC__FILE_MAX_CALL]. */
+static size_t io_chunk(void)
+{
+  long long c = bpc__env_ll("BPC_IO_CHUNK", (long long)IO_CHUNK_DEFAULT);
+  if (c < 1)
+    c = 1;
+  if ((unsigned long long)c > BPC__FILE_MAX_CALL)
+    c = (long long)BPC__FILE_MAX_CALL;
+  return (size_t)c;
+}
+
+static int keep(int rc, int rc2)
+{
+  return rc != BPC_OK ? rc : rc2;
+}
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+  return a / b + (a % b != 0);
+}
+
+/* The largest value of v over ranks. */
+static int max_ll(bpc_ctx_t *ctx, long long v, long long *out)
+{
+  *out = v;
+  return bpc__allreduce_ll(ctx, out, out, 1, BPC__RED_MAX);
+}
+
+/*
+ * Write the table entries of blocks B[0..n) (gids ascending): one
+ * independent write per run of consecutive gids.
+ */
+static int write_entries(bpc_ctx_t *ctx, bpc__file_t *f, const bpc__io_hdr_t *h,
+                         const io_blk_t *B, int n)
+{
+  int rc = BPC_OK;
+  unsigned char *buf = bpc__malloc((size_t)(n > 0 ? n : 1) * BPC__IO_ENTRY_BYTES);
+  if (buf == NULL)
+    return bpc__err(ctx, BPC_ENOMEM, "bpc_io_write: no memory for %d table entries", n);
+  for (int i = 0; i < n; i++)
+    bpc__io_entry_encode((uint64_t)B[i].gid, B[i].off, B[i].size, B[i].crc,
+                         buf + (size_t)i * BPC__IO_ENTRY_BYTES);
+  for (int i = 0; i < n && rc == BPC_OK;) {
+    int j = i + 1;
+    while (j < n && B[j].gid == B[j - 1].gid + 1)
+      j++;
+    rc = bpc__file_write_at(ctx, f, h->table_off + (uint64_t)B[i].gid * BPC__IO_ENTRY_BYTES,
+                            buf + (size_t)i * BPC__IO_ENTRY_BYTES,
+                            (size_t)(j - i) * BPC__IO_ENTRY_BYTES);
+    i = j;
+  }
+  free(buf);
+  return rc;
+}
+
+/* ----------------------------------------------------------------- write */
+
+/* Streams the packed bytes of a rank's blocks, in order, into chunks. */
+typedef struct io_wstream {
+  bpc_ctx_t *ctx;
+  const bpc_blocks_t *blocks;
+  const bpc_type_t *type;
+  io_blk_t *B;
+  int n;
+  int cur;             /* block being copied */
+  const void *bytes;   /* its packed bytes (valid when have) */
+  void *owned;         /* packed copy of a custom item (free) */
+  size_t pos;          /* bytes of it copied so far */
+  int have;
+} io_wstream_t;
+
+/* The next up to cap bytes: copied into buf (*out = buf), or, when a
+ * contiguous item (the user's memory) has a whole chunk left, *out points
+ * into it and nothing is copied. *len = bytes. */
+static int wstream_fill(io_wstream_t *S, unsigned char *buf, size_t cap, const void **out,
+                        size_t *len)
+{
+  *len = 0;
+  *out = buf;
+  while (S->cur < S->n) {
+    io_blk_t *b = &S->B[S->cur];
+    if (*len == cap && (!S->have ? b->size : b->size - S->pos) > 0)
+      break; /* full; blocks of 0 bytes (and ends of 0 bytes) go on */
+    if (!S->have) {
+      size_t nb = 0;
+      int rc = bpc__type_msg(S->ctx, S->type, S->blocks->data[b->li], &S->bytes, &nb, &S->owned);
+      if (rc != BPC_OK)
+        return rc;
+      if (nb != b->size)
+        return bpc__err(S->ctx, BPC_ETYPE,
+                        "bpc_io_write: block %d packed to %zu bytes, but packed_size said "
+                        "%llu",
+                        b->gid, nb, (unsigned long long)b->size);
+      b->crc = bpc__crc32c(0, S->bytes, nb);
+      S->pos = 0;
+      S->have = 1;
+    }
+    if (*len == 0 && S->owned == NULL && cap > 0 && b->size - S->pos >= cap) {
+      *out = (const unsigned char *)S->bytes + S->pos; /* zero copy */
+      *len = cap;
+      S->pos += cap;
+      if (S->pos == b->size) {
+        S->have = 0;
+        S->cur++;
+      }
+      return BPC_OK;
+    }
+    size_t take = (size_t)b->size - S->pos;
+    if (take > cap - *len)
+      take = cap - *len;
+    if (take > 0)
+      memcpy(buf + *len, (const unsigned char *)S->bytes + S->pos, take);
+    *len += take;
+    S->pos += take;
+    if (S->pos == b->size) {
+      free(S->owned);
+      S->owned = NULL;
+      S->have = 0;
+      S->cur++;
+    }
+  }
+  return BPC_OK;
+}
+
+/* Local checks of bpc_io_write and the measuring of the blocks. */
+static int write_check(bpc_ctx_t *ctx, const char *path, const bpc_blocks_t *blocks,
+                       const bpc_type_t *type, const bpc_decomp_t *decomp, const void *meta,
+                       size_t metalen, io_blk_t **Bout)
+{
+  *Bout = NULL;
+  if (path == NULL || blocks == NULL)
+    return bpc__err(ctx, BPC_ENULL, "bpc_io_write: %s is NULL", path == NULL ? "path" : "blocks");
+  int rc = bpc_type_check(ctx, type);
+  if (rc != BPC_OK)
+    return rc;
+  if (meta == NULL && metalen > 0)
+    return bpc__err(ctx, BPC_ENULL, "bpc_io_write: meta is NULL but metalen is %zu", metalen);
+  if (blocks->assign->ctx != ctx)
+    return bpc__err(ctx, BPC_EINVAL, "bpc_io_write: the block store's assignment was made for "
+                                     "another context");
+  if (decomp != NULL && decomp->nblocks != blocks->assign->nblocks)
+    return bpc__err(ctx, BPC_ENBLOCKS,
+                    "bpc_io_write: the decomposition has %d blocks, the block store's "
+                    "assignment %d",
+                    decomp->nblocks, blocks->assign->nblocks);
+  if (strlen(path) + sizeof IO_TMP_SUFFIX > sizeof((bpc__file_t *)0)->path)
+    return bpc__err(ctx, BPC_EINVAL, "bpc_io_write: path of %zu characters is too long",
+                    strlen(path));
+  const int n = blocks->n;
+  io_blk_t *B = bpc__calloc((size_t)(n > 0 ? n : 1), sizeof *B);
+  if (B == NULL)
+    return bpc__err(ctx, BPC_ENOMEM, "bpc_io_write: no memory for %d blocks", n);
+  *Bout = B;
+  for (int i = 0; i < n; i++) {
+    size_t sz = 0;
+    B[i].gid = blocks->assign->local[i];
+    B[i].li = i;
+    rc = bpc_type_size(ctx, type, blocks->data[i], &sz);
+    if (rc != BPC_OK)
+      return rc;
+    B[i].size = sz;
+  }
+  return BPC_OK;
+}
+
+/* Header fields of a write (layout filled by bpc__io_hdr_layout). */
+static void write_header_fields(bpc__io_hdr_t *h, const bpc_decomp_t *d, int nblocks, int P,
+                                const void *meta, size_t metalen, uint64_t data_bytes)
+{
+  memset(h, 0, sizeof *h);
+  h->version = BPC_IO_VERSION;
+  h->nblocks = (uint64_t)nblocks;
+  h->meta_bytes = metalen;
+  h->data_bytes = data_bytes;
+  h->writer_ranks = (uint32_t)P;
+  h->meta_crc = bpc__crc32c(0, meta, metalen);
+  if (d != NULL) {
+    h->has_decomp = 1;
+    h->dim = (uint32_t)d->dim;
+    for (int i = 0; i < d->dim; i++) {
+      h->dmin[i] = d->dmin[i];
+      h->dmax[i] = d->dmax[i];
+      h->divs[i] = (uint32_t)d->divs[i];
+      h->ghost[i] = (uint32_t)d->ghost[i];
+      h->share_face[i] = (uint8_t)d->share_face[i];
+      h->wrap[i] = (uint8_t)d->wrap[i];
+    }
+  }
+  bpc__io_hdr_layout(h);
+}
+
+/* The body of a write to the open temporary file: payload rounds, table
+ * entries, header and metadata. Collective; returns this rank's code. */
+static int write_body(bpc_ctx_t *ctx, bpc__file_t *f, const bpc__io_hdr_t *h,
+                      const bpc_blocks_t *blocks, const bpc_type_t *type, io_blk_t *B,
+                      uint64_t start, long long rounds, size_t chunk, const void *meta)
+{
+  int rc = BPC_OK;
+  const int n = blocks->n;
+  uint64_t mine = 0;
+  for (int i = 0; i < n; i++) {
+    B[i].off = start + mine;
+    mine += B[i].size;
+  }
+  unsigned char *stage = bpc__malloc(mine < chunk ? (size_t)(mine > 0 ? mine : 1) : chunk);
+  if (stage == NULL)
+    rc = bpc__err(ctx, BPC_ENOMEM, "bpc_io_write: no memory for a %zu-byte staging buffer",
+                  chunk);
+  io_wstream_t S;
+  memset(&S, 0, sizeof S);
+  S.ctx = ctx;
+  S.blocks = blocks;
+  S.type = type;
+  S.B = B;
+  S.n = n;
+  uint64_t written = 0;
+  for (long long r = 0; r < rounds; r++) {
+    size_t len = 0;
+    const void *wbuf = stage;
+    if (rc == BPC_OK)
+      rc = wstream_fill(&S, stage, chunk, &wbuf, &len);
+    if (rc != BPC_OK)
+      len = 0;
+    rc = keep(rc, bpc__file_write_at_all(ctx, f, start + written, wbuf, len));
+    written += len;
+  }
+  /* blocks of 0 bytes after the last round */
+  if (rc == BPC_OK) {
+    size_t len = 0;
+    const void *wbuf = NULL;
+    rc = wstream_fill(&S, stage, 0, &wbuf, &len);
+  }
+  free(S.owned);
+  if (rc == BPC_OK && (written != mine || S.cur != n))
+    rc = bpc__err(ctx, BPC_ESTATE, "bpc_io_write: wrote %llu of %llu bytes",
+                  (unsigned long long)written, (unsigned long long)mine);
+  if (rc == BPC_OK)
+    rc = write_entries(ctx, f, h, B, n);
+  if (rc == BPC_OK && ctx->rank == 0) {
+    unsigned char hb[BPC__IO_HDR_BYTES];
+    bpc__io_hdr_encode(h, hb);
+    rc = bpc__file_write_at(ctx, f, 0, hb, sizeof hb);
+    if (rc == BPC_OK && h->meta_bytes > 0)
+      rc = bpc__file_write_at(ctx, f, h->meta_off, meta, (size_t)h->meta_bytes);
+  }
+  free(stage);
+  return rc;
+}
+
+static int io_write_entry(bpc_ctx_t *ctx, const char *path, const bpc_blocks_t *blocks,
+                          const bpc_type_t *type, const bpc_decomp_t *decomp, const void *meta,
+                          size_t metalen)
+{
+  if (ctx == NULL)
+    return BPC_ENULL;
+  io_blk_t *B = NULL;
+  char tmp[sizeof((bpc__file_t *)0)->path];
+  bpc__file_t f;
+  memset(&f, 0, sizeof f);
+  const size_t chunk = io_chunk();
+  const int sync = bpc__env_ll("BPC_IO_SYNC", 0) != 0;
+  int rc = write_check(ctx, path, blocks, type, decomp, meta, metalen, &B);
+  const int ok = rc == BPC_OK;
+  bpc__sig_t sig;
+  bpc__sig_init(&sig);
+  bpc__sig_str(&sig, "path", ok ? path : NULL);
+  bpc__sig_type(&sig, ok ? type : NULL);
+  bpc__sig_assign(&sig, ok ? blocks->assign : NULL);
+  bpc__sig_int(&sig, "decomposition given", decomp != NULL);
+  bpc__sig_decomp(&sig, ok ? decomp : NULL);
+  bpc__sig_bytes(&sig, "metadata", ok ? meta : NULL, ok ? metalen : 0);
+  bpc__sig_int(&sig, "BPC_IO_CHUNK", (long long)chunk);
+  bpc__sig_int(&sig, "BPC_IO_SYNC", sync);
+  rc = bpc__agree_args(ctx, "io_write", rc, &sig);
+  if (rc != BPC_OK)
+    goto cleanup;
+
+  /* layout: every rank's byte total (P numbers) */
+  const int P = ctx->size, me = ctx->rank;
+  uint64_t mine = 0;
+  for (int i = 0; i < blocks->n; i++)
+    mine += B[i].size;
+  size_t *counts = bpc__calloc((size_t)P, sizeof *counts);
+  uint64_t *all = bpc__calloc((size_t)P, sizeof *all);
+  if (counts == NULL || all == NULL)
+    rc = bpc__err(ctx, BPC_ENOMEM, "bpc_io_write: no memory for %d process totals", P);
+  rc = bpc__agree(ctx, rc);
+  if (rc == BPC_OK) {
+    for (int r = 0; r < P; r++)
+      counts[r] = sizeof(uint64_t);
+    rc = bpc__agree(ctx, bpc__allgatherv(ctx, &mine, sizeof mine, all, counts));
+  }
+  uint64_t start = 0, data_bytes = 0;
+  long long rounds = 0;
+  if (rc == BPC_OK)
+    for (int r = 0; r < P; r++) {
+      if (r < me)
+        start += all[r];
+      data_bytes += all[r];
+      long long k = (long long)ceil_div(all[r], chunk);
+      rounds = k > rounds ? k : rounds;
+    }
+  free(counts);
+  free(all);
+  if (rc != BPC_OK)
+    goto cleanup;
+  bpc__io_hdr_t h;
+  write_header_fields(&h, decomp, blocks->assign->nblocks, P, meta, metalen, data_bytes);
+  start += h.data_off;
+
+  /* the temporary file: a leftover of a killed run is replaced */
+  snprintf(tmp, sizeof tmp, "%s%s", path, IO_TMP_SUFFIX);
+  rc = bpc__agree(ctx, me == 0 ? bpc__file_delete(ctx, tmp, 1) : BPC_OK);
+  if (rc == BPC_OK)
+    rc = bpc__agree(ctx, bpc__file_open(ctx, tmp, BPC__FILE_CREATE, &f));
+  if (rc != BPC_OK)
+    goto cleanup;
+  rc = write_body(ctx, &f, &h, blocks, type, B, start, rounds, chunk, meta);
+  if (sync)
+    rc = keep(rc, bpc__file_sync(ctx, &f));
+  rc = keep(rc, bpc__file_close(ctx, &f));
+  rc = bpc__agree(ctx, rc);
+  if (rc == BPC_OK)
+    rc = bpc__agree(ctx, me == 0 ? bpc__file_rename(ctx, tmp, path) : BPC_OK);
+  if (rc != BPC_OK) {
+    /* every rank is here (rc is agreed): the temporary file is gone when
+     * the call returns on any rank; NULL ctx keeps the first message */
+    if (me == 0)
+      bpc__file_delete(NULL, tmp, 1);
+    (void)bpc__agree(ctx, BPC_OK);
+  }
+
+cleanup:
+  if (f.open)
+    bpc__file_close(ctx, &f);
+  free(B);
+  return rc;
+}
+
+int bpc_io_write(bpc_ctx_t *ctx, const char *path, const bpc_blocks_t *blocks,
+                 const bpc_type_t *type, const bpc_decomp_t *decomp, const void *meta,
+                 size_t metalen)
+{
+  BPC__GUARDED_RETURN(ctx, "bpc_io_write",
+                      io_write_entry(ctx, path, blocks, type, decomp, meta, metalen));
+}
+
+/* ------------------------------------------------------------------ read */
+
+/*
+ * Open `path` and read its header: rank 0 checks the header, the file size
+ * and the metadata, every rank gets them. *meta (when meta is not NULL):
+ * a malloc'd copy on every rank. On failure the file is closed. Collective.
+ */
+static int open_header(bpc_ctx_t *ctx, const char *path, bpc__file_t *f, bpc__io_hdr_t *h,
+                       void **meta)
+{
+  unsigned char hb[BPC__IO_HDR_BYTES + 8];
+  unsigned char *mb = NULL;
+  memset(hb, 0, sizeof hb);
+  if (meta != NULL)
+    *meta = NULL;
+  int rc = bpc__agree(ctx, bpc__file_open(ctx, path, BPC__FILE_READ, f));
+  if (rc != BPC_OK)
+    return rc;
+  if (ctx->rank == 0) {
+    uint64_t size = 0;
+    rc = bpc__file_size(ctx, f, &size);
+    size_t have = size < BPC__IO_HDR_BYTES ? (size_t)size : BPC__IO_HDR_BYTES;
+    if (rc == BPC_OK)
+      rc = bpc__file_read_at(ctx, f, 0, hb, have);
+    if (rc == BPC_OK)
+      rc = bpc__io_hdr_decode(ctx, path, hb, have, size, h);
+    /* the file size travels with the header (bytes 256..263) */
+    for (int i = 0; i < 8; i++)
+      hb[BPC__IO_HDR_BYTES + i] = (unsigned char)(size >> (8 * i));
+    if (rc == BPC_OK && h->meta_bytes > 0) {
+      mb = bpc__malloc((size_t)h->meta_bytes);
+      if (mb == NULL)
+        rc = bpc__err(ctx, BPC_ENOMEM, "no memory for %llu bytes of checkpoint metadata",
+                      (unsigned long long)h->meta_bytes);
+      else
+        rc = bpc__file_read_at(ctx, f, h->meta_off, mb, (size_t)h->meta_bytes);
+    }
+    if (rc == BPC_OK && bpc__crc32c(0, mb, (size_t)h->meta_bytes) != h->meta_crc)
+      rc = bpc__err(ctx, BPC_EFORMAT, "'%s': metadata checksum mismatch: the metadata (%llu "
+                                      "bytes at offset %llu) is corrupted",
+                    path, (unsigned long long)h->meta_bytes, (unsigned long long)h->meta_off);
+  }
+  rc = bpc__agree(ctx, rc);
+  if (rc == BPC_OK)
+    rc = bpc__agree(ctx, bpc__bcast(ctx, hb, sizeof hb, 0));
+  if (rc == BPC_OK && ctx->rank != 0) {
+    uint64_t size = 0;
+    for (int i = 0; i < 8; i++)
+      size |= (uint64_t)hb[BPC__IO_HDR_BYTES + i] << (8 * i);
+    rc = bpc__io_hdr_decode(ctx, path, hb, BPC__IO_HDR_BYTES, size, h);
+  }
+  if (rc == BPC_OK && meta != NULL && h->meta_bytes > 0) {
+    if (ctx->rank != 0) {
+      mb = bpc__malloc((size_t)h->meta_bytes);
+      if (mb == NULL)
+        rc = bpc__err(ctx, BPC_ENOMEM, "no memory for %llu bytes of checkpoint metadata",
+                      (unsigned long long)h->meta_bytes);
+    }
+    rc = bpc__agree(ctx, rc);
+    if (rc == BPC_OK)
+      rc = bpc__agree(ctx, bpc__bcast(ctx, mb, (size_t)h->meta_bytes, 0));
+    if (rc == BPC_OK) {
+      *meta = mb;
+      mb = NULL;
+    }
+  }
+  free(mb);
+  if (rc != BPC_OK)
+    bpc__file_close(ctx, f);
+  return rc;
+}
+
+/* Read and check the table entries of gids[0..n) (ascending) into B. */
+static int read_entries(bpc_ctx_t *ctx, bpc__file_t *f, const char *path, const bpc__io_hdr_t *h,
+                        const int *gids, int n, io_blk_t *B)
+{
+  int rc = BPC_OK;
+  unsigned char *buf = bpc__malloc((size_t)(n > 0 ? n : 1) * BPC__IO_ENTRY_BYTES);
+  if (buf == NULL)
+    return bpc__err(ctx, BPC_ENOMEM, "no memory for %d table entries", n);
+  for (int i = 0; i < n && rc == BPC_OK;) {
+    int j = i + 1;
+    while (j < n && gids[j] == gids[j - 1] + 1)
+      j++;
+    rc = bpc__file_read_at(ctx, f, h->table_off + (uint64_t)gids[i] * BPC__IO_ENTRY_BYTES,
+                           buf + (size_t)i * BPC__IO_ENTRY_BYTES,
+                           (size_t)(j - i) * BPC__IO_ENTRY_BYTES);
+    i = j;
+  }
+  for (int i = 0; i < n && rc == BPC_OK; i++) {
+    B[i].gid = gids[i];
+    B[i].li = i;
+    rc = bpc__io_entry_decode(ctx, path, h, (uint64_t)gids[i],
+                              buf + (size_t)i * BPC__IO_ENTRY_BYTES, &B[i].off, &B[i].size,
+                              &B[i].crc);
+  }
+  free(buf);
+  return rc;
+}
+
+static int cmp_off(const void *pa, const void *pb)
+{
+  const io_blk_t *a = pa, *b = pb;
+  if (a->off != b->off)
+    return a->off < b->off ? -1 : 1;
+  return a->gid < b->gid ? -1 : a->gid > b->gid;
+}
+
+/* What the read does with each block's checked bytes. */
+typedef struct io_reader {
+  bpc_ctx_t *ctx;
+  const char *path;
+  const bpc_type_t *type; /* NULL: verify only */
+  void **items;           /* by local index */
+} io_reader_t;
+
+static int take_block(io_reader_t *R, const io_blk_t *b, const unsigned char *bytes)
+{
+  uint32_t c = bpc__crc32c(0, bytes, (size_t)b->size);
+  if (c != b->crc)
+    return bpc__err(R->ctx, BPC_EFORMAT,
+                    "'%s': block %d: payload checksum mismatch (stored 0x%08x, computed "
+                    "0x%08x; %llu bytes at offset %llu)",
+                    R->path, b->gid, b->crc, c, (unsigned long long)b->size,
+                    (unsigned long long)b->off);
+  if (R->type == NULL)
+    return BPC_OK;
+  return bpc_type_unpack(R->ctx, R->type, bytes, (size_t)b->size, &R->items[b->li]);
+}
+
+/*
+ * Read (type given) or verify (type NULL) the blocks gids[0..n) of the open
+ * file. Collective: every rank makes the same number of collective reads.
+ */
+static int read_blocks(io_reader_t *R, bpc__file_t *f, const bpc__io_hdr_t *h, const int *gids,
+                       int n)
+{
+  bpc_ctx_t *ctx = R->ctx;
+  const size_t chunk = io_chunk();
+  unsigned char *stage = NULL, *asmb = NULL;
+  io_blk_t *B = bpc__calloc((size_t)(n > 0 ? n : 1), sizeof *B);
+  int rc = B == NULL ? bpc__err(ctx, BPC_ENOMEM, "no memory for %d blocks", n) : BPC_OK;
+  if (rc == BPC_OK)
+    rc = read_entries(ctx, f, R->path, h, gids, n, B);
+  /* blocks of 0 bytes need no reading; the rest, by file offset */
+  int m = 0;
+  for (int i = 0; i < n && rc == BPC_OK; i++) {
+    if (B[i].size == 0)
+      rc = take_block(R, &B[i], NULL);
+    else
+      B[m++] = B[i];
+  }
+  if (rc == BPC_OK)
+    qsort(B, (size_t)m, sizeof *B, cmp_off);
+  /* segments of adjacent blocks, each read in ceil(len / chunk) rounds */
+  long long rounds = 0;
+  for (int i = 0; i < m && rc == BPC_OK;) {
+    int j = i + 1;
+    uint64_t len = B[i].size;
+    while (j < m && B[j].off == B[j - 1].off + B[j - 1].size)
+      len += B[j++].size;
+    rounds += (long long)ceil_div(len, chunk);
+    i = j;
+  }
+  if (rc != BPC_OK)
+    rounds = 0;
+  long long all_rounds = 0;
+  rc = keep(rc, max_ll(ctx, rounds, &all_rounds));
+  if (rc == BPC_OK && m > 0) {
+    stage = bpc__malloc(chunk);
+    if (stage == NULL)
+      rc = bpc__err(ctx, BPC_ENOMEM, "no memory for a %zu-byte staging buffer", chunk);
+  }
+  int k = 0;          /* block being read (sorted index) */
+  uint64_t fill = 0;  /* bytes of it read so far */
+  uint64_t seg_end = 0, pos = 0;
+  for (long long r = 0; r < all_rounds; r++) {
+    size_t len = 0;
+    uint64_t at = 0;
+    if (rc == BPC_OK && k < m) {
+      if (pos == seg_end) { /* a new segment starts at block k */
+        pos = B[k].off;
+        seg_end = pos + B[k].size;
+        for (int j = k + 1; j < m && B[j].off == B[j - 1].off + B[j - 1].size; j++)
+          seg_end += B[j].size;
+      }
+      at = pos;
+      len = seg_end - pos < chunk ? (size_t)(seg_end - pos) : chunk;
+    }
+    int rrc = bpc__file_read_at_all(ctx, f, at, stage, len);
+    rc = keep(rc, rrc);
+    if (rc != BPC_OK)
+      continue;
+    pos += len;
+    /* carve the chunk into blocks */
+    size_t used = 0;
+    while (used < len && rc == BPC_OK) {
+      io_blk_t *b = &B[k];
+      size_t take = (size_t)(b->size - fill);
+      if (take > len - used)
+        take = len - used;
+      if (fill == 0 && take == b->size) {
+        rc = take_block(R, b, stage + used);
+      } else {
+        if (asmb == NULL) {
+          asmb = bpc__malloc((size_t)b->size);
+          if (asmb == NULL) {
+            rc = bpc__err(ctx, BPC_ENOMEM, "no memory for block %d of %llu bytes", b->gid,
+                          (unsigned long long)b->size);
+            break;
+          }
+        }
+        memcpy(asmb + fill, stage + used, take);
+        if (fill + take == b->size) {
+          rc = take_block(R, b, asmb);
+          free(asmb);
+          asmb = NULL;
+        }
+      }
+      used += take;
+      fill += take;
+      if (fill == b->size) {
+        k++;
+        fill = 0;
+      }
+    }
+  }
+  if (rc == BPC_OK && k != m)
+    rc = bpc__err(ctx, BPC_ESTATE, "read %d of %d blocks", k, m);
+  free(asmb);
+  free(stage);
+  free(B);
+  return rc;
+}
+
+static void io_item_destroy(void *block, int gid, void *user)
+{
+  (void)gid;
+  bpc_type_destroy((const bpc_type_t *)user, block);
+}
+
+static int io_read_entry(bpc_ctx_t *ctx, const char *path, const bpc_assign_t *a,
+                         const bpc_type_t *type, bpc_blocks_t **out)
+{
+  if (ctx == NULL)
+    return BPC_ENULL;
+  int rc = BPC_OK;
+  void **items = NULL;
+  bpc__file_t f;
+  memset(&f, 0, sizeof f);
+  if (out != NULL)
+    *out = NULL;
+  if (path == NULL || a == NULL || out == NULL)
+    rc = bpc__err(ctx, BPC_ENULL, "bpc_io_read: %s is NULL",
+                  path == NULL ? "path" : a == NULL ? "the assignment" : "out");
+  else if ((rc = bpc_type_check(ctx, type)) != BPC_OK)
+    ;
+  else if (a->ctx != ctx)
+    rc = bpc__err(ctx, BPC_EINVAL, "bpc_io_read: the assignment was made for another context");
+  const int ok = rc == BPC_OK;
+  bpc__sig_t sig;
+  bpc__sig_init(&sig);
+  bpc__sig_str(&sig, "path", ok ? path : NULL);
+  bpc__sig_type(&sig, ok ? type : NULL);
+  bpc__sig_assign(&sig, ok ? a : NULL);
+  bpc__sig_int(&sig, "block count", ok ? a->nblocks : 0);
+  rc = bpc__agree_args(ctx, "io_read", rc, &sig);
+  if (rc != BPC_OK)
+    return rc;
+  bpc__io_hdr_t h;
+  rc = open_header(ctx, path, &f, &h, NULL);
+  if (rc != BPC_OK)
+    return rc;
+  if ((uint64_t)a->nblocks != h.nblocks) {
+    rc = bpc__err(ctx, BPC_ENBLOCKS, "bpc_io_read: '%s' holds %llu blocks, the assignment has %d",
+                  path, (unsigned long long)h.nblocks, a->nblocks);
+    goto cleanup;
+  }
+  items = bpc__calloc((size_t)(a->nlocal > 0 ? a->nlocal : 1), sizeof *items);
+  rc = items == NULL ? bpc__err(ctx, BPC_ENOMEM, "no memory for %d items", a->nlocal) : BPC_OK;
+  rc = bpc__agree(ctx, rc);
+  if (rc == BPC_OK) {
+    io_reader_t R = {ctx, path, type, items};
+    rc = read_blocks(&R, &f, &h, a->local, a->nlocal);
+  }
+  rc = bpc__agree(ctx, rc);
+  if (rc == BPC_OK) {
+    bpc_blocks_t *b = bpc__calloc(1, sizeof *b);
+    if (b == NULL) {
+      rc = bpc__err(ctx, BPC_ENOMEM, "bpc_io_read: no memory for the block store");
+    } else {
+      b->assign = a;
+      b->n = a->nlocal;
+      b->data = items;
+      b->destroy = io_item_destroy;
+      b->user = (void *)type;
+      items = NULL;
+      *out = b;
+    }
+    rc = bpc__agree(ctx, rc);
+    if (rc != BPC_OK)
+      bpc_blocks_destroy(out);
+  }
+
+cleanup:
+  if (items != NULL) {
+    for (int i = 0; i < a->nlocal; i++)
+      bpc_type_destroy(type, items[i]);
+    free(items);
+  }
+  rc = keep(rc, bpc__file_close(ctx, &f));
+  return bpc__agree(ctx, rc);
+}
+
+int bpc_io_read(bpc_ctx_t *ctx, const char *path, const bpc_assign_t *a, const bpc_type_t *type,
+                bpc_blocks_t **out)
+{
+  BPC__GUARDED_RETURN(ctx, "bpc_io_read", io_read_entry(ctx, path, a, type, out));
+}
+
+/* ------------------------------------------------------- info and verify */
+
+static int io_info_entry(bpc_ctx_t *ctx, const char *path, bpc_io_info_t *info, void **meta,
+                         int verify)
+{
+  if (ctx == NULL)
+    return BPC_ENULL;
+  int rc = BPC_OK;
+  int *gids = NULL;
+  bpc__file_t f;
+  memset(&f, 0, sizeof f);
+  if (meta != NULL)
+    *meta = NULL;
+  if (path == NULL || (!verify && info == NULL))
+    rc = bpc__err(ctx, BPC_ENULL, "%s: %s is NULL", verify ? "bpc_io_verify" : "bpc_io_info",
+                  path == NULL ? "path" : "info");
+  bpc__sig_t sig;
+  bpc__sig_init(&sig);
+  bpc__sig_str(&sig, "path", rc == BPC_OK ? path : NULL);
+  rc = bpc__agree_args(ctx, verify ? "io_verify" : "io_info", rc, &sig);
+  if (rc != BPC_OK)
+    return rc;
+  bpc__io_hdr_t h;
+  rc = open_header(ctx, path, &f, &h, meta);
+  if (rc != BPC_OK)
+    return rc;
+  if (verify) {
+    /* this rank's share of the gids: [me * n / P, (me + 1) * n / P) */
+    const long long n = (long long)h.nblocks, P = ctx->size, me = ctx->rank;
+    const int lo = (int)(me * n / P), hi = (int)((me + 1) * n / P);
+    gids = bpc__calloc((size_t)(hi - lo > 0 ? hi - lo : 1), sizeof *gids);
+    rc = gids == NULL ? bpc__err(ctx, BPC_ENOMEM, "no memory for %d gids", hi - lo) : BPC_OK;
+    for (int g = lo; g < hi && gids != NULL; g++)
+      gids[g - lo] = g;
+    rc = bpc__agree(ctx, rc);
+    if (rc == BPC_OK) {
+      io_reader_t R = {ctx, path, NULL, NULL};
+      rc = read_blocks(&R, &f, &h, gids, hi - lo);
+    }
+  }
+  rc = keep(rc, bpc__file_close(ctx, &f));
+  rc = bpc__agree(ctx, rc);
+  if (rc == BPC_OK && info != NULL)
+    bpc__io_hdr_info(&h, info);
+  if (rc != BPC_OK && meta != NULL) {
+    free(*meta);
+    *meta = NULL;
+  }
+  free(gids);
+  return rc;
+}
+
+int bpc_io_info(bpc_ctx_t *ctx, const char *path, bpc_io_info_t *info, void **meta)
+{
+  BPC__GUARDED_RETURN(ctx, "bpc_io_info", io_info_entry(ctx, path, info, meta, 0));
+}
+
+int bpc_io_verify(bpc_ctx_t *ctx, const char *path, bpc_io_info_t *info)
+{
+  BPC__GUARDED_RETURN(ctx, "bpc_io_verify", io_info_entry(ctx, path, info, NULL, 1));
+}

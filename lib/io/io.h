@@ -1,0 +1,61 @@
+/*
+ * lib/io/io.h - internal pieces of the checkpoint format (doc/io.md): the
+ * CRC-32C, the header and table-entry encoders and their checked decoders.
+ * Pure functions: no I/O, no MPI. Not installed.
+ */
+#ifndef BPC_LIB_IO_H
+#define BPC_LIB_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpc/io.h"
+#include "core/core.h"
+
+#define BPC__IO_MAGIC "BPC-CKPT" /* 8 bytes, no terminator in the file */
+#define BPC__IO_HDR_BYTES 256
+#define BPC__IO_ENTRY_BYTES 24
+#define BPC__IO_HDR_CRC_AT 252 /* the header CRC covers bytes [0, 252) */
+
+/* CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), chained: start
+ * with crc = 0, pass the result back in for the next piece. Uses the SSE4.2
+ * instruction when the CPU has it, else a table. */
+uint32_t bpc__crc32c(uint32_t crc, const void *data, size_t n);
+
+typedef struct bpc__io_hdr {
+  uint32_t version;
+  uint64_t nblocks;
+  uint64_t table_off, meta_off, meta_bytes, data_off, data_bytes, file_bytes;
+  uint32_t writer_ranks, has_decomp, dim, meta_crc;
+  int64_t dmin[BPC_MAX_DIM], dmax[BPC_MAX_DIM];
+  uint32_t divs[BPC_MAX_DIM], ghost[BPC_MAX_DIM];
+  uint8_t share_face[BPC_MAX_DIM], wrap[BPC_MAX_DIM];
+} bpc__io_hdr_t;
+
+/* Fill the layout fields (offsets, file size) of a header whose nblocks,
+ * meta_bytes and data_bytes are set. */
+void bpc__io_hdr_layout(bpc__io_hdr_t *h);
+/* The 256 header bytes, with the header CRC. */
+void bpc__io_hdr_encode(const bpc__io_hdr_t *h, unsigned char out[BPC__IO_HDR_BYTES]);
+/*
+ * Decode and check `have` bytes read from the start of a file of
+ * `file_size` bytes named `path`: length, magic, version, header CRC, every
+ * field's range and the layout, and that the file is exactly as long as the
+ * header says. BPC_EFORMAT with a message naming the first problem.
+ */
+int bpc__io_hdr_decode(bpc_ctx_t *ctx, const char *path, const unsigned char *in, size_t have,
+                       uint64_t file_size, bpc__io_hdr_t *h);
+/* The header as the public info. */
+void bpc__io_hdr_info(const bpc__io_hdr_t *h, bpc_io_info_t *info);
+
+/* Table entry of `gid`: offset, size, payload CRC, entry CRC (over the gid
+ * and the first 20 bytes, so an entry copied to another slot fails too). */
+void bpc__io_entry_encode(uint64_t gid, uint64_t off, uint64_t size, uint32_t crc,
+                          unsigned char out[BPC__IO_ENTRY_BYTES]);
+/* Decode and check an entry against the header (CRC, payload inside the
+ * data section). BPC_EFORMAT naming the gid. */
+int bpc__io_entry_decode(bpc_ctx_t *ctx, const char *path, const bpc__io_hdr_t *h, uint64_t gid,
+                         const unsigned char in[BPC__IO_ENTRY_BYTES], uint64_t *off,
+                         uint64_t *size, uint32_t *crc);
+
+#endif /* BPC_LIB_IO_H */
