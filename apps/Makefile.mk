@@ -63,3 +63,11 @@ endif
 
 # the s-to-p broadcast sweep (doc/bcast.md "Benchmark")
 EXTRA_DIST += apps/bench/bcast_sweep.sh
+
+# bpc-mergetree: distributed merge trees and persistence pairs (merge-reduce of
+# pruned trees as a custom item type).
+bin_PROGRAMS += apps/bpc-mergetree
+apps_bpc_mergetree_SOURCES = apps/bpc-mergetree.c apps/mergetree/mt.h \
+	apps/mergetree/mt_sweep.c apps/mergetree/mt_run.c apps/mergetree/mt_field.c
+apps_bpc_mergetree_CFLAGS = $(AM_CFLAGS) -I$(top_srcdir)/apps
+apps_bpc_mergetree_LDADD = $(APP_LDADD) -lm

@@ -1,0 +1,119 @@
+#!/bin/sh
+# tests/apps/test_mergetree.sh - bpc-mergetree end to end (run by make check
+# from the top build directory). The reference is tests/apps/mt_ref, a
+# serial union-find over the whole grid that shares no code with the app.
+# For every field (smooth blobs, quantised blobs and noise with plateaus of
+# equal values, a constant field, a tiny field whose blocks are one or two
+# points wide), superlevel and sublevel, with and without wrap: the pairs
+# and the component counts for block counts 1 2 7 8 10 27 32 at 1 2 3 4
+# processes equal the reference byte for byte, and every block count prints
+# the same text. Then the inputs (.npy and raw files) and the bad inputs
+# (exit 2 with a message naming the problem, at 1 and 3 processes).
+set -u
+app=./apps/bpc-mergetree
+ref=./tests/apps/mt_ref
+name=bpc-mergetree-test
+. "$(dirname "$0")/app_env.sh"
+counts=1,2,7,8,10,27,32
+nps=${BPC_MT_NPS:-1 2 3 4}
+
+# check FIELD-ARGS RUN-ARGS THRESHOLDS: the field is dumped, mt_ref gives the
+# reference, and every run must match it.
+ncase=0
+check() {
+  fargs=$1 rargs=$2 th=$3
+  ncase=$((ncase + 1))
+  c=$tmp/c$ncase
+  # shellcheck disable=SC2086
+  if ! "$MPIRUN" -np 1 "$app" $fargs --dump "$c.npy" 2>"$c.err"; then
+    echo "FAIL: --dump $fargs"; cat "$c.err"; fail=1; return
+  fi
+  # shellcheck disable=SC2086
+  "$ref" "$c.npy" $rargs --thresholds "$th" >"$c.ref" || { echo "FAIL: mt_ref $fargs"; fail=1; return; }
+  for np in $nps; do
+    # shellcheck disable=SC2086
+    if ! "$MPIRUN" -np "$np" "$app" $fargs $rargs --blocks $counts --thresholds "$th" \
+        >"$c.out" 2>"$c.err"; then
+      echo "FAIL: np=$np $fargs $rargs: exit status $?"; cat "$c.err"; fail=1; continue
+    fi
+    # one file per block count (the text after its "# blocks N" line)
+    awk -v p="$c.b" '/^# blocks /{ f = p $3; next } { print > f }' "$c.out"
+    for b in $(echo $counts | tr , ' '); do
+      [ -s "$c.b$b" ] || { echo "FAIL: np=$np $fargs $rargs: no output for $b blocks"; fail=1; continue; }
+      cmp -s "$c.b1" "$c.b$b" || { echo "FAIL: np=$np $fargs $rargs: $b blocks differ from 1";
+                                   diff "$c.b1" "$c.b$b" | head -5; fail=1; }
+      grep -v -e '^# [bp]' -e '^# birth' "$c.b$b" | cmp -s - "$c.ref" || {
+        echo "FAIL: np=$np $fargs $rargs: $b blocks differ from the serial reference"
+        grep -v -e '^# [bp]' -e '^# birth' "$c.b$b" | diff - "$c.ref" | head -5; fail=1; }
+    done
+    rm -f "$c.b"*
+  done
+}
+
+blobs="--dims 12,10,9 --blobs 6 --seed 3"
+check "$blobs" "" 0.2,0.5,0.8
+check "$blobs" "--sublevel --wrap" 0.1,0.3
+check "$blobs --levels 4" "--wrap" 0.25,0.5,0.75
+check "$blobs --levels 4" "--sublevel" 0.25,0.5
+check "--dims 10,8,7 --field noise --levels 3" "--wrap" 0.3333333432674408,0.5
+check "--dims 10,8,7 --field noise --levels 3" "--sublevel" -0.3333333432674408,0
+check "--dims 9,8,7 --field constant" "" 1,2
+check "--dims 9,8,7 --field constant" "--sublevel --wrap" 0.5,1
+check "--dims 5,7,4 --field noise --noise 1" "--wrap" 0
+check "--dims 5,7,4 --field noise --noise 1 --levels 2" "--sublevel --wrap" 0
+
+# --persistence keeps the pairs of at least that persistence, and the counts
+# of components follow
+"$MPIRUN" -np 2 "$app" $blobs --blocks 8 >"$tmp/all" 2>/dev/null
+"$MPIRUN" -np 2 "$app" $blobs --blocks 8 --persistence 0.1 >"$tmp/some" 2>/dev/null
+want=$(awk '!/^#/ { d = $2 - $1; if (d < 0) d = -d; if ($2 == "-inf" || d >= 0.1) n++ } END { print n }' "$tmp/all")
+got=$(grep -vc '^#' "$tmp/some")
+[ "$want" = "$got" ] && [ "$want" -gt 1 ] || { echo "FAIL: --persistence 0.1 kept $got pairs, want $want"; fail=1; }
+
+# a raw float32 file of the same values gives the same pairs
+f=$tmp/field
+"$MPIRUN" -np 1 "$app" $blobs --dump "$f.npy" || fail=1
+hl=$(od -An -tu2 -j8 -N2 "$f.npy" | tr -d ' ')
+tail -c +$((hl + 11)) "$f.npy" >"$f.raw"
+"$MPIRUN" -np 3 "$app" $blobs --blocks 7 | grep -v '^# bpc' >"$tmp/syn"
+"$MPIRUN" -np 3 "$app" --input "$f.npy" --blocks 7 | grep -v '^# bpc' >"$tmp/npy"
+"$MPIRUN" -np 3 "$app" --input "$f.raw" --dims 12,10,9 --type float32 --blocks 7 |
+  grep -v '^# bpc' >"$tmp/raw"
+cmp -s "$tmp/syn" "$tmp/npy" || { echo "FAIL: .npy input differs from the synthetic field"; fail=1; }
+cmp -s "$tmp/syn" "$tmp/raw" || { echo "FAIL: raw input differs from the synthetic field"; fail=1; }
+
+# bad input: exit 2 on every rank, a message that names the problem
+head -c 1000 "$f.npy" >"$tmp/short.npy"
+mknpy() { # file dict: a version 1 .npy with that header and 32 zero bytes
+  len=$((${#2} + 1))
+  { printf '\223NUMPY\001\000'; printf "\\$(printf %o $((len % 256)))\\$(printf %o $((len / 256)))"
+    printf '%s\n' "$2"; head -c 32 /dev/zero; } >"$1"
+}
+mknpy "$tmp/int.npy" "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 2, 2), }"
+sed 's/False/True/; s/<i4/<f4/' "$tmp/int.npy" >"$tmp/fort.npy"
+printf 'not a numpy file at all\n' >"$tmp/junk.npy"
+# a NaN at vertex 77: bytes 308..311 of the raw data
+cp "$f.raw" "$tmp/nan.raw"
+printf '\000\000\300\177' | dd of="$tmp/nan.raw" bs=1 seek=308 conv=notrunc 2>/dev/null
+for np in 1 3; do
+  bad $np "truncated" --input "$tmp/short.npy"
+  bad $np "dtype '<i4' is not supported" --input "$tmp/int.npy"
+  bad $np "Fortran order" --input "$tmp/fort.npy"
+  bad $np "not a .npy file" --input "$tmp/junk.npy"
+  bad $np "truncated" --input "$f.raw" --dims 12,10,10
+  bad $np "at vertex 77 (x=5, y=6, z=0)" --input "$tmp/nan.raw" --dims 12,10,9 --blocks 4
+  bad $np "needs --dims" --input "$f.raw"
+  bad $np "drop --dims" --input "$f.npy" --dims 12,10,9
+  bad $np "no such file\|No such file" --input "$tmp/none.npy"
+  bad $np "--blocks '0'" --blocks 0
+  bad $np "--dims '4,0,4'" --dims 4,0,4
+  bad $np "--field 'cubes'" --field cubes
+  bad $np "--type 'int8'" --input "$f.raw" --dims 12,10,9 --type int8
+  bad $np "unknown option '--colour'" --colour red
+  bad $np "blocks" --dims 2,2,2 --blocks 27
+done
+expect_done
+
+echo "test_mergetree: $ncase field cases at processes $nps"
+[ $fail -eq 0 ] && echo "test_mergetree: PASS"
+exit $fail
