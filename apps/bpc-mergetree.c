@@ -59,6 +59,11 @@ static const char *usage_text =
     "  --persistence T      keep pairs with |death - birth| >= T (default 0: all)\n"
     "  --thresholds LIST    print the number of components at each threshold\n"
     "  --pairs FILE         write the pairs to FILE instead of stdout\n"
+    "  --segment FILE       the segmentation as .npy (int64 label per vertex: the\n"
+    "                       birth vertex of its branch; shape (Z, Y, X))\n"
+    "  --vtk FILE           the segmentation as legacy VTK image data (ParaView)\n"
+    "  --png FILE           slice z of the segmentation as PNG, a colour per label\n"
+    "  --slice Z            the slice of --png (default: the middle)\n"
     "  --json               one JSON summary line per block count on stdout\n"
     "                       (pairs then go only to --pairs, if given)\n"
     "  --progress           progress lines on stderr\n"
@@ -73,6 +78,8 @@ typedef struct opts {
   double thresh[MAX_THRESH];
   int nthresh;
   const char *pairs, *dump, *type;
+  const char *seg_npy, *seg_vtk, *seg_png;
+  long long slice; /* -1: the middle */
   int json, progress, help;
 } opts_t;
 
@@ -117,6 +124,7 @@ static int parse_args(int argc, char **argv, opts_t *o, char *msg, size_t len)
   o->f.noise = 0.05;
   o->counts[0] = 8;
   o->ncounts = 1;
+  o->slice = -1;
   int dims_given = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val = NULL;
@@ -219,6 +227,22 @@ static int parse_args(int argc, char **argv, opts_t *o, char *msg, size_t len)
       }
     } else if (strcmp(a, "--pairs") == 0) {
       o->pairs = val;
+    } else if (strcmp(a, "--segment") == 0) {
+      o->seg_npy = val;
+    } else if (strcmp(a, "--vtk") == 0) {
+      o->seg_vtk = val;
+    } else if (strcmp(a, "--png") == 0) {
+#ifndef MT_HAVE_PNG
+      snprintf(msg, len, "--png: bpc-mergetree was built without libpng");
+      return -1;
+#endif
+      o->seg_png = val;
+    } else if (strcmp(a, "--slice") == 0) {
+      if (parse_ints(val, 0, 1e9, v, 1, &n) || n != 1) {
+        snprintf(msg, len, "--slice '%s': want a z index >= 0", val);
+        return -1;
+      }
+      o->slice = (long long)v[0];
     } else if (strcmp(a, "--dump") == 0) {
       o->dump = val;
     } else {
@@ -335,19 +359,43 @@ static int64_t max_rss_kib(void);
 static int run_count(bpc_ctx_t *ctx, const opts_t *o, int nblocks, int rank, int size,
                      FILE *pf)
 {
-  mt_run_params_t rp = {nblocks, o->sub, {o->wrap, o->wrap, o->wrap}, o->nthreads};
+  mt_run_params_t rp = {nblocks, o->sub, {o->wrap, o->wrap, o->wrap}, o->nthreads,
+                        o->seg_npy || o->seg_vtk || o->seg_png};
   mt_pairs_t pairs = {0};
+  mt_seg_t seg = {0};
   mt_run_stats_t st;
   char msg[512] = "";
   if (o->progress && rank == 0)
     fprintf(stderr, "bpc-mergetree: %d blocks on %d processes: running\n", nblocks, size);
-  int rc = mt_run(ctx, &o->f, &rp, &pairs, &st, msg, sizeof msg);
+  int rc = mt_run(ctx, &o->f, &rp, &pairs, &seg, &st, msg, sizeof msg);
   if (rc != 0) {
     if (rank == 0)
       fprintf(stderr, "bpc-mergetree: %s\n", msg);
     mt_pairs_free(&pairs);
     return rc;
   }
+  /* the segmentation files (collective) */
+  int64_t z = o->slice >= 0 ? o->slice : o->f.dims[2] / 2;
+  if (rc == 0 && o->seg_npy)
+    rc = mt_write_seg_npy(o->seg_npy, &o->f, &seg, rank, msg, sizeof msg) != 0;
+  if (rc == 0 && o->seg_vtk)
+    rc = mt_write_seg_vtk(o->seg_vtk, &o->f, &seg, rank, msg, sizeof msg) != 0;
+  if (rc == 0 && o->seg_png && z >= o->f.dims[2]) {
+    snprintf(msg, sizeof msg, "--slice %lld: the field has %" PRId64 " slices", (long long)z,
+             o->f.dims[2]);
+    rc = 2;
+  }
+  if (rc == 0 && o->seg_png)
+    rc = mt_write_seg_png(o->seg_png, &o->f, &seg, z, rank, size, msg, sizeof msg) != 0;
+  mt_seg_free(&seg);
+  if (rc != 0) {
+    if (rank == 0)
+      fprintf(stderr, "bpc-mergetree: %s\n", msg);
+    mt_pairs_free(&pairs);
+    return rc;
+  }
+  if (o->progress && rank == 0 && rp.labels)
+    fprintf(stderr, "bpc-mergetree: %d blocks: segmentation written\n", nblocks);
   mt_pair_t *all = NULL;
   size_t n = 0;
   int lrc = gather_pairs(&pairs, rank, size, &all, &n);

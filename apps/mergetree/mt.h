@@ -86,16 +86,32 @@ void mt_tree_free(mt_tree_t *t);
 /*
  * Sweep g: append the final pairs to *pairs (and, when g->bnd is NULL, the
  * essential class), and make *out the reduced tree (nodes and parents; the
- * caller sets blk). Returns 0, or -1 when out of memory.
+ * caller sets blk). label (optional, n entries): the gid of each vertex's
+ * label, or -1 where it is not final yet (the vertex is kept). Returns 0,
+ * or -1 when out of memory.
  */
-int mt_sweep(const mt_graph_t *g, int sub, mt_pairs_t *pairs, mt_tree_t *out);
+int mt_sweep(const mt_graph_t *g, int sub, mt_pairs_t *pairs, mt_tree_t *out, int64_t *label);
 
-/* Glue trees at their shared gids and sweep the union with the boundary
- * flags of region `blk` (nblk blocks, ascending); `whole` nonzero when the
- * region is the whole domain. The result replaces nothing: *out is new. */
+/* (vertex, label) of the segmentation: the label of a vertex is the birth
+ * vertex of its branch (the elder birth of its component when it is swept). */
+typedef struct mt_lab {
+  int64_t gid, label;
+} mt_lab_t;
+
+typedef struct mt_labs {
+  mt_lab_t *p;
+  size_t n, cap;
+} mt_labs_t;
+
+int mt_labs_push(mt_labs_t *v, int64_t gid, int64_t label);
+
+/* Glue trees at their shared gids (the regions of all k) and sweep the union
+ * with the boundary flags of the merged region; at the whole domain there
+ * is no boundary. *out is a new tree; labs (optional) gets the labels that
+ * became final. */
 typedef struct mt_geom mt_geom_t;
 int mt_glue(const mt_geom_t *geo, mt_tree_t *const *trees, int k, int sub, mt_pairs_t *pairs,
-            mt_tree_t *out);
+            mt_tree_t *out, mt_labs_t *labs);
 
 /* ------------------------------------------------------------- geometry */
 
@@ -153,7 +169,19 @@ typedef struct mt_run_params {
   int sub;
   int wrap[3];
   int nthreads;
+  int labels; /* nonzero: compute the segmentation */
 } mt_run_params_t;
+
+/* The segmentation of this rank's blocks: per local block its core bounds
+ * and the label (birth vertex of its branch) of every core vertex, x
+ * fastest. */
+typedef struct mt_seg {
+  int nl;
+  bpc_bounds_t *core;
+  int64_t **label;
+} mt_seg_t;
+
+void mt_seg_free(mt_seg_t *s);
 
 typedef struct mt_run_stats {
   double t_local, t_merge; /* seconds on this rank */
@@ -162,9 +190,19 @@ typedef struct mt_run_stats {
 } mt_run_stats_t;
 
 /* Collective over ctx: decompose, sweep every local block, merge-reduce.
- * *pairs gets this rank's final pairs (unsorted). 0 on success; nonzero
+ * *pairs gets this rank's final pairs (unsorted), *seg (with p->labels)
+ * the segmentation of its blocks. 0 on success; nonzero
  * with a message (the same outcome on every rank). */
 int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pairs_t *pairs,
-           mt_run_stats_t *st, char *msg, size_t len);
+           mt_seg_t *seg, mt_run_stats_t *st, char *msg, size_t len);
+
+/* Collective writers of the segmentation (mt_out.c): 0, or -1 with a
+ * message on every rank. The PNG shows slice z (a colour per label). */
+int mt_write_seg_npy(const char *path, const mt_field_t *f, const mt_seg_t *s, int rank,
+                     char *msg, size_t len);
+int mt_write_seg_vtk(const char *path, const mt_field_t *f, const mt_seg_t *s, int rank,
+                     char *msg, size_t len);
+int mt_write_seg_png(const char *path, const mt_field_t *f, const mt_seg_t *s, int64_t z,
+                     int rank, int size, char *msg, size_t len);
 
 #endif

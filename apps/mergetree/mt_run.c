@@ -74,6 +74,7 @@ typedef struct axis {
   int64_t m;
   int64_t *c, *lo, *hi;
   unsigned char *inner;
+  int64_t *core; /* box index of core coordinate lo + o */
 } axis_t;
 
 typedef struct box {
@@ -88,6 +89,7 @@ static void axis_free(axis_t *a)
   free(a->lo);
   free(a->hi);
   free(a->inner);
+  free(a->core);
 }
 
 static int64_t wrapc(int64_t c, int64_t N, int wrap)
@@ -105,8 +107,9 @@ static int axis_make(axis_t *a, int64_t lo, int64_t hi, int64_t N, int wrap)
   a->lo = malloc(sizeof *a->lo * cap);
   a->hi = malloc(sizeof *a->hi * cap);
   a->inner = malloc(cap);
+  a->core = malloc(sizeof *a->core * (size_t)(hi - lo));
   a->m = 0;
-  if (!pos || !a->c || !a->lo || !a->hi || !a->inner) {
+  if (!pos || !a->c || !a->lo || !a->hi || !a->inner || !a->core) {
     free(pos);
     return -1;
   }
@@ -134,6 +137,8 @@ static int axis_make(axis_t *a, int64_t lo, int64_t hi, int64_t N, int wrap)
     }
     a->inner[i] = (unsigned char)in;
   }
+  for (int64_t o = 0; o < hi - lo; o++)
+    a->core[o] = pos[lo + o];
   free(pos);
   return 0;
 }
@@ -250,6 +255,8 @@ typedef struct run {
   int nl;
   mt_tree_t **trees;   /* per local block: its item */
   mt_pairs_t *bpairs;  /* per local block: the final pairs found at it */
+  mt_labs_t *blabs;    /* per local block: labels made final at it (glue) */
+  mt_seg_t *seg;       /* NULL: no segmentation */
   int64_t *bad;        /* per local block: first non-finite gid, or -1 */
   int *err;            /* per local block: 0, or 1 out of memory, 2 read error */
   char (*msg)[256];    /* per local block */
@@ -281,6 +288,7 @@ static int local_step(void *block, int gid, void *user)
   double *val = NULL;
   int64_t *g = NULL;
   unsigned char *bnd = NULL;
+  int64_t *lab = NULL;
   int rc = 1;
   memset(&b, 0, sizeof b);
   R->bad[li] = -1;
@@ -293,7 +301,9 @@ static int local_step(void *block, int gid, void *user)
   val = malloc(sizeof *val * (size_t)b.n);
   g = malloc(sizeof *g * (size_t)b.n);
   bnd = malloc((size_t)b.n);
-  if (!val || !g || !bnd)
+  if (R->seg != NULL)
+    lab = malloc(sizeof *lab * (size_t)b.n);
+  if (!val || !g || !bnd || (R->seg != NULL && lab == NULL))
     goto cleanup;
   if (mt_field_read(R->f, b.a[0].c, b.a[0].m, b.a[1].c, b.a[1].m, b.a[2].c, b.a[2].m, val,
                     R->msg[li], sizeof R->msg[li]) != 0) {
@@ -317,9 +327,24 @@ static int local_step(void *block, int gid, void *user)
   }
   mt_graph_t gr = {b.n, val, g, geo->nblocks == 1 ? NULL : bnd, grid_nbrs, &b, 6};
   mt_tree_t *t = calloc(1, sizeof *t);
-  if (t == NULL || mt_sweep(&gr, R->p->sub, &R->bpairs[li], t) != 0) {
+  if (t == NULL || mt_sweep(&gr, R->p->sub, &R->bpairs[li], t, lab) != 0) {
     free(t);
     goto cleanup;
+  }
+  if (lab != NULL) { /* the core's labels, -1 where the merge decides */
+    const int64_t ex[3] = {core.max[0] - core.min[0], core.max[1] - core.min[1],
+                           core.max[2] - core.min[2]};
+    int64_t *out = malloc(sizeof *out * (size_t)(ex[0] * ex[1] * ex[2]));
+    if (out == NULL) {
+      tree_destroy(t, NULL);
+      goto cleanup;
+    }
+    R->seg->core[li] = core;
+    R->seg->label[li] = out;
+    for (int64_t z = 0; z < ex[2]; z++)
+      for (int64_t y = 0; y < ex[1]; y++)
+        for (int64_t x = 0; x < ex[0]; x++)
+          *out++ = lab[b.a[0].core[x] + b.a[0].m * (b.a[1].core[y] + b.a[1].m * b.a[2].core[z])];
   }
   t->nblk = 1;
   t->blk = malloc(sizeof(int));
@@ -339,6 +364,7 @@ cleanup:
   free(val);
   free(g);
   free(bnd);
+  free(lab);
   return 0; /* errors are reported through R->err */
 }
 
@@ -351,7 +377,7 @@ static int merge_trees(bpc_merge_group_t *grp, void *user)
   if (out == NULL || li < 0)
     return 1;
   if (mt_glue(&R->geo, (mt_tree_t *const *)grp->items, grp->nitems, R->p->sub, &R->bpairs[li],
-              out) != 0) {
+              out, R->seg ? &R->blabs[li] : NULL) != 0) {
     free(out);
     return 1;
   }
@@ -360,8 +386,117 @@ static int merge_trees(bpc_merge_group_t *grp, void *user)
   return 0;
 }
 
+void mt_seg_free(mt_seg_t *s)
+{
+  for (int i = 0; s->label != NULL && i < s->nl; i++)
+    free(s->label[i]);
+  free(s->label);
+  free(s->core);
+  memset(s, 0, sizeof *s);
+}
+
+static int cmp_lab(const void *a, const void *b)
+{
+  const mt_lab_t *x = a, *y = b;
+  return (x->gid > y->gid) - (x->gid < y->gid);
+}
+
+/* Send every label made final at a merge to the rank owning the vertex's
+ * block, and fill the pending (-1) core labels with them. 0, or -1 with a
+ * message (an internal error: a vertex whose label was never decided). */
+static int route_labels(run_t *R, int size, char *msg, size_t len)
+{
+  int *scount = calloc((size_t)size, sizeof(int)), *rcount = calloc((size_t)size, sizeof(int));
+  int *sdis = calloc((size_t)size, sizeof(int)), *rdis = calloc((size_t)size, sizeof(int));
+  int *fill = calloc((size_t)size, sizeof(int));
+  mt_lab_t *sbuf = NULL, *rbuf = NULL;
+  size_t ns = 0;
+  int rc = -1, err = 0;
+  if (!scount || !rcount || !sdis || !rdis || !fill)
+    err = 1;
+  for (int i = 0; i < R->nl; i++)
+    ns += R->blabs[i].n;
+  sbuf = malloc(sizeof *sbuf * (ns ? ns : 1));
+  err |= sbuf == NULL;
+  for (int pass = 0; pass < 2 && !err; pass++) {
+    for (int i = 0; i < R->nl; i++)
+      for (size_t q = 0; q < R->blabs[i].n; q++) {
+        const int64_t gg = R->blabs[i].p[q].gid;
+        int64_t c[3] = {gg % R->geo.dims[0], gg / R->geo.dims[0] % R->geo.dims[1],
+                        gg / R->geo.dims[0] / R->geo.dims[1]};
+        int blk = 0, rk = 0;
+        bpc_decomp_point_to_gid(R->geo.d, c, &blk);
+        bpc_assign_rank(R->assign, blk, &rk);
+        if (pass == 0)
+          scount[rk]++;
+        else
+          sbuf[sdis[rk] + fill[rk]++] = R->blabs[i].p[q];
+      }
+    for (int r = 1; pass == 0 && r < size; r++)
+      sdis[r] = sdis[r - 1] + scount[r - 1];
+  }
+  int any = err;
+  MPI_Allreduce(&err, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (any) {
+    snprintf(msg, len, "out of memory routing the labels");
+    goto cleanup;
+  }
+  MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, MPI_COMM_WORLD);
+  size_t nr = 0;
+  for (int r = 0; r < size; r++) {
+    rdis[r] = (int)nr;
+    nr += (size_t)rcount[r];
+  }
+  rbuf = malloc(sizeof *rbuf * (nr ? nr : 1));
+  err = rbuf == NULL;
+  MPI_Allreduce(&err, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (any) {
+    snprintf(msg, len, "out of memory routing the labels");
+    goto cleanup;
+  }
+  MPI_Datatype lt;
+  MPI_Type_contiguous((int)sizeof(mt_lab_t), MPI_BYTE, &lt);
+  MPI_Type_commit(&lt);
+  MPI_Alltoallv(sbuf, scount, sdis, lt, rbuf, rcount, rdis, lt, MPI_COMM_WORLD);
+  MPI_Type_free(&lt);
+  qsort(rbuf, nr, sizeof *rbuf, cmp_lab);
+  int64_t missing = -1;
+  for (int i = 0; i < R->nl; i++) {
+    const bpc_bounds_t *b = &R->seg->core[i];
+    int64_t *l = R->seg->label[i];
+    for (int64_t z = b->min[2]; z < b->max[2]; z++)
+      for (int64_t y = b->min[1]; y < b->max[1]; y++)
+        for (int64_t x = b->min[0]; x < b->max[0]; x++, l++) {
+          if (*l >= 0)
+            continue;
+          mt_lab_t key = {x + R->geo.dims[0] * (y + R->geo.dims[1] * z), 0};
+          const mt_lab_t *hit = bsearch(&key, rbuf, nr, sizeof *rbuf, cmp_lab);
+          if (hit == NULL && missing < 0)
+            missing = key.gid;
+          *l = hit ? hit->label : -1;
+        }
+  }
+  err = missing >= 0;
+  MPI_Allreduce(&err, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (any) {
+    snprintf(msg, len, "internal error: the label of vertex %" PRId64 " was never decided",
+             missing);
+    goto cleanup;
+  }
+  rc = 0;
+cleanup:
+  free(scount);
+  free(rcount);
+  free(sdis);
+  free(rdis);
+  free(fill);
+  free(sbuf);
+  free(rbuf);
+  return rc;
+}
+
 int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pairs_t *pairs,
-           mt_run_stats_t *st, char *msg, size_t len)
+           mt_seg_t *seg, mt_run_stats_t *st, char *msg, size_t len)
 {
   run_t R;
   bpc_decomp_t *d = NULL;
@@ -397,7 +532,16 @@ int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pai
   R.bad = calloc(nb, sizeof *R.bad);
   R.err = calloc(nb, sizeof *R.err);
   R.msg = calloc(nb, sizeof *R.msg);
-  int lerr = !R.trees || !R.bpairs || !R.bad || !R.err || !R.msg;
+  R.blabs = calloc(nb, sizeof *R.blabs);
+  int lerr = !R.trees || !R.bpairs || !R.bad || !R.err || !R.msg || !R.blabs;
+  if (p->labels && seg != NULL) {
+    memset(seg, 0, sizeof *seg);
+    seg->nl = R.nl;
+    seg->core = calloc(nb, sizeof *seg->core);
+    seg->label = calloc(nb, sizeof *seg->label);
+    lerr |= !seg->core || !seg->label;
+    R.seg = seg;
+  }
   if (lerr)
     snprintf(msg, len, "out of memory");
 
@@ -458,6 +602,12 @@ int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pai
   bpc_call_stats_t cs;
   if (bpc_stats_last_call(ctx, &cs) == BPC_OK)
     st->bytes_sent = cs.total.bytes_sent;
+  if (R.seg != NULL) {
+    int size = 1;
+    bpc_ctx_size(ctx, &size);
+    if (route_labels(&R, size, msg, len) != 0)
+      goto cleanup;
+  }
   for (int i = 0; i < R.nl; i++)
     for (size_t q = 0; q < R.bpairs[i].n; q++) {
       const mt_pair_t *x = &R.bpairs[i].p[q];
@@ -473,7 +623,14 @@ cleanup:
       tree_destroy(R.trees[i], NULL);
     if (R.bpairs)
       mt_pairs_free(&R.bpairs[i]);
+    if (R.blabs) {
+      free(R.blabs[i].p);
+      R.blabs[i].p = NULL;
+    }
   }
+  free(R.blabs);
+  if (ret != 0 && R.seg != NULL)
+    mt_seg_free(R.seg);
   free(R.trees);
   free(R.bpairs);
   free(R.bad);

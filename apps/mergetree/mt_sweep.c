@@ -112,7 +112,21 @@ static int64_t find(int64_t *uf, int64_t x)
 
 #define KEPT_NOT (-2)
 
-int mt_sweep(const mt_graph_t *g, int sub, mt_pairs_t *pairs, mt_tree_t *out)
+int mt_labs_push(mt_labs_t *v, int64_t gid, int64_t label)
+{
+  if (v->n == v->cap) {
+    size_t c = v->cap ? 2 * v->cap : 64;
+    mt_lab_t *p = realloc(v->p, c * sizeof *p);
+    if (p == NULL)
+      return -1;
+    v->p = p;
+    v->cap = c;
+  }
+  v->p[v->n++] = (mt_lab_t){gid, label};
+  return 0;
+}
+
+int mt_sweep(const mt_graph_t *g, int sub, mt_pairs_t *pairs, mt_tree_t *out, int64_t *label)
 {
   const int64_t n = g->n;
   const size_t nn = (size_t)(n > 0 ? n : 1);
@@ -184,6 +198,8 @@ int mt_sweep(const mt_graph_t *g, int sub, mt_pairs_t *pairs, mt_tree_t *out)
     birth[rep] = eld;
     hasb[rep] = hb;
     ktip[rep] = tip;
+    if (label != NULL)
+      label[v] = hb ? -1 : gid[eld];
   }
   if (g->bnd == NULL) /* the whole domain: the survivors are essential */
     for (int64_t i = 0; i < n; i++)
@@ -271,7 +287,7 @@ static int cmp_int(const void *a, const void *b)
 }
 
 int mt_glue(const mt_geom_t *geo, mt_tree_t *const *trees, int k, int sub, mt_pairs_t *pairs,
-            mt_tree_t *out)
+            mt_tree_t *out, mt_labs_t *labs)
 {
   int64_t total = 0;
   int nblk = 0, rc = -1;
@@ -342,8 +358,14 @@ int mt_glue(const mt_geom_t *geo, mt_tree_t *const *trees, int k, int sub, mt_pa
     bnd[i] = (unsigned char)mt_on_boundary(geo, gid[i], blk, nblk);
   csr_t c = {deg, adj};
   mt_graph_t g = {n, val, gid, whole ? NULL : bnd, csr_nbrs, &c, maxdeg};
-  if (mt_sweep(&g, sub, pairs, out) != 0)
+  /* labels: map (as int64 per vertex) is free now */
+  if (mt_sweep(&g, sub, pairs, out, labs ? map : NULL) != 0)
     goto cleanup;
+  for (int64_t i = 0; labs != NULL && i < n; i++)
+    if (map[i] >= 0 && mt_labs_push(labs, gid[i], map[i]) != 0) {
+      mt_tree_free(out);
+      goto cleanup;
+    }
   out->blk = blk;
   out->nblk = nblk;
   blk = NULL;

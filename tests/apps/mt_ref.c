@@ -4,10 +4,13 @@
  * written apart from bpc-mergetree (it shares none of its code).
  *
  *   mt_ref FIELD.npy [--sublevel] [--wrap] [--thresholds T1,T2,...]
+ *          [--labels FILE]
  *
  * Prints the pairs "birth death birth_vertex death_vertex" sorted by the
  * birth in sweep order, and "# components >= T: N" (sublevel "<=") for each
- * threshold, counted directly on the thresholded grid. Vertex ids are
+ * threshold, counted directly on the thresholded grid. --labels writes the
+ * segmentation as raw little-endian int64, x fastest: the label of a vertex
+ * is the elder birth of its component right after it is swept. Vertex ids are
  * x + X * (y + Y * z); ties in value are ordered by id (superlevel: larger
  * value first, then larger id; sublevel: smaller value, then smaller id).
  */
@@ -115,6 +118,7 @@ int main(int argc, char **argv)
 {
   double th[64];
   int nth = 0;
+  const char *labpath = NULL;
   if (argc < 2 || load(argv[1]) != 0) {
     fprintf(stderr, "mt_ref: cannot read the field\n");
     return 1;
@@ -124,6 +128,8 @@ int main(int argc, char **argv)
       sub = 1;
     else if (strcmp(argv[i], "--wrap") == 0)
       wrap = 1;
+    else if (strcmp(argv[i], "--labels") == 0 && i + 1 < argc)
+      labpath = argv[++i];
     else if (strcmp(argv[i], "--thresholds") == 0 && i + 1 < argc) {
       for (char *t = strtok(argv[++i], ","); t && nth < 64; t = strtok(NULL, ","))
         th[nth++] = strtod(t, NULL);
@@ -134,6 +140,7 @@ int main(int argc, char **argv)
   sz = malloc(sizeof *sz * (size_t)N);
   eld = malloc(sizeof *eld * (size_t)N);
   char *seen = calloc((size_t)N, 1);
+  long long *lab = malloc(sizeof *lab * (size_t)N);
   pair_t *pairs = malloc(sizeof *pairs * (size_t)(N + 1));
   long long np = 0;
   for (long long i = 0; i < N; i++)
@@ -166,6 +173,18 @@ int main(int argc, char **argv)
       sz[a] += sz[b];
       eld[a] = old;
     }
+    lab[v] = eld[root(v)];
+  }
+  if (labpath != NULL) {
+    FILE *lf = fopen(labpath, "wb");
+    for (long long i = 0; lf && i < N; i++) {
+      unsigned char b[8];
+      for (int q = 0; q < 8; q++)
+        b[q] = (unsigned char)((unsigned long long)lab[i] >> (8 * q));
+      fwrite(b, 1, 8, lf);
+    }
+    if (lf == NULL || fclose(lf) != 0)
+      return 1;
   }
   pairs[np++] = (pair_t){eld[root(0)], -1};
   qsort(pairs, (size_t)np, sizeof *pairs, by_birth);

@@ -62,6 +62,34 @@ check "--dims 9,8,7 --field constant" "--sublevel --wrap" 0.5,1
 check "--dims 5,7,4 --field noise --noise 1" "--wrap" 0
 check "--dims 5,7,4 --field noise --noise 1 --levels 2" "--sublevel --wrap" 0
 
+# the segmentation (label = birth vertex of the branch) equals the
+# reference's labels, as .npy and as VTK (big-endian int32)
+segcheck() { # field-args run-args
+  "$MPIRUN" -np 1 "$app" $1 --dump "$tmp/sf.npy" || { echo "FAIL: --dump $1"; fail=1; return; }
+  # shellcheck disable=SC2086
+  "$ref" "$tmp/sf.npy" $2 --labels "$tmp/sf.lab" >/dev/null
+  od -An -v -td8 "$tmp/sf.lab" | tr -s ' \n' '\n\n' | sed '/^$/d' >"$tmp/sf.labt"
+  for np in $nps; do
+    for b in 8 27; do
+      # shellcheck disable=SC2086
+      if ! "$MPIRUN" -np $np "$app" $1 $2 --blocks $b --segment "$tmp/s.npy" --vtk "$tmp/s.vtk" \
+          >/dev/null 2>"$tmp/s.err"; then
+        echo "FAIL: np=$np $1 $2 --segment: exit status $?"; cat "$tmp/s.err"; fail=1; continue
+      fi
+      hl=$(od -An -tu2 -j8 -N2 "$tmp/s.npy" | tr -d ' ')
+      tail -c +$((hl + 11)) "$tmp/s.npy" | cmp -s - "$tmp/sf.lab" ||
+        { echo "FAIL: np=$np $1 $2 blocks $b: the segmentation differs from the reference"; fail=1; }
+      vh=$(grep -a -n 'LOOKUP_TABLE' "$tmp/s.vtk" | head -1 | cut -d: -f1)
+      head -n "$vh" "$tmp/s.vtk" | wc -c >"$tmp/vh"
+      tail -c +$(($(cat "$tmp/vh") + 1)) "$tmp/s.vtk" | head -c $(($(wc -l <"$tmp/sf.labt") * 4)) |
+        od -An -v -td4 --endian=big | tr -s ' \n' '\n\n' | sed '/^$/d' | cmp -s - "$tmp/sf.labt" ||
+        { echo "FAIL: np=$np $1 $2 blocks $b: the VTK labels differ from the reference"; fail=1; }
+    done
+  done
+}
+segcheck "$blobs --levels 4" "--wrap"
+segcheck "--dims 10,8,7 --field noise --levels 3" "--sublevel"
+
 # --persistence keeps the pairs of at least that persistence, and the counts
 # of components follow
 "$MPIRUN" -np 2 "$app" $blobs --blocks 8 >"$tmp/all" 2>/dev/null
@@ -111,6 +139,7 @@ for np in 1 3; do
   bad $np "--type 'int8'" --input "$f.raw" --dims 12,10,9 --type int8
   bad $np "unknown option '--colour'" --colour red
   bad $np "blocks" --dims 2,2,2 --blocks 27
+  bad $np "--slice 40" --dims 8,8,8 --slice 40 --png "$tmp/x.png"
 done
 expect_done
 
