@@ -77,3 +77,5 @@ apps_bpc_mergetree_SOURCES += apps/common/png_out.h apps/common/png_out.c
 apps_bpc_mergetree_CFLAGS += $(PNG_CFLAGS) -DMT_HAVE_PNG
 apps_bpc_mergetree_LDADD += $(PNG_LIBS)
 endif
+# the bpc-mergetree benchmark table (doc/apps/mergetree.md "Benchmark")
+EXTRA_DIST += apps/mergetree/bench_mergetree.sh

@@ -68,6 +68,12 @@ static const char *usage_text =
     "                       (pairs then go only to --pairs, if given)\n"
     "  --progress           progress lines on stderr\n"
     "  --dump FILE          write the field as .npy and exit\n"
+    "Benchmark (one table line per block count; no pairs printed):\n"
+    "  --bench              time the run (default field 256,256,256): median of\n"
+    "                       --reps R runs (default 3) of the max over ranks, bytes\n"
+    "                       sent per rank, peak memory (maxrss) per rank\n"
+    "  --baseline gather    time the baseline instead: gather the field to rank 0\n"
+    "                       and sweep it there with one serial union-find\n"
     "  --help               this text\n";
 
 typedef struct opts {
@@ -81,6 +87,7 @@ typedef struct opts {
   const char *seg_npy, *seg_vtk, *seg_png;
   long long slice; /* -1: the middle */
   int json, progress, help;
+  int bench, gather, reps; /* --bench, --baseline gather, --reps */
 } opts_t;
 
 /* ------------------------------------------------------------ options */
@@ -131,6 +138,10 @@ static int parse_args(int argc, char **argv, opts_t *o, char *msg, size_t len)
     if (strcmp(a, "--help") == 0) {
       o->help = 1;
       return 0;
+    }
+    if (strcmp(a, "--bench") == 0) {
+      o->bench = 1;
+      continue;
     }
     if (strcmp(a, "--wrap") == 0 || strcmp(a, "--sublevel") == 0 || strcmp(a, "--json") == 0 ||
         strcmp(a, "--progress") == 0 || strcmp(a, "--superlevel") == 0) {
@@ -245,10 +256,34 @@ static int parse_args(int argc, char **argv, opts_t *o, char *msg, size_t len)
       o->slice = (long long)v[0];
     } else if (strcmp(a, "--dump") == 0) {
       o->dump = val;
+    } else if (strcmp(a, "--baseline") == 0) {
+      if (strcmp(val, "gather") != 0) {
+        snprintf(msg, len, "--baseline '%s': want gather", val);
+        return -1;
+      }
+      o->gather = 1;
+    } else if (strcmp(a, "--reps") == 0) {
+      if (parse_ints(val, 1, 1000, v, 1, &n) || n != 1) {
+        snprintf(msg, len, "--reps '%s': want an integer in 1..1000", val);
+        return -1;
+      }
+      o->reps = (int)v[0];
     } else {
       snprintf(msg, len, "unknown option '%s' (try --help)", a);
       return -1;
     }
+  }
+  if (o->reps == 0)
+    o->reps = 3;
+  if (o->gather && !o->bench) {
+    snprintf(msg, len, "--baseline needs --bench");
+    return -1;
+  }
+  if (o->bench && !dims_given)
+    o->f.dims[0] = o->f.dims[1] = o->f.dims[2] = 256;
+  if (o->bench && (o->f.path || o->seg_npy || o->seg_vtk || o->seg_png || o->pairs)) {
+    snprintf(msg, len, "--bench runs the synthetic field and writes no files");
+    return -1;
   }
   if (o->f.path != NULL) {
     size_t pl = strlen(o->f.path);
@@ -443,6 +478,130 @@ static int64_t max_rss_kib(void)
   return getrusage(RUSAGE_SELF, &ru) == 0 ? (int64_t)ru.ru_maxrss : -1;
 }
 
+/* ------------------------------------------------------------ benchmark */
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* FNV-1a over the sorted pairs: equal digests, equal pairs */
+static uint64_t digest(mt_pair_t *p, size_t n, int sub)
+{
+  uint64_t h = 1469598103934665603ull;
+  mt_pairs_sort(p, n, sub);
+  for (size_t i = 0; i < n; i++) {
+    const unsigned char *b = (const unsigned char *)&p[i];
+    for (size_t q = 0; q < sizeof *p; q++)
+      h = (h ^ b[q]) * 1099511628211ull;
+  }
+  return h;
+}
+
+/* The baseline: every rank makes its z slab, rank 0 gathers the field and
+ * sweeps it. Returns 0 or 1; *bytes: what this rank sent. */
+static int gather_baseline(const opts_t *o, int rank, int size, mt_pairs_t *pairs,
+                           uint64_t *bytes)
+{
+  const int64_t X = o->f.dims[0], Y = o->f.dims[1], Z = o->f.dims[2];
+  const int64_t z0 = Z * rank / size, z1 = Z * (rank + 1) / size, plane = X * Y;
+  float *slab = malloc(sizeof(float) * (size_t)((z1 - z0) * plane + 1)), *all = NULL;
+  int *counts = NULL, *displs = NULL, err = slab == NULL, any = 0;
+  for (int64_t z = z0; z < z1 && slab; z++)
+    for (int64_t y = 0; y < Y; y++)
+      for (int64_t x = 0; x < X; x++)
+        slab[(z - z0) * plane + y * X + x] = (float)mt_synth_value(&o->f, x, y, z);
+  if (rank == 0) {
+    all = malloc(sizeof(float) * (size_t)(Z * plane));
+    counts = malloc(sizeof(int) * (size_t)size);
+    displs = malloc(sizeof(int) * (size_t)size);
+    err |= !all || !counts || !displs;
+    for (int r = 0; r < size && !err; r++) {
+      displs[r] = (int)(Z * r / size * plane);
+      counts[r] = (int)((Z * (r + 1) / size - Z * r / size) * plane);
+    }
+  }
+  MPI_Allreduce(&err, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (!any) {
+    MPI_Gatherv(slab, (int)((z1 - z0) * plane), MPI_FLOAT, all, counts, displs, MPI_FLOAT, 0,
+                MPI_COMM_WORLD);
+    *bytes = rank == 0 ? 0 : (uint64_t)((z1 - z0) * plane) * sizeof(float);
+    int wrap[3] = {o->wrap, o->wrap, o->wrap};
+    if (rank == 0)
+      err = mt_serial_pairs(o->f.dims, wrap, all, o->sub, pairs) != 0;
+    MPI_Allreduce(&err, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  }
+  free(slab);
+  free(all);
+  free(counts);
+  free(displs);
+  return any != 0;
+}
+
+/* One benchmark line: the bpc run with nblocks (or the gather baseline). */
+static int bench_line(bpc_ctx_t *ctx, const opts_t *o, int nblocks, int rank, int size)
+{
+  double *t = calloc((size_t)o->reps, sizeof *t);
+  uint64_t bytes = 0, h = 0;
+  size_t npairs = 0;
+  int rc = t == NULL;
+  char msg[512] = "";
+  for (int r = 0; r < o->reps && rc == 0; r++) {
+    mt_pairs_t pairs = {0};
+    mt_run_stats_t st;
+    memset(&st, 0, sizeof st);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    if (o->gather)
+      rc = gather_baseline(o, rank, size, &pairs, &st.bytes_sent);
+    else {
+      mt_run_params_t rp = {nblocks, o->sub, {o->wrap, o->wrap, o->wrap}, o->nthreads, 0};
+      rc = mt_run(ctx, &o->f, &rp, &pairs, NULL, &st, msg, sizeof msg);
+    }
+    double dt = MPI_Wtime() - t0;
+    MPI_Allreduce(&dt, &t[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (rc == 0 && r == 0) { /* the pairs' digest, at rank 0 */
+      mt_pair_t *all = NULL;
+      if (gather_pairs(&pairs, rank, size, &all, &npairs) == 0 && rank == 0)
+        h = digest(all, npairs, o->sub);
+      free(all);
+      bytes = st.bytes_sent;
+    }
+    mt_pairs_free(&pairs);
+  }
+  if (rc != 0) {
+    if (rank == 0)
+      fprintf(stderr, "bpc-mergetree: %s\n", msg[0] ? msg : "the baseline failed");
+    free(t);
+    return 1;
+  }
+  qsort(t, (size_t)o->reps, sizeof *t, cmp_double);
+  uint64_t bmax = 0;
+  int64_t rss = max_rss_kib(), rmax = 0;
+  MPI_Reduce(&bytes, &bmax, 1, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+  MPI_Reduce(&rss, &rmax, 1, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+  if (rank == 0) {
+    const double fb = (double)o->f.dims[0] * (double)o->f.dims[1] * (double)o->f.dims[2] * 4.0;
+    const char *mode = o->gather ? "gather" : "bpc";
+    if (o->json)
+      printf("{\"bench\": \"mergetree\", \"mode\": \"%s\", \"processes\": %d, \"blocks\": %d, "
+             "\"dims\": [%" PRId64 ", %" PRId64 ", %" PRId64 "], \"time_s\": %.6f, "
+             "\"bytes_per_rank_max\": %" PRIu64 ", \"field_bytes\": %.0f, "
+             "\"share_bytes\": %.0f, \"maxrss_kib_max\": %" PRId64 ", \"pairs\": %zu, "
+             "\"digest\": \"%016" PRIx64 "\"}\n",
+             mode, size, o->gather ? 0 : nblocks, o->f.dims[0], o->f.dims[1], o->f.dims[2],
+             t[o->reps / 2], bmax, fb, fb / size, rmax, npairs, h);
+    else
+      printf("%-7s %4d %7d %10.4f %14" PRIu64 " %8.4f %10.1f %8.2f %9zu %016" PRIx64 "\n", mode,
+             size, o->gather ? 0 : nblocks, t[o->reps / 2], bmax, (double)bmax / fb,
+             (double)rmax / 1024.0, (double)rmax * 1024.0 / (fb / size), npairs, h);
+    fflush(stdout);
+  }
+  free(t);
+  return 0;
+}
+
 /* Rank 0 opens the input (header, size); all ranks agree. 0 or 2. */
 static int open_input(opts_t *o, int rank)
 {
@@ -511,12 +670,24 @@ int main(int argc, char **argv)
       perr = pf == NULL;
       if (perr)
         fprintf(stderr, "bpc-mergetree: %s: %s\n", o.pairs, strerror(errno));
-    } else if (!o.json)
+    } else if (!o.json && !o.bench)
       pf = stdout;
   }
   MPI_Bcast(&perr, 1, MPI_INT, 0, MPI_COMM_WORLD);
   ret = perr ? 1 : 0;
-  for (int i = 0; i < o.ncounts && ret == 0; i++)
+  if (o.bench && rank == 0 && !o.json)
+    printf("# bpc-mergetree --bench: field %" PRId64 "x%" PRId64 "x%" PRId64 " float32, %s, "
+           "median of %d, time = max over ranks\n"
+           "%-7s %4s %7s %10s %14s %8s %10s %8s %9s %s\n",
+           o.f.dims[0], o.f.dims[1], o.f.dims[2], o.sub ? "sublevel" : "superlevel", o.reps,
+           "# mode", "P", "blocks", "time_s", "bytes/rank", "/field", "rss_MiB", "/share",
+           "pairs", "digest");
+  for (int i = 0; i < o.ncounts && ret == 0 && o.bench; i++) {
+    ret = bench_line(ctx, &o, o.counts[i], rank, size);
+    if (o.gather)
+      break; /* the baseline has no blocks */
+  }
+  for (int i = 0; i < o.ncounts && ret == 0 && !o.bench; i++)
     ret = run_count(ctx, &o, o.counts[i], rank, size, pf);
   if (pf != NULL && pf != stdout && fclose(pf) != 0 && ret == 0) {
     fprintf(stderr, "bpc-mergetree: %s: write failed\n", o.pairs);

@@ -196,6 +196,11 @@ typedef struct mt_run_stats {
 int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pairs_t *pairs,
            mt_seg_t *seg, mt_run_stats_t *st, char *msg, size_t len);
 
+/* The benchmark's baseline: one serial sweep of the whole field (x
+ * fastest). 0, or -1 when out of memory. */
+int mt_serial_pairs(const int64_t dims[3], const int wrap[3], const float *field, int sub,
+                    mt_pairs_t *pairs);
+
 /* Collective writers of the segmentation (mt_out.c): 0, or -1 with a
  * message on every rank. The PNG shows slice z (a colour per label). */
 int mt_write_seg_npy(const char *path, const mt_field_t *f, const mt_seg_t *s, int rank,

@@ -162,6 +162,44 @@ static int grid_nbrs(const void *data, int64_t i, int64_t *out, int cap)
   return n;
 }
 
+/* The baseline of the benchmark: one union-find sweep over the whole field
+ * (x fastest), no blocks. 0 or -1 (out of memory). */
+int mt_serial_pairs(const int64_t dims[3], const int wrap[3], const float *field, int sub,
+                    mt_pairs_t *pairs)
+{
+  box_t b;
+  mt_tree_t t;
+  double *val = NULL;
+  int64_t *g = NULL;
+  int rc = -1;
+  memset(&b, 0, sizeof b);
+  for (int d = 0; d < 3; d++)
+    if (axis_make(&b.a[d], 0, dims[d], dims[d], wrap[d]) != 0)
+      goto cleanup;
+  b.n = dims[0] * dims[1] * dims[2];
+  val = malloc(sizeof *val * (size_t)b.n);
+  g = malloc(sizeof *g * (size_t)b.n);
+  if (val != NULL && g != NULL) {
+    for (int64_t k = 0, i = 0; k < b.a[2].m; k++)
+      for (int64_t j = 0; j < b.a[1].m; j++)
+        for (int64_t q = 0; q < b.a[0].m; q++, i++) {
+          g[i] = b.a[0].c[q] + dims[0] * (b.a[1].c[j] + dims[1] * b.a[2].c[k]);
+          val[i] = field[g[i]];
+        }
+    mt_graph_t gr = {b.n, val, g, NULL, grid_nbrs, &b, 6};
+    if (mt_sweep(&gr, sub, pairs, &t, NULL) == 0) {
+      mt_tree_free(&t);
+      rc = 0;
+    }
+  }
+cleanup:
+  free(val);
+  free(g);
+  for (int d = 0; d < 3; d++)
+    axis_free(&b.a[d]);
+  return rc;
+}
+
 /* --------------------------------------------------------- the item type */
 
 static int tree_size(const void *item, size_t *bytes, void *user)

@@ -110,6 +110,14 @@ tail -c +$((hl + 11)) "$f.npy" >"$f.raw"
 cmp -s "$tmp/syn" "$tmp/npy" || { echo "FAIL: .npy input differs from the synthetic field"; fail=1; }
 cmp -s "$tmp/syn" "$tmp/raw" || { echo "FAIL: raw input differs from the synthetic field"; fail=1; }
 
+# --bench (tiny): the bpc runs and the gather baseline find the same pairs
+"$MPIRUN" -np 3 "$app" --bench --dims 14,12,10 --blocks 8,27 --reps 1 >"$tmp/bench" 2>&1 &&
+  "$MPIRUN" -np 3 "$app" --bench --dims 14,12,10 --baseline gather --reps 1 >>"$tmp/bench" 2>&1 ||
+  { echo "FAIL: --bench"; cat "$tmp/bench"; fail=1; }
+nd=$(awk '!/^#/ { print $NF }' "$tmp/bench" | sort -u | wc -l)
+nl=$(grep -vc '^#' "$tmp/bench")
+[ "$nd" = 1 ] && [ "$nl" = 3 ] || { echo "FAIL: --bench digests differ or lines missing"; cat "$tmp/bench"; fail=1; }
+
 # bad input: exit 2 on every rank, a message that names the problem
 head -c 1000 "$f.npy" >"$tmp/short.npy"
 mknpy() { # file dict: a version 1 .npy with that header and 32 zero bytes
@@ -139,6 +147,7 @@ for np in 1 3; do
   bad $np "--type 'int8'" --input "$f.raw" --dims 12,10,9 --type int8
   bad $np "unknown option '--colour'" --colour red
   bad $np "blocks" --dims 2,2,2 --blocks 27
+  bad $np "--baseline needs --bench" --baseline gather
   bad $np "--slice 40" --dims 8,8,8 --slice 40 --png "$tmp/x.png"
 done
 expect_done
