@@ -339,7 +339,7 @@ static int write_pairs(const opts_t *o, FILE *out, const mt_pair_t *p, size_t n)
           o->wrap ? " periodic" : "");
   for (int i = 0; i < o->nthresh; i++) {
     char tb[40];
-    fmt_value(tb, sizeof tb, o->thresh[i], 1);
+    snprintf(tb, sizeof tb, "%.15g", o->thresh[i]);
     /* the filter applies: components of persistence below T are merged away */
     int64_t c = 0;
     for (size_t q = 0; q < n; q++)
@@ -347,7 +347,7 @@ static int write_pairs(const opts_t *o, FILE *out, const mt_pair_t *p, size_t n)
         c += components_at(p + q, 1, o->thresh[i], o->sub);
     fprintf(out, "# components %s %s: %" PRId64 "\n", o->sub ? "<=" : ">=", tb, c);
   }
-  fprintf(out, "# pairs: %zu of %zu (persistence >= %.17g)\n", kept, n, o->persistence);
+  fprintf(out, "# pairs: %zu of %zu (persistence >= %.15g)\n", kept, n, o->persistence);
   fprintf(out, "# birth death birth_vertex death_vertex\n");
   for (size_t i = 0; i < n; i++) {
     if (!(fabs(p[i].death - p[i].birth) >= o->persistence))

@@ -179,6 +179,7 @@ typedef struct mt_seg {
   int nl;
   bpc_bounds_t *core;
   int64_t **label;
+  float **value; /* the field at the same vertices (for the PNG's shading) */
 } mt_seg_t;
 
 void mt_seg_free(mt_seg_t *s);

@@ -138,25 +138,28 @@ int mt_write_seg_png(const char *path, const mt_field_t *f, const mt_seg_t *s, i
                      int rank, int size, char *msg, size_t len)
 {
 #ifdef MT_HAVE_PNG
-  /* every rank sends (gid in the slice, label) of its slice points */
+  /* every rank sends (gid in the slice, label, value bits) of its slice points */
   int64_t cnt = 0;
   for (int i = 0; i < s->nl; i++)
     if (z >= s->core[i].min[2] && z < s->core[i].max[2])
       cnt += (s->core[i].max[0] - s->core[i].min[0]) * (s->core[i].max[1] - s->core[i].min[1]);
-  int64_t *mine = malloc(sizeof *mine * (size_t)(2 * cnt + 1)), *w = mine;
+  int64_t *mine = malloc(sizeof *mine * (size_t)(3 * cnt + 1)), *w = mine;
   for (int i = 0; mine && i < s->nl; i++) {
     const bpc_bounds_t *b = &s->core[i];
     if (z < b->min[2] || z >= b->max[2])
       continue;
     const int64_t nx = b->max[0] - b->min[0], ny = b->max[1] - b->min[1];
     const int64_t *l = s->label[i] + (z - b->min[2]) * nx * ny;
+    const float *fv = s->value[i] + (z - b->min[2]) * nx * ny;
     for (int64_t y = 0; y < ny; y++)
       for (int64_t x = 0; x < nx; x++) {
+        double dv = fv[x + nx * y];
         *w++ = (b->min[0] + x) + f->dims[0] * (b->min[1] + y);
         *w++ = l[x + nx * y];
+        memcpy(w++, &dv, sizeof dv);
       }
   }
-  int c = mine ? (int)(2 * cnt) : 0, *counts = NULL, *displs = NULL, err = 0;
+  int c = mine ? (int)(3 * cnt) : 0, *counts = NULL, *displs = NULL, err = 0;
   int64_t *all = NULL;
   if (rank == 0) {
     counts = calloc((size_t)size, sizeof *counts);
@@ -176,10 +179,24 @@ int mt_write_seg_png(const char *path, const mt_field_t *f, const mt_seg_t *s, i
     const int W = (int)f->dims[0], H = (int)f->dims[1];
     unsigned char *rgb = calloc((size_t)W * (size_t)H, 3);
     int t = displs[size - 1] + counts[size - 1];
-    for (int q = 0; rgb && all && q < t; q += 2) {
+    double lo = 0.0, hi = 0.0, v;
+    for (int q = 0; all && q < t; q += 3) {
+      memcpy(&v, &all[q + 2], sizeof v);
+      if (q == 0 || v < lo)
+        lo = v;
+      if (q == 0 || v > hi)
+        hi = v;
+    }
+    /* a colour per label, darker where the field is lower */
+    for (int q = 0; rgb && all && q < t; q += 3) {
       int64_t g = all[q];
       int x = (int)(g % W), y = (int)(g / W);
-      colour(all[q + 1], rgb + 3 * ((size_t)(H - 1 - y) * (size_t)W + (size_t)x));
+      unsigned char *px = rgb + 3 * ((size_t)(H - 1 - y) * (size_t)W + (size_t)x);
+      memcpy(&v, &all[q + 2], sizeof v);
+      double shade = 0.25 + 0.75 * (hi > lo ? (v - lo) / (hi - lo) : 1.0);
+      colour(all[q + 1], px);
+      for (int k = 0; k < 3; k++)
+        px[k] = (unsigned char)(px[k] * shade);
     }
     err = rgb == NULL || all == NULL ||
           app_png_write_rgb8(path, rgb, W, H, msg, len) != 0;

@@ -373,16 +373,21 @@ static int local_step(void *block, int gid, void *user)
     const int64_t ex[3] = {core.max[0] - core.min[0], core.max[1] - core.min[1],
                            core.max[2] - core.min[2]};
     int64_t *out = malloc(sizeof *out * (size_t)(ex[0] * ex[1] * ex[2]));
-    if (out == NULL) {
+    float *fv = malloc(sizeof *fv * (size_t)(ex[0] * ex[1] * ex[2]));
+    R->seg->core[li] = core;
+    R->seg->label[li] = out;
+    R->seg->value[li] = fv;
+    if (out == NULL || fv == NULL) {
       tree_destroy(t, NULL);
       goto cleanup;
     }
-    R->seg->core[li] = core;
-    R->seg->label[li] = out;
     for (int64_t z = 0; z < ex[2]; z++)
       for (int64_t y = 0; y < ex[1]; y++)
-        for (int64_t x = 0; x < ex[0]; x++)
-          *out++ = lab[b.a[0].core[x] + b.a[0].m * (b.a[1].core[y] + b.a[1].m * b.a[2].core[z])];
+        for (int64_t x = 0; x < ex[0]; x++) {
+          int64_t i = b.a[0].core[x] + b.a[0].m * (b.a[1].core[y] + b.a[1].m * b.a[2].core[z]);
+          *out++ = lab[i];
+          *fv++ = (float)val[i];
+        }
   }
   t->nblk = 1;
   t->blk = malloc(sizeof(int));
@@ -428,7 +433,10 @@ void mt_seg_free(mt_seg_t *s)
 {
   for (int i = 0; s->label != NULL && i < s->nl; i++)
     free(s->label[i]);
+  for (int i = 0; s->value != NULL && i < s->nl; i++)
+    free(s->value[i]);
   free(s->label);
+  free(s->value);
   free(s->core);
   memset(s, 0, sizeof *s);
 }
@@ -577,7 +585,8 @@ int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pai
     seg->nl = R.nl;
     seg->core = calloc(nb, sizeof *seg->core);
     seg->label = calloc(nb, sizeof *seg->label);
-    lerr |= !seg->core || !seg->label;
+    seg->value = calloc(nb, sizeof *seg->value);
+    lerr |= !seg->core || !seg->label || !seg->value;
     R.seg = seg;
   }
   if (lerr)

@@ -209,7 +209,7 @@ int main(int argc, char **argv)
       }
     }
     printf("# components %s ", sub ? "<=" : ">=");
-    printf("%.17g: %lld\n", th[t], c);
+    printf("%.15g: %lld\n", th[t], c);
   }
   for (long long i = 0; i < np; i++) {
     print_value(F[pairs[i].b]);

@@ -55,8 +55,8 @@ check "$blobs" "" 0.2,0.5,0.8
 check "$blobs" "--sublevel --wrap" 0.1,0.3
 check "$blobs --levels 4" "--wrap" 0.25,0.5,0.75
 check "$blobs --levels 4" "--sublevel" 0.25,0.5
-check "--dims 10,8,7 --field noise --levels 3" "--wrap" 0.3333333432674408,0.5
-check "--dims 10,8,7 --field noise --levels 3" "--sublevel" -0.3333333432674408,0
+check "--dims 10,8,7 --field noise --levels 3" "--wrap" 0.333333343267441,0.5
+check "--dims 10,8,7 --field noise --levels 3" "--sublevel" -0.333333343267441,0
 check "--dims 9,8,7 --field constant" "" 1,2
 check "--dims 9,8,7 --field constant" "--sublevel --wrap" 0.5,1
 check "--dims 5,7,4 --field noise --noise 1" "--wrap" 0
