@@ -363,28 +363,11 @@ static int write_pairs(const opts_t *o, FILE *out, const mt_pair_t *p, size_t n)
 /* Gather every rank's pairs at rank 0 (sorted there). */
 static int gather_pairs(const mt_pairs_t *mine, int rank, int size, mt_pair_t **all, size_t *n)
 {
-  int cnt = (int)(mine->n * sizeof(mt_pair_t)), *counts = NULL, *displs = NULL, rc = 0;
-  *all = NULL;
-  *n = 0;
-  if (rank == 0) {
-    counts = calloc((size_t)size, sizeof *counts);
-    displs = calloc((size_t)size, sizeof *displs);
-  }
-  MPI_Gather(&cnt, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (rank == 0) {
-    int64_t tot = 0;
-    for (int r = 0; r < size; r++) {
-      displs[r] = (int)tot;
-      tot += counts[r];
-    }
-    *n = (size_t)tot / sizeof(mt_pair_t);
-    *all = malloc((size_t)(tot > 0 ? tot : 1));
-    if (*all == NULL)
-      rc = -1;
-  }
-  MPI_Gatherv(mine->p, cnt, MPI_BYTE, *all, counts, displs, MPI_BYTE, 0, MPI_COMM_WORLD);
-  free(counts);
-  free(displs);
+  void *p = NULL;
+  size_t bytes = 0;
+  int rc = mt_gather0(mine->p, mine->n * sizeof(mt_pair_t), rank, size, &p, &bytes);
+  *all = p;
+  *n = bytes / sizeof(mt_pair_t);
   return rc;
 }
 

@@ -202,6 +202,11 @@ int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pai
 int mt_serial_pairs(const int64_t dims[3], const int wrap[3], const float *field, int sub,
                     mt_pairs_t *pairs);
 
+/* Gather bytes from every rank at rank 0 (rank order): *all (malloc'd, rank
+ * 0 only; free it) holds *total bytes. 0, or -1 at rank 0 when out of
+ * memory. Collective. */
+int mt_gather0(const void *mine, size_t bytes, int rank, int size, void **all, size_t *total);
+
 /* Collective writers of the segmentation (mt_out.c): 0, or -1 with a
  * message on every rank. The PNG shows slice z (a colour per label). */
 int mt_write_seg_npy(const char *path, const mt_field_t *f, const mt_seg_t *s, int rank,

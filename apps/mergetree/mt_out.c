@@ -20,6 +20,33 @@
 #include "common/png_out.h"
 #endif
 
+int mt_gather0(const void *mine, size_t bytes, int rank, int size, void **all, size_t *total)
+{
+  int cnt = (int)bytes, *counts = NULL, *displs = NULL, rc = 0;
+  *all = NULL;
+  *total = 0;
+  if (rank == 0) {
+    counts = calloc((size_t)size, sizeof *counts);
+    displs = calloc((size_t)size, sizeof *displs);
+    rc = counts == NULL || displs == NULL ? -1 : 0;
+  }
+  MPI_Gather(&cnt, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (rank == 0 && rc == 0) {
+    size_t tot = 0;
+    for (int r = 0; r < size; r++) {
+      displs[r] = (int)tot;
+      tot += (size_t)counts[r];
+    }
+    *total = tot;
+    *all = malloc(tot > 0 ? tot : 1);
+    rc = *all == NULL ? -1 : 0;
+  }
+  MPI_Gatherv(mine, cnt, MPI_BYTE, *all, counts, displs, MPI_BYTE, 0, MPI_COMM_WORLD);
+  free(counts);
+  free(displs);
+  return rc;
+}
+
 typedef void (*encode_fn)(int64_t label, unsigned char *out);
 
 static void enc_npy(int64_t v, unsigned char *o) /* little-endian int64 */
@@ -159,28 +186,17 @@ int mt_write_seg_png(const char *path, const mt_field_t *f, const mt_seg_t *s, i
         memcpy(w++, &dv, sizeof dv);
       }
   }
-  int c = mine ? (int)(3 * cnt) : 0, *counts = NULL, *displs = NULL, err = 0;
-  int64_t *all = NULL;
-  if (rank == 0) {
-    counts = calloc((size_t)size, sizeof *counts);
-    displs = calloc((size_t)size, sizeof *displs);
-  }
-  MPI_Gather(&c, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (rank == 0) {
-    int t = 0;
-    for (int r = 0; r < size; r++) {
-      displs[r] = t;
-      t += counts[r];
-    }
-    all = malloc(sizeof *all * (size_t)(t + 1));
-  }
-  MPI_Gatherv(mine, c, MPI_INT64_T, all, counts, displs, MPI_INT64_T, 0, MPI_COMM_WORLD);
+  int err = 0;
+  void *gathered = NULL;
+  size_t gbytes = 0;
+  mt_gather0(mine, mine ? sizeof *mine * (size_t)(3 * cnt) : 0, rank, size, &gathered, &gbytes);
+  int64_t *all = gathered;
   if (rank == 0) {
     const int W = (int)f->dims[0], H = (int)f->dims[1];
     unsigned char *rgb = calloc((size_t)W * (size_t)H, 3);
-    int t = displs[size - 1] + counts[size - 1];
+    const size_t t = gbytes / sizeof *all;
     double lo = 0.0, hi = 0.0, v;
-    for (int q = 0; all && q < t; q += 3) {
+    for (size_t q = 0; all && q < t; q += 3) {
       memcpy(&v, &all[q + 2], sizeof v);
       if (q == 0 || v < lo)
         lo = v;
@@ -188,7 +204,7 @@ int mt_write_seg_png(const char *path, const mt_field_t *f, const mt_seg_t *s, i
         hi = v;
     }
     /* a colour per label, darker where the field is lower */
-    for (int q = 0; rgb && all && q < t; q += 3) {
+    for (size_t q = 0; rgb && all && q < t; q += 3) {
       int64_t g = all[q];
       int x = (int)(g % W), y = (int)(g / W);
       unsigned char *px = rgb + 3 * ((size_t)(H - 1 - y) * (size_t)W + (size_t)x);
@@ -206,8 +222,6 @@ int mt_write_seg_png(const char *path, const mt_field_t *f, const mt_seg_t *s, i
   }
   free(mine);
   free(all);
-  free(counts);
-  free(displs);
   MPI_Bcast(&err, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (err && rank != 0)
     snprintf(msg, len, "%s: writing the PNG failed on rank 0", path);

@@ -22,16 +22,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Room for one more element of `elem` bytes in the vector *p of n of cap. */
+static int grow(void **p, size_t n, size_t *cap, size_t elem)
+{
+  if (n < *cap)
+    return 0;
+  size_t c = *cap ? 2 * *cap : 64;
+  void *q = realloc(*p, c * elem);
+  if (q == NULL)
+    return -1;
+  *p = q;
+  *cap = c;
+  return 0;
+}
+
 int mt_pairs_push(mt_pairs_t *v, double b, double d, int64_t bg, int64_t dg)
 {
-  if (v->n == v->cap) {
-    size_t c = v->cap ? 2 * v->cap : 64;
-    mt_pair_t *p = realloc(v->p, c * sizeof *p);
-    if (p == NULL)
-      return -1;
-    v->p = p;
-    v->cap = c;
-  }
+  void *p = v->p;
+  int rc = grow(&p, v->n, &v->cap, sizeof *v->p);
+  v->p = p;
+  if (rc != 0)
+    return -1;
   v->p[v->n++] = (mt_pair_t){b, d, bg, dg};
   return 0;
 }
@@ -114,14 +125,11 @@ static int64_t find(int64_t *uf, int64_t x)
 
 int mt_labs_push(mt_labs_t *v, int64_t gid, int64_t label)
 {
-  if (v->n == v->cap) {
-    size_t c = v->cap ? 2 * v->cap : 64;
-    mt_lab_t *p = realloc(v->p, c * sizeof *p);
-    if (p == NULL)
-      return -1;
-    v->p = p;
-    v->cap = c;
-  }
+  void *p = v->p;
+  int rc = grow(&p, v->n, &v->cap, sizeof *v->p);
+  v->p = p;
+  if (rc != 0)
+    return -1;
   v->p[v->n++] = (mt_lab_t){gid, label};
   return 0;
 }
