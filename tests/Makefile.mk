@@ -127,8 +127,8 @@ EXTRA_DIST += tests/apps/test_badargs.sh
 check_PROGRAMS += tests/apps/mt_ref
 tests_apps_mt_ref_SOURCES = tests/apps/mt_ref.c
 tests_apps_mt_ref_LDADD = -lm
-TESTS += tests/apps/test_mergetree.sh
-EXTRA_DIST += tests/apps/test_mergetree.sh
+TESTS += tests/apps/test_mergetree.sh tests/apps/test_mergetree_io.sh
+EXTRA_DIST += tests/apps/test_mergetree.sh tests/apps/test_mergetree_io.sh
 
 # particle tracer core (apps/trace) against a serial single-block reference.
 check_PROGRAMS += tests/mpi/test_trace

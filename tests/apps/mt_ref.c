@@ -217,5 +217,13 @@ int main(int argc, char **argv)
     print_value(pairs[i].d < 0 ? (sub ? INFINITY : -INFINITY) : F[pairs[i].d]);
     printf(" %lld %lld\n", pairs[i].b, pairs[i].d);
   }
+  free(order);
+  free(par);
+  free(sz);
+  free(eld);
+  free(seen);
+  free(lab);
+  free(pairs);
+  free(F);
   return 0;
 }
