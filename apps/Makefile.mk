@@ -69,3 +69,19 @@ EXTRA_DIST += apps/bench/bcast_sweep.sh
 bin_PROGRAMS += apps/bpc-ckpt
 apps_bpc_ckpt_SOURCES = apps/bpc-ckpt.c
 apps_bpc_ckpt_LDADD = $(APP_LDADD)
+
+# bpc-mergetree: distributed merge trees and persistence pairs (merge-reduce of
+# pruned trees as a custom item type).
+bin_PROGRAMS += apps/bpc-mergetree
+apps_bpc_mergetree_SOURCES = apps/bpc-mergetree.c apps/mergetree/mt.h \
+	apps/mergetree/mt_sweep.c apps/mergetree/mt_run.c apps/mergetree/mt_field.c \
+	apps/mergetree/mt_out.c
+apps_bpc_mergetree_CFLAGS = $(AM_CFLAGS) -I$(top_srcdir)/apps
+apps_bpc_mergetree_LDADD = $(APP_LDADD) -lm
+if BPC_HAVE_PNG
+apps_bpc_mergetree_SOURCES += apps/common/png_out.h apps/common/png_out.c
+apps_bpc_mergetree_CFLAGS += $(PNG_CFLAGS) -DMT_HAVE_PNG
+apps_bpc_mergetree_LDADD += $(PNG_LIBS)
+endif
+# the bpc-mergetree benchmark table (doc/apps/mergetree.md "Benchmark")
+EXTRA_DIST += apps/mergetree/bench_mergetree.sh

@@ -124,6 +124,12 @@ EXTRA_DIST += tests/apps/test_bench_scan.sh
 # every app with bad arguments at 1 and 3 processes: exit 2, the argument named
 TESTS += tests/apps/test_badargs.sh
 EXTRA_DIST += tests/apps/test_badargs.sh
+# bpc-mergetree against its own serial union-find reference (tests/apps/mt_ref)
+check_PROGRAMS += tests/apps/mt_ref
+tests_apps_mt_ref_SOURCES = tests/apps/mt_ref.c
+tests_apps_mt_ref_LDADD = -lm
+TESTS += tests/apps/test_mergetree.sh tests/apps/test_mergetree_io.sh
+EXTRA_DIST += tests/apps/test_mergetree.sh tests/apps/test_mergetree_io.sh
 
 # particle tracer core (apps/trace) against a serial single-block reference.
 check_PROGRAMS += tests/mpi/test_trace

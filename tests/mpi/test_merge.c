@@ -16,7 +16,9 @@
  *    code on every rank, no hang (tests/mpi/bad_rank.h); a callback that
  *    fails on one rank: BPC_ECALLBACK with its value on every rank, and
  *    the next call works;
- *  - a wrong order fails the non-commutative check (the checks can fail).
+ *  - a wrong order fails the non-commutative check (the checks can fail);
+ *  - custom items of 256 KiB across processes (pooled send buffers stay
+ *    untouched until their sends complete).
  */
 #include "bad_rank.h"
 #include "mpi_check.h"
@@ -573,6 +575,107 @@ START_TEST(test_callback_failure)
 }
 END_TEST
 
+/* Large custom items across processes: a packed item is sent borrowed from
+ * a pooled buffer, which must not go back to the pool (whose free list
+ * writes into it) before the send completes. Items of 256 KiB (well above
+ * any eager limit) as arrays of ints with their length first, summed
+ * element by element, not commutative in the op flags (doubling runs). */
+typedef struct big {
+  size_t n;
+  int *v;
+} big_t;
+#define BIG_N 65536
+static int big_size(const void *it, size_t *bytes, void *u)
+{
+  (void)u;
+  *bytes = it ? sizeof(size_t) + ((const big_t *)it)->n * sizeof(int) : 0;
+  return 0;
+}
+static int big_pack(const void *it, void *buf, size_t bytes, void *u)
+{
+  (void)u;
+  (void)bytes;
+  const big_t *b = it;
+  memcpy(buf, &b->n, sizeof b->n);
+  memcpy((char *)buf + sizeof b->n, b->v, b->n * sizeof(int));
+  return 0;
+}
+static void big_free(void *it, void *u)
+{
+  (void)u;
+  if (it != NULL)
+    free(((big_t *)it)->v);
+  free(it);
+}
+static int big_unpack(const void *buf, size_t bytes, void **it, void *u)
+{
+  (void)u;
+  big_t *b = calloc(1, sizeof *b);
+  if (b == NULL || bytes < sizeof b->n)
+    return (free(b), 1);
+  memcpy(&b->n, buf, sizeof b->n);
+  if (bytes != sizeof b->n + b->n * sizeof(int) || (b->v = malloc(b->n * sizeof(int))) == NULL)
+    return (free(b), 2);
+  memcpy(b->v, (const char *)buf + sizeof b->n, b->n * sizeof(int));
+  *it = b;
+  return 0;
+}
+static int big_add(bpc_merge_group_t *g, void *u)
+{
+  (void)u;
+  big_t *r = g->items[g->root];
+  for (int j = 0; j < g->nitems; j++) {
+    const big_t *x = g->items[j];
+    if (j == g->root)
+      continue;
+    if (x->n != r->n)
+      return 3;
+    for (size_t i = 0; i < r->n; i++)
+      r->v[i] += x->v[i];
+  }
+  return 0;
+}
+
+START_TEST(test_custom_large)
+{
+  const bpc_type_ops_t ops = {big_size, big_pack, big_unpack, big_free, NULL};
+  bpc_type_t type = bpc_type_custom(&ops, NULL);
+  bpc_merge_op_t op = {big_add, 0, 0, NULL};
+  for (int bpp = 1; bpp <= 2; bpp++) {
+    const int n = bpp * t_size;
+    bpc_assign_t *a = NULL;
+    const int *gids = NULL;
+    int nl = 0;
+    ck_assert_int_eq(bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a), BPC_OK);
+    bpc_assign_local(a, &gids, &nl);
+    void **items = calloc((size_t)(nl ? nl : 1), sizeof *items);
+    for (int i = 0; i < nl; i++) {
+      big_t *b = malloc(sizeof *b);
+      b->n = BIG_N;
+      b->v = malloc(BIG_N * sizeof(int));
+      for (int e = 0; e < BIG_N; e++)
+        b->v[e] = gids[i] * 7 + e % 13;
+      items[i] = b;
+    }
+    int rc = bpc_merge(ctx, a, &type, items, &op, NULL, NULL);
+    T_CHECK(rc == BPC_OK, "merge of large custom items: %s", bpc_last_error(ctx));
+    if (rc == BPC_OK && nl > 0 && gids[0] == 0) {
+      const big_t *r = items[0];
+      long bad = -1;
+      for (int e = 0; e < BIG_N && bad < 0; e++)
+        if (r->v[e] != 7 * (n * (n - 1) / 2) + n * (e % 13))
+          bad = e;
+      T_CHECK(bad < 0, "%d blocks: element %ld of the sum is %d", n, bad, bad >= 0 ? r->v[bad] : 0);
+    }
+    for (int i = 0; i < nl; i++)
+      big_free(items[i], NULL);
+    free(items);
+    bpc_assign_destroy(&a);
+  }
+  T_SYNC();
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("merge");
@@ -588,6 +691,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_bad_input_messages);
   tcase_add_test(tc, test_wrong_order_fails);
   tcase_add_test(tc, test_callback_failure);
+  tcase_add_test(tc, test_custom_large);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -638,6 +638,14 @@ cleanup:
   }
   if (rc == BPC_OK)
     rc = S.err;
+  /* packed custom items were sent borrowed from pooled buffers: the sends
+   * must complete before the buffers go back to the pool (whose free list
+   * writes into them; a large message may still be read by MPI) */
+  if (S.ex != NULL && S.sendbuf != NULL) {
+    int frc = bpc__exch_flush(S.ex);
+    if (rc == BPC_OK)
+      rc = frc;
+  }
   for (int i = 0; S.sendbuf != NULL && i < S.nl; i++)
     if (S.sendbuf[i] != NULL)
       bpc__pool_put(ctx, S.sendbuf[i], S.sendcap[i]);

@@ -1,0 +1,689 @@
+/*
+ * apps/mergetree/mt_run.c - the distributed run of bpc-mergetree.
+ *
+ * 1. Decompose the grid (bpc_decomp_t, ghost width 1, optional wrap).
+ * 2. Local step, every local block in parallel (bpc_blocks_foreach, OpenMP):
+ *    read the ghosted box (core plus one vertex of ghosts; with wrap the
+ *    ghosts come from across the domain, and a point met twice is one
+ *    vertex), sweep its grid graph (mt_sweep) with the boundary flags of the
+ *    block: the final pairs stay with the block, the reduced tree is its item.
+ * 3. Global step: bpc_merge of the trees as a custom variable-size item
+ *    type (serialised: region blocks, then gid, value and parent per kept
+ *    vertex). The callback glues the group's trees (mt_glue) and reduces
+ *    them for the merged region, so items stay near the size of the
+ *    region's boundary; at the last root the region is the whole domain and
+ *    every remaining pair (and the essential class) is final.
+ */
+#include "mergetree/mt.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------- geometry */
+
+static int in_blocks(const int *blk, int n, int b)
+{
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (blk[mid] < b)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < n && blk[lo] == b;
+}
+
+int mt_on_boundary(const mt_geom_t *geo, int64_t gid, const int *blk, int nblk)
+{
+  int64_t c[3];
+  c[0] = gid % geo->dims[0];
+  c[1] = gid / geo->dims[0] % geo->dims[1];
+  c[2] = gid / geo->dims[0] / geo->dims[1];
+  for (int dz = -1; dz <= 1; dz++)
+    for (int dy = -1; dy <= 1; dy++)
+      for (int dx = -1; dx <= 1; dx++) {
+        const int del[3] = {dx, dy, dz};
+        int64_t p[3];
+        int ok = 1;
+        for (int d = 0; d < 3; d++) {
+          p[d] = c[d] + del[d];
+          if (p[d] < 0 || p[d] >= geo->dims[d]) {
+            if (geo->wrap[d])
+              p[d] = (p[d] + geo->dims[d]) % geo->dims[d];
+            else
+              ok = 0;
+          }
+        }
+        int b;
+        if (ok && bpc_decomp_point_to_gid(geo->d, p, &b) == BPC_OK && !in_blocks(blk, nblk, b))
+          return 1;
+      }
+  return 0;
+}
+
+/* ------------------------------------------------------------ the boxes */
+
+/* One dimension of a ghosted box: its distinct coordinates in order, the
+ * index of each one's -1 and +1 neighbour (-1: none in the box), and
+ * whether all three of c-1, c, c+1 lie in the block's core. */
+typedef struct axis {
+  int64_t m;
+  int64_t *c, *lo, *hi;
+  unsigned char *inner;
+  int64_t *core; /* box index of core coordinate lo + o */
+} axis_t;
+
+typedef struct box {
+  axis_t a[3];
+  int64_t n;
+  const mt_geom_t *geo;
+} box_t;
+
+static void axis_free(axis_t *a)
+{
+  free(a->c);
+  free(a->lo);
+  free(a->hi);
+  free(a->inner);
+  free(a->core);
+}
+
+static int64_t wrapc(int64_t c, int64_t N, int wrap)
+{
+  if (c >= 0 && c < N)
+    return c;
+  return wrap ? (c % N + N) % N : -1;
+}
+
+static int axis_make(axis_t *a, int64_t lo, int64_t hi, int64_t N, int wrap)
+{
+  int64_t *pos = malloc(sizeof *pos * (size_t)N);
+  size_t cap = (size_t)(hi - lo + 2);
+  a->c = malloc(sizeof *a->c * cap);
+  a->lo = malloc(sizeof *a->lo * cap);
+  a->hi = malloc(sizeof *a->hi * cap);
+  a->inner = malloc(cap);
+  a->core = malloc(sizeof *a->core * (size_t)(hi - lo));
+  a->m = 0;
+  if (!pos || !a->c || !a->lo || !a->hi || !a->inner || !a->core) {
+    free(pos);
+    return -1;
+  }
+  for (int64_t i = 0; i < N; i++)
+    pos[i] = -1;
+  for (int64_t c = lo - 1; c <= hi; c++) {
+    int64_t w = wrapc(c, N, wrap);
+    if (w >= 0 && pos[w] < 0) {
+      pos[w] = a->m;
+      a->c[a->m++] = w;
+    }
+  }
+  for (int64_t i = 0; i < a->m; i++) {
+    int64_t l = wrapc(a->c[i] - 1, N, wrap), h = wrapc(a->c[i] + 1, N, wrap);
+    a->lo[i] = l >= 0 ? pos[l] : -1;
+    a->hi[i] = h >= 0 ? pos[h] : -1;
+    /* in the core: [lo, hi) taken modulo N when it wraps */
+    int in = 1;
+    for (int64_t q = -1; q <= 1; q++) {
+      int64_t w = wrapc(a->c[i] + q, N, wrap);
+      int core = 0;
+      if (w >= 0)
+        core = (w >= lo && w < hi) || (wrap && hi - lo == N);
+      in &= core;
+    }
+    a->inner[i] = (unsigned char)in;
+  }
+  for (int64_t o = 0; o < hi - lo; o++)
+    a->core[o] = pos[lo + o];
+  free(pos);
+  return 0;
+}
+
+static int grid_nbrs(const void *data, int64_t i, int64_t *out, int cap)
+{
+  const box_t *b = data;
+  const int64_t m0 = b->a[0].m, m1 = b->a[1].m;
+  int64_t c[3] = {i % m0, i / m0 % m1, i / m0 / m1};
+  int n = 0;
+  for (int d = 0; d < 3; d++) {
+    const int64_t nb[2] = {b->a[d].lo[c[d]], b->a[d].hi[c[d]]};
+    for (int s = 0; s < 2; s++) {
+      if (nb[s] < 0 || n >= cap)
+        continue;
+      int64_t q[3] = {c[0], c[1], c[2]};
+      q[d] = nb[s];
+      out[n++] = q[0] + m0 * (q[1] + m1 * q[2]);
+    }
+  }
+  return n;
+}
+
+/* The baseline of the benchmark: one union-find sweep over the whole field
+ * (x fastest), no blocks. 0 or -1 (out of memory). */
+int mt_serial_pairs(const int64_t dims[3], const int wrap[3], const float *field, int sub,
+                    mt_pairs_t *pairs)
+{
+  box_t b;
+  mt_tree_t t;
+  double *val = NULL;
+  int64_t *g = NULL;
+  int rc = -1;
+  memset(&b, 0, sizeof b);
+  for (int d = 0; d < 3; d++)
+    if (axis_make(&b.a[d], 0, dims[d], dims[d], wrap[d]) != 0)
+      goto cleanup;
+  b.n = dims[0] * dims[1] * dims[2];
+  val = malloc(sizeof *val * (size_t)b.n);
+  g = malloc(sizeof *g * (size_t)b.n);
+  if (val != NULL && g != NULL) {
+    for (int64_t k = 0, i = 0; k < b.a[2].m; k++)
+      for (int64_t j = 0; j < b.a[1].m; j++)
+        for (int64_t q = 0; q < b.a[0].m; q++, i++) {
+          g[i] = b.a[0].c[q] + dims[0] * (b.a[1].c[j] + dims[1] * b.a[2].c[k]);
+          val[i] = field[g[i]];
+        }
+    mt_graph_t gr = {b.n, val, g, NULL, grid_nbrs, &b, 6};
+    if (mt_sweep(&gr, sub, pairs, &t, NULL) == 0) {
+      mt_tree_free(&t);
+      rc = 0;
+    }
+  }
+cleanup:
+  free(val);
+  free(g);
+  for (int d = 0; d < 3; d++)
+    axis_free(&b.a[d]);
+  return rc;
+}
+
+/* --------------------------------------------------------- the item type */
+
+static int tree_size(const void *item, size_t *bytes, void *user)
+{
+  (void)user;
+  const mt_tree_t *t = item;
+  *bytes = t ? 2 * sizeof(int64_t) + sizeof(int) * (size_t)t->nblk +
+                   (size_t)t->n * (2 * sizeof(int64_t) + sizeof(double))
+             : 0;
+  return 0;
+}
+
+static int tree_pack(const void *item, void *buf, size_t bytes, void *user)
+{
+  (void)user;
+  (void)bytes;
+  const mt_tree_t *t = item;
+  if (t == NULL)
+    return 0;
+  unsigned char *p = buf;
+  int64_t h[2] = {t->nblk, t->n};
+  memcpy(p, h, sizeof h);
+  p += sizeof h;
+  memcpy(p, t->blk, sizeof(int) * (size_t)t->nblk);
+  p += sizeof(int) * (size_t)t->nblk;
+  memcpy(p, t->gid, sizeof(int64_t) * (size_t)t->n);
+  p += sizeof(int64_t) * (size_t)t->n;
+  memcpy(p, t->val, sizeof(double) * (size_t)t->n);
+  p += sizeof(double) * (size_t)t->n;
+  memcpy(p, t->par, sizeof(int64_t) * (size_t)t->n);
+  return 0;
+}
+
+static void tree_destroy(void *item, void *user)
+{
+  (void)user;
+  if (item != NULL) {
+    mt_tree_free(item);
+    free(item);
+  }
+}
+
+static int tree_unpack(const void *buf, size_t bytes, void **item, void *user)
+{
+  (void)user;
+  int64_t h[2];
+  const unsigned char *p = buf;
+  mt_tree_t *t = calloc(1, sizeof *t);
+  *item = NULL;
+  if (t == NULL || bytes < sizeof h) {
+    free(t);
+    return 1;
+  }
+  memcpy(h, p, sizeof h);
+  p += sizeof h;
+  if (h[0] < 0 || h[1] < 0 ||
+      bytes != sizeof h + sizeof(int) * (size_t)h[0] +
+                   (size_t)h[1] * (2 * sizeof(int64_t) + sizeof(double))) {
+    free(t);
+    return 2; /* a damaged item */
+  }
+  t->nblk = (int)h[0];
+  t->n = h[1];
+  t->blk = malloc(sizeof(int) * (size_t)(t->nblk ? t->nblk : 1));
+  t->gid = malloc(sizeof(int64_t) * (size_t)(t->n ? t->n : 1));
+  t->val = malloc(sizeof(double) * (size_t)(t->n ? t->n : 1));
+  t->par = malloc(sizeof(int64_t) * (size_t)(t->n ? t->n : 1));
+  if (!t->blk || !t->gid || !t->val || !t->par) {
+    tree_destroy(t, NULL);
+    return 1;
+  }
+  memcpy(t->blk, p, sizeof(int) * (size_t)t->nblk);
+  p += sizeof(int) * (size_t)t->nblk;
+  memcpy(t->gid, p, sizeof(int64_t) * (size_t)t->n);
+  p += sizeof(int64_t) * (size_t)t->n;
+  memcpy(t->val, p, sizeof(double) * (size_t)t->n);
+  p += sizeof(double) * (size_t)t->n;
+  memcpy(t->par, p, sizeof(int64_t) * (size_t)t->n);
+  *item = t;
+  return 0;
+}
+
+/* ------------------------------------------------------------- the run */
+
+typedef struct run {
+  const mt_field_t *f;
+  const mt_run_params_t *p;
+  mt_geom_t geo;
+  const bpc_assign_t *assign;
+  const int *gids;
+  int nl;
+  mt_tree_t **trees;   /* per local block: its item */
+  mt_pairs_t *bpairs;  /* per local block: the final pairs found at it */
+  mt_labs_t *blabs;    /* per local block: labels made final at it (glue) */
+  mt_seg_t *seg;       /* NULL: no segmentation */
+  int64_t *bad;        /* per local block: first non-finite gid, or -1 */
+  int *err;            /* per local block: 0, or 1 out of memory, 2 read error */
+  char (*msg)[256];    /* per local block */
+} run_t;
+
+static int local_index(const run_t *R, int gid)
+{
+  int li = -1;
+  bpc_assign_local_index(R->assign, gid, &li);
+  return li;
+}
+
+/* The block store holds nothing of its own: the run keeps per-block state. */
+static void *block_create(int gid, void *user)
+{
+  (void)gid;
+  return user;
+}
+
+/* The local step of one block. */
+static int local_step(void *block, int gid, void *user)
+{
+  (void)block;
+  run_t *R = user;
+  const int li = local_index(R, gid);
+  const mt_geom_t *geo = &R->geo;
+  bpc_bounds_t core;
+  box_t b;
+  double *val = NULL;
+  int64_t *g = NULL;
+  unsigned char *bnd = NULL;
+  int64_t *lab = NULL;
+  int rc = 1;
+  memset(&b, 0, sizeof b);
+  R->bad[li] = -1;
+  bpc_decomp_bounds(geo->d, gid, &core, NULL);
+  b.geo = geo;
+  for (int d = 0; d < 3; d++)
+    if (axis_make(&b.a[d], core.min[d], core.max[d], geo->dims[d], geo->wrap[d]) != 0)
+      goto cleanup;
+  b.n = b.a[0].m * b.a[1].m * b.a[2].m;
+  val = malloc(sizeof *val * (size_t)b.n);
+  g = malloc(sizeof *g * (size_t)b.n);
+  bnd = malloc((size_t)b.n);
+  if (R->seg != NULL)
+    lab = malloc(sizeof *lab * (size_t)b.n);
+  if (!val || !g || !bnd || (R->seg != NULL && lab == NULL))
+    goto cleanup;
+  if (mt_field_read(R->f, b.a[0].c, b.a[0].m, b.a[1].c, b.a[1].m, b.a[2].c, b.a[2].m, val,
+                    R->msg[li], sizeof R->msg[li]) != 0) {
+    rc = 2;
+    goto cleanup;
+  }
+  const int one = gid;
+  for (int64_t k = 0, i = 0; k < b.a[2].m; k++)
+    for (int64_t j = 0; j < b.a[1].m; j++)
+      for (int64_t q = 0; q < b.a[0].m; q++, i++) {
+        g[i] = b.a[0].c[q] + geo->dims[0] * (b.a[1].c[j] + geo->dims[1] * b.a[2].c[k]);
+        if (!isfinite(val[i]) && (R->bad[li] < 0 || g[i] < R->bad[li]))
+          R->bad[li] = g[i];
+        bnd[i] = 0;
+        if (!(b.a[0].inner[q] && b.a[1].inner[j] && b.a[2].inner[k]))
+          bnd[i] = (unsigned char)mt_on_boundary(geo, g[i], &one, 1);
+      }
+  if (R->bad[li] >= 0) { /* the app reports it; nothing to sweep */
+    rc = 0;
+    goto cleanup;
+  }
+  mt_graph_t gr = {b.n, val, g, geo->nblocks == 1 ? NULL : bnd, grid_nbrs, &b, 6};
+  mt_tree_t *t = calloc(1, sizeof *t);
+  if (t == NULL || mt_sweep(&gr, R->p->sub, &R->bpairs[li], t, lab) != 0) {
+    free(t);
+    goto cleanup;
+  }
+  if (lab != NULL) { /* the core's labels, -1 where the merge decides */
+    const int64_t ex[3] = {core.max[0] - core.min[0], core.max[1] - core.min[1],
+                           core.max[2] - core.min[2]};
+    int64_t *out = malloc(sizeof *out * (size_t)(ex[0] * ex[1] * ex[2]));
+    float *fv = malloc(sizeof *fv * (size_t)(ex[0] * ex[1] * ex[2]));
+    R->seg->core[li] = core;
+    R->seg->label[li] = out;
+    R->seg->value[li] = fv;
+    if (out == NULL || fv == NULL) {
+      tree_destroy(t, NULL);
+      goto cleanup;
+    }
+    for (int64_t z = 0; z < ex[2]; z++)
+      for (int64_t y = 0; y < ex[1]; y++)
+        for (int64_t x = 0; x < ex[0]; x++) {
+          int64_t i = b.a[0].core[x] + b.a[0].m * (b.a[1].core[y] + b.a[1].m * b.a[2].core[z]);
+          *out++ = lab[i];
+          *fv++ = (float)val[i];
+        }
+  }
+  t->nblk = 1;
+  t->blk = malloc(sizeof(int));
+  if (t->blk == NULL) {
+    tree_destroy(t, NULL);
+    goto cleanup;
+  }
+  t->blk[0] = gid;
+  R->trees[li] = t;
+  rc = 0;
+cleanup:
+  if (rc == 1)
+    snprintf(R->msg[li], sizeof R->msg[li], "block %d: out of memory", gid);
+  R->err[li] = rc;
+  for (int d = 0; d < 3; d++)
+    axis_free(&b.a[d]);
+  free(val);
+  free(g);
+  free(bnd);
+  free(lab);
+  return 0; /* errors are reported through R->err */
+}
+
+/* The merge callback: glue the group's trees at the root. */
+static int merge_trees(bpc_merge_group_t *grp, void *user)
+{
+  run_t *R = user;
+  const int li = local_index(R, grp->gids[grp->root]);
+  mt_tree_t *out = calloc(1, sizeof *out);
+  if (out == NULL || li < 0)
+    return 1;
+  if (mt_glue(&R->geo, (mt_tree_t *const *)grp->items, grp->nitems, R->p->sub, &R->bpairs[li],
+              out, R->seg ? &R->blabs[li] : NULL) != 0) {
+    free(out);
+    return 1;
+  }
+  tree_destroy(grp->items[grp->root], NULL);
+  grp->items[grp->root] = out;
+  return 0;
+}
+
+void mt_seg_free(mt_seg_t *s)
+{
+  for (int i = 0; s->label != NULL && i < s->nl; i++)
+    free(s->label[i]);
+  for (int i = 0; s->value != NULL && i < s->nl; i++)
+    free(s->value[i]);
+  free(s->label);
+  free(s->value);
+  free(s->core);
+  memset(s, 0, sizeof *s);
+}
+
+static int cmp_lab(const void *a, const void *b)
+{
+  const mt_lab_t *x = a, *y = b;
+  return (x->gid > y->gid) - (x->gid < y->gid);
+}
+
+/* Send every label made final at a merge to the rank owning the vertex's
+ * block, and fill the pending (-1) core labels with them. 0, or -1 with a
+ * message (an internal error: a vertex whose label was never decided). */
+static int route_labels(run_t *R, int size, char *msg, size_t len)
+{
+  int *scount = calloc((size_t)size, sizeof(int)), *rcount = calloc((size_t)size, sizeof(int));
+  int *sdis = calloc((size_t)size, sizeof(int)), *rdis = calloc((size_t)size, sizeof(int));
+  int *fill = calloc((size_t)size, sizeof(int));
+  mt_lab_t *sbuf = NULL, *rbuf = NULL;
+  size_t ns = 0;
+  int rc = -1, err = 0;
+  if (!scount || !rcount || !sdis || !rdis || !fill)
+    err = 1;
+  for (int i = 0; i < R->nl; i++)
+    ns += R->blabs[i].n;
+  sbuf = malloc(sizeof *sbuf * (ns ? ns : 1));
+  err |= sbuf == NULL;
+  for (int pass = 0; pass < 2 && !err; pass++) {
+    for (int i = 0; i < R->nl; i++)
+      for (size_t q = 0; q < R->blabs[i].n; q++) {
+        const int64_t gg = R->blabs[i].p[q].gid;
+        int64_t c[3] = {gg % R->geo.dims[0], gg / R->geo.dims[0] % R->geo.dims[1],
+                        gg / R->geo.dims[0] / R->geo.dims[1]};
+        int blk = 0, rk = 0;
+        bpc_decomp_point_to_gid(R->geo.d, c, &blk);
+        bpc_assign_rank(R->assign, blk, &rk);
+        if (pass == 0)
+          scount[rk]++;
+        else
+          sbuf[sdis[rk] + fill[rk]++] = R->blabs[i].p[q];
+      }
+    for (int r = 1; pass == 0 && r < size; r++)
+      sdis[r] = sdis[r - 1] + scount[r - 1];
+  }
+  int any = err;
+  MPI_Allreduce(&err, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (any) {
+    snprintf(msg, len, "out of memory routing the labels");
+    goto cleanup;
+  }
+  MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, MPI_COMM_WORLD);
+  size_t nr = 0;
+  for (int r = 0; r < size; r++) {
+    rdis[r] = (int)nr;
+    nr += (size_t)rcount[r];
+  }
+  rbuf = malloc(sizeof *rbuf * (nr ? nr : 1));
+  err = rbuf == NULL;
+  MPI_Allreduce(&err, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (any) {
+    snprintf(msg, len, "out of memory routing the labels");
+    goto cleanup;
+  }
+  MPI_Datatype lt;
+  MPI_Type_contiguous((int)sizeof(mt_lab_t), MPI_BYTE, &lt);
+  MPI_Type_commit(&lt);
+  MPI_Alltoallv(sbuf, scount, sdis, lt, rbuf, rcount, rdis, lt, MPI_COMM_WORLD);
+  MPI_Type_free(&lt);
+  qsort(rbuf, nr, sizeof *rbuf, cmp_lab);
+  int64_t missing = -1;
+  for (int i = 0; i < R->nl; i++) {
+    const bpc_bounds_t *b = &R->seg->core[i];
+    int64_t *l = R->seg->label[i];
+    for (int64_t z = b->min[2]; z < b->max[2]; z++)
+      for (int64_t y = b->min[1]; y < b->max[1]; y++)
+        for (int64_t x = b->min[0]; x < b->max[0]; x++, l++) {
+          if (*l >= 0)
+            continue;
+          mt_lab_t key = {x + R->geo.dims[0] * (y + R->geo.dims[1] * z), 0};
+          const mt_lab_t *hit = bsearch(&key, rbuf, nr, sizeof *rbuf, cmp_lab);
+          if (hit == NULL && missing < 0)
+            missing = key.gid;
+          *l = hit ? hit->label : -1;
+        }
+  }
+  err = missing >= 0;
+  MPI_Allreduce(&err, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (any) {
+    snprintf(msg, len, "internal error: the label of vertex %" PRId64 " was never decided",
+             missing);
+    goto cleanup;
+  }
+  rc = 0;
+cleanup:
+  free(scount);
+  free(rcount);
+  free(sdis);
+  free(rdis);
+  free(fill);
+  free(sbuf);
+  free(rbuf);
+  return rc;
+}
+
+int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pairs_t *pairs,
+           mt_seg_t *seg, mt_run_stats_t *st, char *msg, size_t len)
+{
+  run_t R;
+  bpc_decomp_t *d = NULL;
+  bpc_blocks_t *blocks = NULL;
+  int ret = 1, rc;
+  memset(&R, 0, sizeof R);
+  memset(st, 0, sizeof *st);
+  R.f = f;
+  R.p = p;
+  bpc_decomp_params_t dp = bpc_decomp_params_default();
+  dp.dim = 3;
+  for (int i = 0; i < 3; i++) {
+    dp.domain_max[i] = f->dims[i];
+    dp.wrap[i] = p->wrap[i];
+    dp.ghost[i] = 1;
+    R.geo.dims[i] = f->dims[i];
+    R.geo.wrap[i] = p->wrap[i];
+  }
+  dp.nblocks = p->nblocks;
+  rc = bpc_decomp_create(ctx, &dp, &d);
+  /* a bad block count is a local error on every rank alike */
+  if (rc != BPC_OK) {
+    snprintf(msg, len, "%s", bpc_last_error(ctx));
+    return 2;
+  }
+  R.geo.d = d;
+  R.geo.nblocks = p->nblocks;
+  R.assign = bpc_decomp_assign(d);
+  bpc_assign_local(R.assign, &R.gids, &R.nl);
+  size_t nb = (size_t)(R.nl > 0 ? R.nl : 1);
+  R.trees = calloc(nb, sizeof *R.trees);
+  R.bpairs = calloc(nb, sizeof *R.bpairs);
+  R.bad = calloc(nb, sizeof *R.bad);
+  R.err = calloc(nb, sizeof *R.err);
+  R.msg = calloc(nb, sizeof *R.msg);
+  R.blabs = calloc(nb, sizeof *R.blabs);
+  int lerr = !R.trees || !R.bpairs || !R.bad || !R.err || !R.msg || !R.blabs;
+  if (p->labels && seg != NULL) {
+    memset(seg, 0, sizeof *seg);
+    seg->nl = R.nl;
+    seg->core = calloc(nb, sizeof *seg->core);
+    seg->label = calloc(nb, sizeof *seg->label);
+    seg->value = calloc(nb, sizeof *seg->value);
+    lerr |= !seg->core || !seg->label || !seg->value;
+    R.seg = seg;
+  }
+  if (lerr)
+    snprintf(msg, len, "out of memory");
+
+  /* local step */
+  double t0 = bpc_wtime(ctx);
+  if (!lerr && bpc_blocks_create(R.assign, block_create, NULL, &R, &blocks) != BPC_OK) {
+    snprintf(msg, len, "%s", bpc_last_error(ctx));
+    lerr = 1;
+  }
+  if (!lerr)
+    bpc_blocks_foreach(blocks, local_step, &R, p->nthreads);
+  st->t_local = bpc_wtime(ctx) - t0;
+  int64_t bad = -1;
+  for (int i = 0; i < R.nl && !lerr; i++) {
+    if (R.err[i]) {
+      snprintf(msg, len, "%s", R.msg[i]);
+      lerr = R.err[i];
+    }
+    if (R.bad[i] >= 0 && (bad < 0 || R.bad[i] < bad))
+      bad = R.bad[i];
+    if (R.trees[i])
+      st->local_nodes += R.trees[i]->n;
+  }
+  /* agree: any error, and the first non-finite vertex */
+  int64_t v[2] = {lerr, bad < 0 ? INT64_MAX : bad}, w[2];
+  MPI_Allreduce(v, w, 2, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  int64_t mb = bad < 0 ? INT64_MAX : bad, gb;
+  MPI_Allreduce(&mb, &gb, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
+  if (w[0] != 0) {
+    if (!lerr)
+      snprintf(msg, len, "failed on another rank");
+    goto cleanup;
+  }
+  if (gb != INT64_MAX) {
+    int64_t x = gb % f->dims[0], y = gb / f->dims[0] % f->dims[1],
+            z = gb / f->dims[0] / f->dims[1];
+    snprintf(msg, len, "the field has a non-finite value (NaN or inf) at vertex %" PRId64
+                       " (x=%" PRId64 ", y=%" PRId64 ", z=%" PRId64 "); NaN is not supported",
+             gb, x, y, z);
+    ret = 2;
+    goto cleanup;
+  }
+
+  /* global step */
+  const bpc_type_ops_t ops = {tree_size, tree_pack, tree_unpack, tree_destroy, NULL};
+  bpc_type_t type = bpc_type_custom(&ops, NULL);
+  bpc_merge_op_t op = {merge_trees, 1, 0, &R};
+  bpc_merge_params_t mp = bpc_merge_params_default();
+  mp.nthreads = p->nthreads;
+  mp.algorithm = "doubling";
+  t0 = bpc_wtime(ctx);
+  rc = bpc_merge(ctx, R.assign, &type, (void **)R.trees, &op, &mp, NULL);
+  st->t_merge = bpc_wtime(ctx) - t0;
+  if (rc != BPC_OK) {
+    snprintf(msg, len, "merge failed: %s: %s", bpc_err_name(rc), bpc_last_error(ctx));
+    goto cleanup;
+  }
+  bpc_call_stats_t cs;
+  if (bpc_stats_last_call(ctx, &cs) == BPC_OK)
+    st->bytes_sent = cs.total.bytes_sent;
+  if (R.seg != NULL) {
+    int size = 1;
+    bpc_ctx_size(ctx, &size);
+    if (route_labels(&R, size, msg, len) != 0)
+      goto cleanup;
+  }
+  for (int i = 0; i < R.nl; i++)
+    for (size_t q = 0; q < R.bpairs[i].n; q++) {
+      const mt_pair_t *x = &R.bpairs[i].p[q];
+      if (mt_pairs_push(pairs, x->birth, x->death, x->bgid, x->dgid) != 0) {
+        snprintf(msg, len, "out of memory");
+        goto cleanup; /* collective steps are over: a local failure */
+      }
+    }
+  ret = 0;
+cleanup:
+  for (int i = 0; i < R.nl; i++) {
+    if (R.trees)
+      tree_destroy(R.trees[i], NULL);
+    if (R.bpairs)
+      mt_pairs_free(&R.bpairs[i]);
+    if (R.blabs) {
+      free(R.blabs[i].p);
+      R.blabs[i].p = NULL;
+    }
+  }
+  free(R.blabs);
+  if (ret != 0 && R.seg != NULL)
+    mt_seg_free(R.seg);
+  free(R.trees);
+  free(R.bpairs);
+  free(R.bad);
+  free(R.err);
+  free(R.msg);
+  bpc_blocks_destroy(&blocks);
+  bpc_decomp_destroy(&d);
+  return ret;
+}

@@ -1,0 +1,391 @@
+/*
+ * apps/mergetree/mt_sweep.c - the union-find sweep shared by the local step
+ * (a block's ghosted box) and the global step (glued reduced trees).
+ *
+ * One pass in sweep order over a graph. Every component (a union-find set)
+ * carries its birth (its earliest vertex), whether it holds a boundary
+ * vertex (hasb), and its lowest kept vertex (ktip). At vertex v the
+ * components of its processed neighbours meet: the elder birth survives,
+ * every other birth b dies at v, and the pair (b, v) is final when b's
+ * component holds no boundary vertex (nothing outside the region can reach
+ * it, and the region already holds every edge of its vertices). v is kept
+ * when the merged component holds a boundary vertex; then every ktip below
+ * it gets v as parent, and a component without kept vertices that survives
+ * keeps its birth (parent v). So the reduced tree holds every vertex whose
+ * subtree touches the boundary and the elder birth of each such subtree;
+ * among kept vertices it connects exactly what the graph connects at every
+ * threshold, which is all a larger region needs.
+ */
+#include "mergetree/mt.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Room for one more element of `elem` bytes in the vector *p of n of cap. */
+static int grow(void **p, size_t n, size_t *cap, size_t elem)
+{
+  if (n < *cap)
+    return 0;
+  size_t c = *cap ? 2 * *cap : 64;
+  void *q = realloc(*p, c * elem);
+  if (q == NULL)
+    return -1;
+  *p = q;
+  *cap = c;
+  return 0;
+}
+
+int mt_pairs_push(mt_pairs_t *v, double b, double d, int64_t bg, int64_t dg)
+{
+  void *p = v->p;
+  int rc = grow(&p, v->n, &v->cap, sizeof *v->p);
+  v->p = p;
+  if (rc != 0)
+    return -1;
+  v->p[v->n++] = (mt_pair_t){b, d, bg, dg};
+  return 0;
+}
+
+void mt_pairs_free(mt_pairs_t *v)
+{
+  free(v->p);
+  memset(v, 0, sizeof *v);
+}
+
+static int cmp_sub(const void *a, const void *b)
+{
+  const mt_pair_t *x = a, *y = b;
+  if (mt_before(x->birth, x->bgid, y->birth, y->bgid, 1))
+    return -1;
+  return x->bgid != y->bgid;
+}
+
+static int cmp_super(const void *a, const void *b)
+{
+  const mt_pair_t *x = a, *y = b;
+  if (mt_before(x->birth, x->bgid, y->birth, y->bgid, 0))
+    return -1;
+  return x->bgid != y->bgid;
+}
+
+void mt_pairs_sort(mt_pair_t *p, size_t n, int sub)
+{
+  qsort(p, n, sizeof *p, sub ? cmp_sub : cmp_super);
+}
+
+void mt_tree_free(mt_tree_t *t)
+{
+  free(t->blk);
+  free(t->gid);
+  free(t->val);
+  free(t->par);
+  memset(t, 0, sizeof *t);
+}
+
+/* Bottom-up merge sort of idx[0..n) into sweep order (tmp: n entries). */
+static void sort_sweep(int64_t *idx, int64_t *tmp, int64_t n, const double *val,
+                       const int64_t *gid, int sub)
+{
+  int64_t *a = idx, *b = tmp;
+  for (int64_t w = 1; w < n; w *= 2) {
+    for (int64_t lo = 0; lo < n; lo += 2 * w) {
+      int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+      int64_t i = lo, j = mid, o = lo;
+      while (i < mid && j < hi) {
+        int64_t x = a[i], y = a[j];
+        if (mt_before(val[y], gid[y], val[x], gid[x], sub))
+          b[o++] = a[j++];
+        else
+          b[o++] = a[i++];
+      }
+      while (i < mid)
+        b[o++] = a[i++];
+      while (j < hi)
+        b[o++] = a[j++];
+    }
+    int64_t *t = a;
+    a = b;
+    b = t;
+  }
+  if (a != idx)
+    memcpy(idx, a, (size_t)n * sizeof *idx);
+}
+
+static int64_t find(int64_t *uf, int64_t x)
+{
+  while (uf[x] != x) {
+    uf[x] = uf[uf[x]];
+    x = uf[x];
+  }
+  return x;
+}
+
+#define KEPT_NOT (-2)
+
+int mt_labs_push(mt_labs_t *v, int64_t gid, int64_t label)
+{
+  void *p = v->p;
+  int rc = grow(&p, v->n, &v->cap, sizeof *v->p);
+  v->p = p;
+  if (rc != 0)
+    return -1;
+  v->p[v->n++] = (mt_lab_t){gid, label};
+  return 0;
+}
+
+int mt_sweep(const mt_graph_t *g, int sub, mt_pairs_t *pairs, mt_tree_t *out, int64_t *label)
+{
+  const int64_t n = g->n;
+  const size_t nn = (size_t)(n > 0 ? n : 1);
+  int64_t *order = malloc(nn * sizeof *order), *uf = malloc(nn * sizeof *uf);
+  int64_t *birth = malloc(nn * sizeof *birth), *ktip = malloc(nn * sizeof *ktip);
+  int64_t *kpar = malloc(nn * sizeof *kpar);
+  unsigned char *hasb = malloc(nn);
+  int64_t *nb = malloc(sizeof *nb * (size_t)(g->maxdeg > 0 ? g->maxdeg : 1));
+  int64_t *roots = malloc(sizeof *roots * (size_t)(g->maxdeg > 0 ? g->maxdeg : 1));
+  int rc = -1;
+  memset(out, 0, sizeof *out);
+  if (!order || !uf || !birth || !ktip || !kpar || !hasb || !nb || !roots)
+    goto cleanup;
+  /* sort (uf serves as the merge sort's buffer) */
+  for (int64_t i = 0; i < n; i++)
+    order[i] = i;
+  sort_sweep(order, uf, n, g->val, g->gid, sub);
+  for (int64_t i = 0; i < n; i++) {
+    uf[i] = -1; /* not yet swept */
+    kpar[i] = KEPT_NOT;
+  }
+  const double *val = g->val;
+  const int64_t *gid = g->gid;
+  for (int64_t s = 0; s < n; s++) {
+    const int64_t v = order[s];
+    int nr = 0;
+    int m = g->nbrs(g->nbr_data, v, nb, g->maxdeg);
+    for (int j = 0; j < m; j++) {
+      if (nb[j] == v || uf[nb[j]] < 0)
+        continue;
+      int64_t r = find(uf, nb[j]), dup = 0;
+      for (int q = 0; q < nr && !dup; q++)
+        dup = roots[q] == r;
+      if (!dup)
+        roots[nr++] = r;
+    }
+    /* the elder birth and the boundary flag of the merged component */
+    int64_t eld = v;
+    unsigned char hb = g->bnd ? g->bnd[v] : 0;
+    for (int q = 0; q < nr; q++) {
+      int64_t b = birth[roots[q]];
+      if (eld == v || mt_before(val[b], gid[b], val[eld], gid[eld], sub))
+        eld = b;
+      hb |= hasb[roots[q]];
+    }
+    for (int q = 0; q < nr; q++) {
+      int64_t r = roots[q], b = birth[r];
+      if (b != eld && !hasb[r] &&
+          mt_pairs_push(pairs, val[b], val[v], gid[b], gid[v]) != 0)
+        goto cleanup;
+    }
+    int64_t tip = -1;
+    if (hb) {
+      kpar[v] = -1;
+      tip = v;
+      for (int q = 0; q < nr; q++) {
+        int64_t r = roots[q];
+        if (ktip[r] >= 0)
+          kpar[ktip[r]] = v;
+        else if (birth[r] == eld)
+          kpar[eld] = v; /* a component without boundary survives: keep its birth */
+      }
+    }
+    /* union: v and every root, the set data at the new root */
+    uf[v] = v;
+    int64_t rep = v;
+    for (int q = 0; q < nr; q++)
+      uf[roots[q]] = rep;
+    birth[rep] = eld;
+    hasb[rep] = hb;
+    ktip[rep] = tip;
+    if (label != NULL)
+      label[v] = hb ? -1 : gid[eld];
+  }
+  if (g->bnd == NULL) /* the whole domain: the survivors are essential */
+    for (int64_t i = 0; i < n; i++)
+      if (uf[i] == i &&
+          mt_pairs_push(pairs, val[birth[i]], sub ? INFINITY : -INFINITY, gid[birth[i]], -1))
+        goto cleanup;
+
+  /* the reduced tree: kept vertices, renumbered in index order */
+  int64_t nk = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (kpar[i] != KEPT_NOT)
+      uf[i] = nk++; /* uf is free now: new index */
+  out->n = nk;
+  size_t ck = (size_t)(nk > 0 ? nk : 1);
+  out->gid = malloc(ck * sizeof *out->gid);
+  out->val = malloc(ck * sizeof *out->val);
+  out->par = malloc(ck * sizeof *out->par);
+  if (!out->gid || !out->val || !out->par)
+    goto cleanup;
+  for (int64_t i = 0; i < n; i++)
+    if (kpar[i] != KEPT_NOT) {
+      int64_t k = uf[i];
+      out->gid[k] = gid[i];
+      out->val[k] = val[i];
+      out->par[k] = kpar[i] >= 0 ? uf[kpar[i]] : -1;
+    }
+  rc = 0;
+cleanup:
+  if (rc != 0)
+    mt_tree_free(out);
+  free(order);
+  free(uf);
+  free(birth);
+  free(ktip);
+  free(kpar);
+  free(hasb);
+  free(nb);
+  free(roots);
+  return rc;
+}
+
+/* --------------------------------------------------------------- gluing */
+
+typedef struct csr {
+  int64_t *off, *adj;
+} csr_t;
+
+static int csr_nbrs(const void *data, int64_t i, int64_t *out, int cap)
+{
+  const csr_t *c = data;
+  int m = 0;
+  for (int64_t e = c->off[i]; e < c->off[i + 1] && m < cap; e++)
+    out[m++] = c->adj[e];
+  return m;
+}
+
+typedef struct gv {
+  int64_t gid;
+  double val;
+} gv_t;
+
+static int cmp_gv(const void *a, const void *b)
+{
+  const gv_t *x = a, *y = b;
+  return (x->gid > y->gid) - (x->gid < y->gid);
+}
+
+static int64_t lookup(const int64_t *gids, int64_t n, int64_t g)
+{
+  int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (gids[mid] < g)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < n && gids[lo] == g ? lo : -1;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+int mt_glue(const mt_geom_t *geo, mt_tree_t *const *trees, int k, int sub, mt_pairs_t *pairs,
+            mt_tree_t *out, mt_labs_t *labs)
+{
+  int64_t total = 0;
+  int nblk = 0, rc = -1;
+  for (int t = 0; t < k; t++) {
+    total += trees[t]->n;
+    nblk += trees[t]->nblk;
+  }
+  size_t ct = (size_t)(total > 0 ? total : 1);
+  gv_t *all = malloc(ct * sizeof *all);
+  int64_t *gid = malloc(ct * sizeof *gid), *map = malloc(ct * sizeof *map);
+  double *val = malloc(ct * sizeof *val);
+  int64_t *deg = calloc(ct + 1, sizeof *deg), *adj = malloc(2 * ct * sizeof *adj);
+  unsigned char *bnd = malloc(ct);
+  int *blk = malloc(sizeof *blk * (size_t)(nblk > 0 ? nblk : 1));
+  memset(out, 0, sizeof *out);
+  if (!all || !gid || !map || !val || !deg || !adj || !bnd || !blk)
+    goto cleanup;
+  /* the region's blocks */
+  for (int t = 0, w = 0; t < k; t++)
+    for (int i = 0; i < trees[t]->nblk; i++)
+      blk[w++] = trees[t]->blk[i];
+  qsort(blk, (size_t)nblk, sizeof *blk, cmp_int);
+  /* the union of the vertices, by gid */
+  int64_t w = 0;
+  for (int t = 0; t < k; t++)
+    for (int64_t i = 0; i < trees[t]->n; i++)
+      all[w++] = (gv_t){trees[t]->gid[i], trees[t]->val[i]};
+  qsort(all, (size_t)total, sizeof *all, cmp_gv);
+  int64_t n = 0;
+  for (int64_t i = 0; i < total; i++)
+    if (n == 0 || all[i].gid != gid[n - 1]) {
+      gid[n] = all[i].gid;
+      val[n++] = all[i].val;
+    }
+  /* the union of the edges (node - parent), as CSR; map: tree node -> vertex */
+  int64_t *m = map;
+  for (int t = 0; t < k; t++) {
+    for (int64_t i = 0; i < trees[t]->n; i++)
+      m[i] = lookup(gid, n, trees[t]->gid[i]);
+    for (int64_t i = 0; i < trees[t]->n; i++)
+      if (trees[t]->par[i] >= 0) {
+        deg[m[i] + 1]++;
+        deg[m[trees[t]->par[i]] + 1]++;
+      }
+    m += trees[t]->n;
+  }
+  int maxdeg = 1;
+  for (int64_t i = 0; i < n; i++) {
+    if (deg[i + 1] > maxdeg)
+      maxdeg = (int)deg[i + 1];
+    deg[i + 1] += deg[i];
+  }
+  int64_t *fill = all != NULL ? (int64_t *)all : NULL; /* reuse: n cursors */
+  for (int64_t i = 0; i < n; i++)
+    fill[i] = deg[i];
+  m = map;
+  for (int t = 0; t < k; t++) {
+    for (int64_t i = 0; i < trees[t]->n; i++)
+      if (trees[t]->par[i] >= 0) {
+        int64_t a = m[i], b = m[trees[t]->par[i]];
+        adj[fill[a]++] = b;
+        adj[fill[b]++] = a;
+      }
+    m += trees[t]->n;
+  }
+  int whole = nblk == geo->nblocks;
+  for (int64_t i = 0; i < n && !whole; i++)
+    bnd[i] = (unsigned char)mt_on_boundary(geo, gid[i], blk, nblk);
+  csr_t c = {deg, adj};
+  mt_graph_t g = {n, val, gid, whole ? NULL : bnd, csr_nbrs, &c, maxdeg};
+  /* labels: map (as int64 per vertex) is free now */
+  if (mt_sweep(&g, sub, pairs, out, labs ? map : NULL) != 0)
+    goto cleanup;
+  for (int64_t i = 0; labs != NULL && i < n; i++)
+    if (map[i] >= 0 && mt_labs_push(labs, gid[i], map[i]) != 0) {
+      mt_tree_free(out);
+      goto cleanup;
+    }
+  out->blk = blk;
+  out->nblk = nblk;
+  blk = NULL;
+  rc = 0;
+cleanup:
+  free(all);
+  free(gid);
+  free(map);
+  free(val);
+  free(deg);
+  free(adj);
+  free(bnd);
+  free(blk);
+  return rc;
+}
