@@ -12,6 +12,9 @@ ref=./tests/apps/mt_ref
 name=bpc-mergetree-io-test
 . "$(dirname "$0")/app_env.sh"
 nps=${BPC_MT_NPS:-1 2 3 4}
+# BPC_MT_QUICK=1 (CI's sanitizer stage): 3 processes, no bench
+quick=${BPC_MT_QUICK:-}
+[ -n "$quick" ] && nps=${BPC_MT_NPS:-3}
 blobs="--dims 12,10,9 --blobs 6 --seed 3"
 
 # the segmentation (label = birth vertex of the branch) equals the
@@ -63,12 +66,15 @@ cmp -s "$tmp/syn" "$tmp/npy" || { echo "FAIL: .npy input differs from the synthe
 cmp -s "$tmp/syn" "$tmp/raw" || { echo "FAIL: raw input differs from the synthetic field"; fail=1; }
 
 # --bench (tiny): the bpc runs and the gather baseline find the same pairs
-"$MPIRUN" -np 3 "$app" --bench --dims 14,12,10 --blocks 8,27 --reps 1 >"$tmp/bench" 2>&1 &&
-  "$MPIRUN" -np 3 "$app" --bench --dims 14,12,10 --baseline gather --reps 1 >>"$tmp/bench" 2>&1 ||
-  { echo "FAIL: --bench"; cat "$tmp/bench"; fail=1; }
-nd=$(awk '!/^#/ { print $NF }' "$tmp/bench" | sort -u | wc -l)
-nl=$(grep -vc '^#' "$tmp/bench")
-[ "$nd" = 1 ] && [ "$nl" = 3 ] || { echo "FAIL: --bench digests differ or lines missing"; cat "$tmp/bench"; fail=1; }
+if [ -z "$quick" ]; then
+  "$MPIRUN" -np 3 "$app" --bench --dims 14,12,10 --blocks 8,27 --reps 1 >"$tmp/bench" 2>&1 &&
+    "$MPIRUN" -np 3 "$app" --bench --dims 14,12,10 --baseline gather --reps 1 >>"$tmp/bench" 2>&1 ||
+    { echo "FAIL: --bench"; cat "$tmp/bench"; fail=1; }
+  nd=$(awk '!/^#/ { print $NF }' "$tmp/bench" | sort -u | wc -l)
+  nl=$(grep -vc '^#' "$tmp/bench")
+  [ "$nd" = 1 ] && [ "$nl" = 3 ] ||
+    { echo "FAIL: --bench digests differ or lines missing"; cat "$tmp/bench"; fail=1; }
+fi
 
 # bad input: exit 2 on every rank, a message that names the problem
 head -c 1000 "$f.npy" >"$tmp/short.npy"
@@ -83,7 +89,9 @@ printf 'not a numpy file at all\n' >"$tmp/junk.npy"
 # a NaN at vertex 77: bytes 308..311 of the raw data
 cp "$f.raw" "$tmp/nan.raw"
 printf '\000\000\300\177' | dd of="$tmp/nan.raw" bs=1 seek=308 conv=notrunc 2>/dev/null
-for np in 1 3; do
+bad_nps="1 3"
+[ -n "$quick" ] && bad_nps=3
+for np in $bad_nps; do
   bad $np "truncated" --input "$tmp/short.npy"
   bad $np "dtype '<i4' is not supported" --input "$tmp/int.npy"
   bad $np "Fortran order" --input "$tmp/fort.npy"
