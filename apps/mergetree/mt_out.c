@@ -150,6 +150,7 @@ int mt_write_seg_vtk(const char *path, const mt_field_t *f, const mt_seg_t *s, i
   return write_blocks(path, h, (size_t)n, "\n", 4, enc_vtk, f, s, rank, msg, len);
 }
 
+#ifdef MT_HAVE_PNG
 /* A colour per label (hashed), the same on every run. */
 static void colour(int64_t label, unsigned char rgb[3])
 {
@@ -160,6 +161,7 @@ static void colour(int64_t label, unsigned char rgb[3])
   for (int i = 0; i < 3; i++)
     rgb[i] = (unsigned char)(60 + (h >> (8 * i)) % 190);
 }
+#endif
 
 int mt_write_seg_png(const char *path, const mt_field_t *f, const mt_seg_t *s, int64_t z,
                      int rank, int size, char *msg, size_t len)
