@@ -47,9 +47,10 @@ int bpc__assign_make(bpc_ctx_t *ctx, int nblocks, bpc_assign_mode_t mode, const 
 {
   int rc = BPC_OK;
   bpc_assign_t *a = NULL;
+  if (out != NULL)
+    *out = NULL;
   if (ctx == NULL || out == NULL)
     return bpc__err(ctx, BPC_ENULL, "bpc_assign_create: %s is NULL", ctx ? "out" : "ctx");
-  *out = NULL;
   if (nblocks < 1) {
     rc = bpc__err(ctx, BPC_ENBLOCKS, "nblocks is %d; it must be at least 1", nblocks);
     goto cleanup;

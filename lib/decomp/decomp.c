@@ -307,10 +307,11 @@ int bpc__decomp_make(bpc_ctx_t *ctx, const bpc_decomp_params_t *params, bpc_deco
   int rc = BPC_OK;
   bpc_decomp_t *d = NULL;
   int divs[BPC_MAX_DIM] = {0};
+  if (out != NULL)
+    *out = NULL;
   if (ctx == NULL || params == NULL || out == NULL)
     return bpc__err(ctx, BPC_ENULL, "bpc_decomp_create: %s is NULL",
                     ctx == NULL ? "ctx" : (params == NULL ? "params" : "out"));
-  *out = NULL;
   rc = check_params(ctx, params, divs);
   if (rc != BPC_OK)
     goto cleanup;

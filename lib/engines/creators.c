@@ -9,7 +9,8 @@
  * agreement (bpc__agree_args) before returning: a rank's local error is
  * every rank's error (its code and message), and valid values that differ
  * between ranks are BPC_EMISMATCH on every rank, naming the field. On
- * any error no rank keeps an object (*out is NULL everywhere).
+ * any error no rank keeps an object (*out is NULL everywhere). A NULL ctx
+ * is reported by the local work (bpc__agree_args passes it through).
  */
 #include "comm/coll.h"
 #include "decomp/decomp.h"
@@ -26,8 +27,7 @@ static int assign_create(bpc_ctx_t *ctx, int nblocks, bpc_assign_mode_t mode, co
                          bpc_assign_t **out)
 {
   bpc_assign_t *a = NULL;
-  int rc = out == NULL ? bpc__err(ctx, BPC_ENULL, "bpc_assign_create: out is NULL")
-                       : bpc__assign_make(ctx, nblocks, mode, map, &a);
+  int rc = bpc__assign_make(ctx, nblocks, mode, map, out != NULL ? &a : NULL);
   bpc__sig_t s;
   bpc__sig_init(&s);
   sig_assignment(&s, a);
@@ -43,20 +43,13 @@ static int assign_create(bpc_ctx_t *ctx, int nblocks, bpc_assign_mode_t mode, co
 int bpc_assign_create(bpc_ctx_t *ctx, int nblocks, bpc_assign_mode_t mode, const int *map,
                       bpc_assign_t **out)
 {
-  if (out != NULL)
-    *out = NULL;
-  if (ctx == NULL)
-    return bpc__err(NULL, BPC_ENULL, "bpc_assign_create: ctx is NULL");
   BPC__GUARDED_RETURN(ctx, "bpc_assign_create", assign_create(ctx, nblocks, mode, map, out));
 }
 
 static int decomp_create(bpc_ctx_t *ctx, const bpc_decomp_params_t *params, bpc_decomp_t **out)
 {
   bpc_decomp_t *d = NULL;
-  int rc = params == NULL || out == NULL
-               ? bpc__err(ctx, BPC_ENULL, "bpc_decomp_create: %s is NULL",
-                          params == NULL ? "params" : "out")
-               : bpc__decomp_make(ctx, params, &d);
+  int rc = bpc__decomp_make(ctx, params, out != NULL ? &d : NULL);
   bpc__sig_t s;
   bpc__sig_init(&s);
   bpc__sig_decomp(&s, d);
@@ -72,9 +65,5 @@ static int decomp_create(bpc_ctx_t *ctx, const bpc_decomp_params_t *params, bpc_
 
 int bpc_decomp_create(bpc_ctx_t *ctx, const bpc_decomp_params_t *params, bpc_decomp_t **out)
 {
-  if (out != NULL)
-    *out = NULL;
-  if (ctx == NULL)
-    return bpc__err(NULL, BPC_ENULL, "bpc_decomp_create: ctx is NULL");
   BPC__GUARDED_RETURN(ctx, "bpc_decomp_create", decomp_create(ctx, params, out));
 }
