@@ -132,7 +132,8 @@ typedef struct bpc_scan_params {
    * caller), 0 = unknown (taken as 1 ms: an expensive operator). The model
    * (doc/scan.md) weighs it against the message latency alpha
    * (BPC_SCAN_ALPHA, seconds, default 5e-6). Must be the same on every
-   * rank when the algorithm is "auto". */
+   * rank when the algorithm is "auto" or the strategy
+   * BPC_SCAN_STRATEGY_AUTO. */
   double op_seconds;
 } bpc_scan_params_t;
 

@@ -319,6 +319,7 @@ static const bad_case_t bad_cases[] = {
     {"op_seconds negative", BPC_EINVAL, 0, NULL},
     {"mpi with a custom type", BPC_ETYPE, 0, NULL},
     {"mpi with blocks out of rank order", BPC_EINVAL, 0, NULL},
+    {"op_seconds differs under strategy auto", BPC_EMISMATCH, 1, "op_seconds"},
 };
 #define NBAD ((int)(sizeof bad_cases / sizeof bad_cases[0]))
 
@@ -368,8 +369,11 @@ START_TEST(test_scan_bad_rank)
         case 17: prm.op_seconds = -1; break;
         case 18: prm.algorithm = "mpi"; tp = &list; break;
         case 19: prm.algorithm = "mpi"; prm.order = rev; break;
+        case 20: prm.op_seconds = 1e-9; break;
         }
       }
+      if (ci == 20) /* every rank: a named algorithm, the strategy's auto */
+        prm.strategy = BPC_SCAN_STRATEGY_AUTO;
       if (ci == 19 && t_size == 1) { /* one process: every order is rank order */
         sr_prob_free(&P);
         continue;

@@ -1232,13 +1232,16 @@ static int scan_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type
   bpc__sig_int(&sig, "nblocks", rc == BPC_OK ? nb : 0);
   bpc__sig_assign(&sig, rc == BPC_OK ? assign : NULL);
   bpc__sig_int(&sig, "mode", rc == BPC_OK ? (int)mode : 0);
-  /* the strategy that will run: ranks whose auto resolved differently
-   * (different op_seconds or BPC_SCAN_ALPHA) get BPC_EMISMATCH */
-  bpc__sig_int(&sig, "strategy", rc == BPC_OK ? (int)strategy : 0);
-  if (rc == BPC_OK && source == BPC_SOURCE_BUILTIN) /* the model chose: same inputs */
+  /* a model chooses (the algorithm's or the strategy's auto): the same
+   * input on every rank */
+  if (rc == BPC_OK &&
+      (source == BPC_SOURCE_BUILTIN || Pm.strategy == BPC_SCAN_STRATEGY_AUTO))
     bpc__sig_bytes(&sig, "op_seconds", &Pm.op_seconds, sizeof Pm.op_seconds);
   else
     bpc__sig_open(&sig, "op_seconds");
+  /* the strategy that will run (ranks whose BPC_SCAN_ALPHA made auto choose
+   * differently get BPC_EMISMATCH here) */
+  bpc__sig_int(&sig, "strategy", rc == BPC_OK ? (int)strategy : 0);
   bpc__sig_bytes(&sig, "order", rc == BPC_OK ? order : NULL,
                  rc == BPC_OK ? sizeof(int) * (size_t)nb : 0);
   bpc__sig_int(&sig, "identity", rc == BPC_OK && op->identity != NULL);
