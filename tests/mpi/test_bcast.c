@@ -346,6 +346,13 @@ START_TEST(test_bcast_auto_cache)
               T_CHECK(strcmp(got, want) == 0, "n=%d %s s=%d len=%d off=%d: again %s, model %s",
                       n, bpc__bcast_dist_name(d), s, len, off, got, want);
               T_CHECK(bpc__bcast_cache(ctx, -1, &h1, &m1) == BPC_OK, "cache");
+              /* every rank hit and missed alike (the key holds agreed values only) */
+              long long hm[2] = {h1, m1}, lo[2], hi[2];
+              MPI_Allreduce(hm, lo, 2, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+              MPI_Allreduce(hm, hi, 2, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+              T_CHECK(lo[0] == hi[0] && lo[1] == hi[1],
+                      "n=%d s=%d off=%d: ranks differ: hits %lld..%lld, misses %lld..%lld", n, s,
+                      off, lo[0], hi[0], lo[1], hi[1]);
               /* on: the second call hits; off: both run the model */
               T_CHECK(off ? h1 == h0 && m1 == m0 + 2 : h1 >= h0 + 1 && h1 + m1 == h0 + m0 + 2,
                       "n=%d s=%d off=%d: hits %lld -> %lld, misses %lld -> %lld", n, s, off, h0,
@@ -360,6 +367,26 @@ START_TEST(test_bcast_auto_cache)
   T_SYNC();
 }
 END_TEST
+
+/* BPC_BCAST_ALPHA as the test found it, put back after a change. */
+static char alpha_saved[64];
+static int alpha_was_set = -1;
+static void alpha_set(const char *v)
+{
+  if (alpha_was_set < 0) {
+    const char *e = getenv("BPC_BCAST_ALPHA");
+    alpha_was_set = e != NULL;
+    snprintf(alpha_saved, sizeof alpha_saved, "%s", e != NULL ? e : "");
+  }
+  setenv("BPC_BCAST_ALPHA", v, 1);
+}
+static void alpha_restore(void)
+{
+  if (alpha_was_set > 0)
+    setenv("BPC_BCAST_ALPHA", alpha_saved, 1);
+  else if (alpha_was_set == 0)
+    unsetenv("BPC_BCAST_ALPHA");
+}
 
 /* A changed input changes the key: sources, the largest item crossing a
  * rounding step (not within one), the mesh, alpha; the LRU bound. */
@@ -397,10 +424,10 @@ START_TEST(test_bcast_auto_key)
   AK_EXPECT(0, "41 bytes");
   auto_call(a, n, src, 2, 1, n, 32, &info);
   AK_EXPECT(0, "a 1 x n mesh");
-  setenv("BPC_BCAST_ALPHA", "3e-6", 1);
+  alpha_set("3e-6");
   auto_call(a, n, src, 2, 0, 0, 32, &info);
   AK_EXPECT(0, "another alpha");
-  unsetenv("BPC_BCAST_ALPHA");
+  alpha_restore();
   auto_call(a, n, src, 2, 0, 0, 32, &info);
   AK_EXPECT(1, "alpha back");
   /* 8 other inputs push the first one out (least recently used) */
@@ -539,7 +566,7 @@ START_TEST(test_bcast_bad_rank)
         case 14: P.rows = 1; P.cols = n; break;
         case 15: P.reposition = 1; break;
         case 16: P.partition = 1; break;
-        case 17: setenv("BPC_BCAST_ALPHA", "3e-6", 1); break;
+        case 17: alpha_set("3e-6"); break;
         }
       }
       if (c == 13 && !bad)
@@ -551,7 +578,7 @@ START_TEST(test_bcast_bad_rank)
         P.cols = n / 2;
       }
       int rc = bpc_bcast(ctx, as, t, src, ns, it, rv, NULL, &P, NULL);
-      unsetenv("BPC_BCAST_ALPHA");
+      alpha_restore();
       bad_check(ctx, &bad_cases[c], m, rc);
     }
   bpc_assign_destroy(&a);

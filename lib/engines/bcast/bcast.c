@@ -132,11 +132,21 @@ static int bc_partition(bpc__bc_call_t *C, const bpc__algo_t *row, const int *po
   return rc;
 }
 
+/* The flags that take effect for row `id`: repositioning needs sources and
+ * a schedule that starts from them (not mpi or 2step), partitioning a
+ * schedule (not mpi) over 2 blocks or more. */
+static void bc_effective(const bpc__bc_call_t *C, int id, int *rep, int *part)
+{
+  *rep = C->reposition && C->s > 0 && id != BPC_BCAST_MPI && id != BPC_BCAST_2STEP;
+  *part = C->partition && id != BPC_BCAST_MPI && C->p >= 2;
+}
+
 int bpc__bc_run_row(bpc__bc_call_t *C, const bpc__algo_t *row)
 {
   const int id = row->info.id, s = C->s, p = C->p;
-  const int part = C->partition && id != BPC_BCAST_MPI && p >= 2;
-  if ((!C->reposition || s == 0 || id == BPC_BCAST_MPI || id == BPC_BCAST_2STEP) && !part)
+  int rep, part;
+  bc_effective(C, id, &rep, &part);
+  if (!rep && !part)
     return row->run(C);
   int *T = malloc(sizeof(int) * (size_t)(s + 1));
   unsigned char *inT = calloc((size_t)p, 1), *used = calloc((size_t)p, 1);
@@ -145,7 +155,7 @@ int bpc__bc_run_row(bpc__bc_call_t *C, const bpc__algo_t *row)
     rc = bpc__err(C->ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
     goto out;
   }
-  if (C->reposition && s > 0 && id != BPC_BCAST_MPI && id != BPC_BCAST_2STEP) {
+  if (rep) {
     const int kind = id == BPC_BCAST_BR_LIN         ? BPC__BDIST_LDIAG
                      : id == BPC_BCAST_BR_XY_SOURCE ? BPC__BDIST_ROW
                      : id == BPC_BCAST_BR_XY_DIM    ? (C->cols >= C->rows ? BPC__BDIST_COL
@@ -260,7 +270,7 @@ double bpc__bc_model(bpc__bc_call_t *C0, const bpc__algo_t *row, double L)
   int *pick = calloc((size_t)nr, sizeof(int)), ns = 0;
   long long *load = NULL;
   if (pick == NULL || bpc__bc_run_row(&C, row) != BPC_OK || C.S.err != BPC_OK ||
-      bpc__bc_plan_init(&P, &C.S, C.assign, nr, C.ids, s, C.p) != BPC_OK) {
+      bpc__bc_plan_init(&P, &C.S, nr, C.ids, s) != BPC_OK) {
     T = 1e30;
     goto out;
   }
@@ -273,8 +283,8 @@ double bpc__bc_model(bpc__bc_call_t *C0, const bpc__algo_t *row, double L)
       cand[nc++] = 0;
       cand[nc++] = nr - 1;
       if (s > 0) {
-        cand[nc++] = P.rk[C.ids[0]];
-        cand[nc++] = P.rk[C.ids[s - 1]];
+        cand[nc++] = C.S.rk[C.ids[0]];
+        cand[nc++] = C.S.rk[C.ids[s - 1]];
       }
       for (int k = 1; k <= BC_SAMPLE; k++)
         cand[nc++] = (int)((long long)k * nr / (BC_SAMPLE + 1));
@@ -450,6 +460,23 @@ int bpc__bcast_cache(bpc_ctx_t *ctx, int off, long long *hits, long long *misses
   return BPC_OK;
 }
 
+/* Every block's rank, computed once per call and only when a schedule is
+ * built (the model, or the executor without auto's cached plan): C->rk and
+ * C->S.rk (the schedules drop transfers inside a process as they are
+ * built, the plans read it). The caller frees C->rk. */
+static int bc_ranks(bpc__bc_call_t *C)
+{
+  if (C->rk != NULL)
+    return BPC_OK;
+  C->rk = malloc(sizeof(int) * (size_t)(C->p > 0 ? C->p : 1));
+  if (C->rk == NULL)
+    return BPC_ENOMEM;
+  for (int g = 0; g < C->p; g++)
+    C->rk[g] = bpc__assign_rank(C->assign, g);
+  C->S.rk = C->rk;
+  return BPC_OK;
+}
+
 /* auto: the cheapest row and flags by the model, from the cache when the
  * same agreed inputs were seen; *ce: the cache entry (NULL: cache off). */
 static int bc_auto(bpc__bc_call_t *C, const bpc__sig_t *sig, const long long *vals, long long L,
@@ -471,7 +498,9 @@ static int bc_auto(bpc__bc_call_t *C, const bpc__sig_t *sig, const long long *va
     return BPC_OK;
   }
   int rep = 0, part = 0;
-  int rc = bpc__bc_choose(C, (double)Lq, row, &rep, &part, NULL);
+  int rc = bc_ranks(C);
+  if (rc == BPC_OK)
+    rc = bpc__bc_choose(C, (double)Lq, row, &rep, &part, NULL);
   if (rc != BPC_OK)
     return bpc__err(C->ctx, rc, "bpc_bcast: out of memory in auto's cost model");
   C->reposition = rep;
@@ -484,11 +513,8 @@ static int bc_auto(bpc__bc_call_t *C, const bpc__sig_t *sig, const long long *va
   return BPC_OK;
 }
 
-/* A call's state with the fields the model and the executor share, and
- * every block's rank computed once (C->rk and C->S.rk: the schedules drop
- * transfers inside a process as they are built, the plans share it).
- * Returns that array (the caller frees it), NULL when out of memory. */
-static int *bc_call_init(bpc__bc_call_t *C, bpc_ctx_t *ctx, const bpc_assign_t *assign,
+/* A call's state with the fields the model and the executor share. */
+static void bc_call_init(bpc__bc_call_t *C, bpc_ctx_t *ctx, const bpc_assign_t *assign,
                          const int *sources, int s, int rows, int cols, int reposition,
                          int partition, double alpha, double beta)
 {
@@ -505,12 +531,6 @@ static int *bc_call_init(bpc__bc_call_t *C, bpc_ctx_t *ctx, const bpc_assign_t *
   C->partition = partition != 0;
   C->alpha = alpha;
   C->beta = beta;
-  int *rk = malloc(sizeof(int) * (size_t)(C->p > 0 ? C->p : 1));
-  for (int g = 0; g < C->p && rk != NULL; g++)
-    rk[g] = bpc__assign_rank(assign, g);
-  C->rk = rk;
-  C->S.rk = rk;
-  return rk;
 }
 
 int bpc__bcast_model_time(bpc_ctx_t *ctx, const bpc_assign_t *assign, const int *sources,
@@ -526,9 +546,9 @@ int bpc__bcast_model_time(bpc_ctx_t *ctx, const bpc_assign_t *assign, const int 
   if (!is_auto && row == NULL)
     return BPC_EALGO;
   bpc__bc_call_t C;
-  int *rk = bc_call_init(&C, ctx, assign, sources, nsources, rows, cols, reposition, partition,
-                         bc_const("BPC_BCAST_ALPHA", BC_ALPHA), bc_const("BPC_BCAST_BETA", BC_BETA));
-  if (rk == NULL)
+  bc_call_init(&C, ctx, assign, sources, nsources, rows, cols, reposition, partition,
+               bc_const("BPC_BCAST_ALPHA", BC_ALPHA), bc_const("BPC_BCAST_BETA", BC_BETA));
+  if (bc_ranks(&C) != BPC_OK)
     return BPC_ENOMEM;
   const double Lq = (double)bpc__bc_model_L(L);
   int rc = BPC_OK;
@@ -538,11 +558,10 @@ int bpc__bcast_model_time(bpc_ctx_t *ctx, const bpc_assign_t *assign, const int 
     *T = bpc__bc_model(&C, row, Lq);
     rc = *T < 1e30 ? BPC_OK : BPC_ENOMEM;
   }
-  free(rk);
+  free(C.rk);
   if (rc == BPC_OK && pick != NULL && npick > 0) {
-    const int id = row->info.id;
-    const int r = C.reposition && id != BPC_BCAST_MPI && id != BPC_BCAST_2STEP && C.s > 0;
-    const int q = C.partition && id != BPC_BCAST_MPI && C.p >= 2;
+    int r, q;
+    bc_effective(&C, row->info.id, &r, &q);
     snprintf(pick, npick, "%s%s%s%s", row->info.name, r || q ? "+" : "", r ? "r" : "",
              q ? "p" : "");
   }
@@ -662,10 +681,8 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
   }
 
   bpc__bc_call_t C;
-  int *rk = bc_call_init(&C, ctx, assign, sources, nsources, rows, cols, P.reposition,
-                         P.partition, alpha, beta);
-  if (rk == NULL)
-    rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
+  bc_call_init(&C, ctx, assign, sources, nsources, rows, cols, P.reposition, P.partition, alpha,
+               beta);
   C.type = type;
   C.items = items;
   C.recv = recv;
@@ -681,6 +698,8 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
     C.plan = &ce->plan;
   else if (ce != NULL)
     C.keep_plan = &kept;
+  if (rc == BPC_OK && C.plan == NULL && bc_ranks(&C) != BPC_OK) /* a schedule is built */
+    rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
   /* opened on every rank alike (exchanges are numbered in order) */
   const int rc_open = bpc__exch_open(ctx, "bcast", bpc__assign_rank_cb, assign, &C.ex);
   if (rc == BPC_OK)
@@ -701,16 +720,14 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
   free(C.S.to);
   free(items);
   if (kept.in_start != NULL) {
-    if (rc == BPC_OK) { /* into auto's cache entry (not borrowing this call's rk) */
-      if (!kept.rk_owned)
-        kept.rk = NULL;
+    if (rc == BPC_OK) { /* into auto's cache entry */
       ce->plan = kept;
       ce->nsteps = C.S.nsteps;
     } else {
       bpc__bc_plan_free(&kept);
     }
   }
-  free(rk);
+  free(C.rk);
   rc = bpc__agree(ctx, rc);
   if (rc == BPC_OK && info != NULL) {
     memset(info, 0, sizeof *info);
@@ -719,9 +736,7 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
     info->source = source;
     info->rows = rows;
     info->cols = cols;
-    info->reposition = C.reposition && row->info.id != BPC_BCAST_MPI &&
-                       row->info.id != BPC_BCAST_2STEP && nsources > 0;
-    info->partition = C.partition && row->info.id != BPC_BCAST_MPI && assign->nblocks >= 2;
+    bc_effective(&C, row->info.id, &info->reposition, &info->partition);
     info->steps = C.steps;
     info->msgs_sent = C.msgs;
     info->bytes_sent = C.bytes;

@@ -367,7 +367,7 @@ int bpc__bc_exec(bpc__bc_call_t *C)
   bpc__bc_plan_t own, *P = C->plan != NULL ? C->plan : &own;
   memset(&own, 0, sizeof own);
   if (C->plan == NULL)
-    rc = bpc__bc_plan_init(&own, S, C->assign, nr, C->ids, s, C->p);
+    rc = bpc__bc_plan_init(&own, S, nr, C->ids, s);
   bpc__bc_item_t *it = calloc((size_t)(s > 0 ? s : 1), sizeof *it);
   void **packed = calloc((size_t)(s > 0 ? s : 1), sizeof(void *));
   int *idx = malloc(sizeof(int) * (size_t)(s > 0 ? s : 1));

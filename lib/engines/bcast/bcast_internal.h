@@ -57,7 +57,8 @@ typedef struct bpc__bc_call {
   int partition;  /* run the row in two halves, then exchange between them */
   int plan_only; /* 1: build the schedule, do not run it (bpc__bcast_sched_check) */
   double alpha, beta; /* the cost model's constants (auto) */
-  const int *rk;      /* per block: its rank (NULL: the plan computes it) */
+  int *rk;            /* per block: its rank (bc_ranks makes it when a schedule
+                       * is built; NULL until then, and on auto's cache hits) */
   struct bpc__bc_plan *plan;      /* set: the executor runs this plan (auto's cache) */
   struct bpc__bc_plan *keep_plan; /* set: the executor hands the plan it built here */
   /* results for info */
@@ -128,8 +129,6 @@ int bpc__bc_run_row(bpc__bc_call_t *C, const bpc__algo_t *row);
  */
 typedef struct bpc__bc_plan {
   int nr, nsteps, s;
-  int *rk;       /* per block: its rank */
-  int rk_owned;  /* 1: rk was allocated by bpc__bc_plan_init */
   int *in_start; /* nsteps * nr + 1: edges into (step t, process B) start at [t * nr + B] */
   int *in_from;  /* per edge: the sending process */
   int *in_a, *in_b; /* per edge: the block transfer a -> b it stands for */
@@ -139,11 +138,11 @@ typedef struct bpc__bc_plan {
   int *out;               /* scratch for callers */
 } bpc__bc_plan_t;
 
-/* Bucket schedule S for processes of `assign` (nr ranks); ids = the items'
- * starting blocks. BPC_OK or BPC_ENOMEM (nothing recorded). */
-int bpc__bc_plan_init(bpc__bc_plan_t *P, const bpc__bc_sched_t *S, const bpc_assign_t *assign,
-                      int nr, const int *ids, int s, int p);
-/* (P->rk is borrowed from S->rk when that is set, else owned: rk_owned.) */
+/* Bucket schedule S (built with S->rk set: its block -> rank array is
+ * read here) for nr processes; ids = the items' starting blocks. BPC_OK or
+ * BPC_ENOMEM (nothing recorded). */
+int bpc__bc_plan_init(bpc__bc_plan_t *P, const bpc__bc_sched_t *S, int nr, const int *ids,
+                      int s);
 void bpc__bc_plan_free(bpc__bc_plan_t *P);
 /* The items edge e (of step t, into process B) carries: *n of them, their
  * indices ascending in items[] when items is not NULL (room for s). */

@@ -32,12 +32,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decomp/decomp.h"
 
 void bpc__bc_plan_free(bpc__bc_plan_t *P)
 {
-  if (P->rk_owned)
-    free(P->rk);
   free(P->in_start);
   free(P->in_from);
   free(P->in_a);
@@ -50,16 +47,17 @@ void bpc__bc_plan_free(bpc__bc_plan_t *P)
   memset(P, 0, sizeof *P);
 }
 
-int bpc__bc_plan_init(bpc__bc_plan_t *P, const bpc__bc_sched_t *S, const bpc_assign_t *assign,
-                      int nr, const int *ids, int s, int p)
+int bpc__bc_plan_init(bpc__bc_plan_t *P, const bpc__bc_sched_t *S, int nr, const int *ids,
+                      int s)
 {
   memset(P, 0, sizeof *P);
   P->nr = nr;
   P->nsteps = S->nsteps;
   P->s = s;
   const size_t G = (size_t)S->nsteps * (size_t)nr;
-  P->rk_owned = S->rk == NULL;
-  P->rk = S->rk != NULL ? (int *)S->rk : malloc(sizeof(int) * (size_t)(p > 0 ? p : 1));
+  const int *rk = S->rk;
+  if (rk == NULL)
+    return BPC_ESTATE; /* a schedule built without ranks: a caller's bug */
   P->in_start = calloc(G + 2, sizeof(int));
   P->in_from = malloc(sizeof(int) * (size_t)(S->n > 0 ? S->n : 1));
   P->in_a = malloc(sizeof(int) * (size_t)(S->n > 0 ? S->n : 1));
@@ -69,35 +67,33 @@ int bpc__bc_plan_init(bpc__bc_plan_t *P, const bpc__bc_sched_t *S, const bpc_ass
   P->mark = calloc(2 * (size_t)nr, sizeof(int));
   P->L = malloc(sizeof(int) * 2 * (size_t)nr);
   int *seen = calloc((size_t)nr, sizeof(int));
-  if (P->rk == NULL || P->in_start == NULL || P->in_from == NULL || P->in_a == NULL ||
+  if (P->in_start == NULL || P->in_from == NULL || P->in_a == NULL ||
       P->in_b == NULL || P->it_start == NULL || P->it_idx == NULL || P->mark == NULL ||
       P->L == NULL || seen == NULL) {
     free(seen);
     bpc__bc_plan_free(P);
     return BPC_ENOMEM;
   }
-  for (int g = 0; g < p && P->rk_owned; g++)
-    P->rk[g] = bpc__assign_rank(assign, g);
   /* items by the process they start on, ascending within each */
   for (int i = 0; i < s; i++)
-    P->it_start[P->rk[ids[i]] + 1]++;
+    P->it_start[rk[ids[i]] + 1]++;
   for (int r = 0; r < nr; r++)
     P->it_start[r + 1] += P->it_start[r];
   for (int i = 0; i < s; i++)
-    P->it_idx[P->it_start[P->rk[ids[i]]]++] = i;
+    P->it_idx[P->it_start[rk[ids[i]]]++] = i;
   for (int r = nr; r > 0; r--)
     P->it_start[r] = P->it_start[r - 1];
   P->it_start[0] = 0;
   /* cross-process transfers bucketed by (step, receiving process), stably */
   for (int e = 0; e < S->n; e++) {
-    const int A = P->rk[S->from[e]], B = P->rk[S->to[e]];
+    const int A = rk[S->from[e]], B = rk[S->to[e]];
     if (A != B)
       P->in_start[(size_t)S->step[e] * nr + B + 1]++;
   }
   for (size_t g = 0; g < G; g++)
     P->in_start[g + 1] += P->in_start[g];
   for (int e = 0; e < S->n; e++) {
-    const int A = P->rk[S->from[e]], B = P->rk[S->to[e]];
+    const int A = rk[S->from[e]], B = rk[S->to[e]];
     if (A == B)
       continue;
     const int k = P->in_start[(size_t)S->step[e] * nr + B]++;
