@@ -636,7 +636,7 @@ static void json_str(FILE *f, const char *s)
   fputc('"', f);
 }
 
-enum { ST_BYTES, ST_MSGS, ST_LBYTES, ST_LMSGS, ST_RBYTES, ST_RMSGS, ST_ROUNDS, ST_N };
+enum { ST_BYTES, ST_MSGS, ST_LBYTES, ST_LMSGS, ST_RBYTES, ST_RMSGS, ST_ROUNDS, ST_WIRE, ST_N };
 
 static void print_result(bench_env_t *env, const bench_case_t *c, const summary_t *b,
                          const summary_t *m, const uint64_t *st, int correct)
@@ -671,11 +671,11 @@ static void print_result(bench_env_t *env, const bench_case_t *c, const summary_
     fprintf(f,
             ",\"bytes_sent_max\":%llu,\"msgs_sent_max\":%llu,\"bytes_recv_max\":%llu,"
             "\"msgs_recv_max\":%llu,\"local_bytes_max\":%llu,\"local_msgs_max\":%llu,"
-            "\"rounds_max\":%llu",
+            "\"rounds_max\":%llu,\"wire_msgs_max\":%llu",
             (unsigned long long)st[ST_BYTES], (unsigned long long)st[ST_MSGS],
             (unsigned long long)st[ST_RBYTES], (unsigned long long)st[ST_RMSGS],
             (unsigned long long)st[ST_LBYTES], (unsigned long long)st[ST_LMSGS],
-            (unsigned long long)st[ST_ROUNDS]);
+            (unsigned long long)st[ST_ROUNDS], (unsigned long long)st[ST_WIRE]);
     fprintf(f, ",\"lower_bound_bytes\":%llu,\"lower_bound_msgs\":%llu,\"correct\":%d",
             (unsigned long long)c->lower_bound_bytes, (unsigned long long)c->lower_bound_msgs,
             correct);
@@ -753,7 +753,7 @@ int bench_run_case(bench_env_t *env, const bench_case_t *c)
               bpc_stats_last_call(env->ctx, &last) == BPC_OK) {
             const uint64_t v[ST_N] = {cnt.bytes_sent,  cnt.msgs_sent,  cnt.local_bytes,
                                       cnt.local_msgs,  cnt.bytes_recv, cnt.msgs_recv,
-                                      (uint64_t)last.nrounds};
+                                      (uint64_t)last.nrounds, cnt.wire_sent};
             for (int i = 0; i < ST_N; i++)
               if (v[i] > st[i])
                 st[i] = v[i];

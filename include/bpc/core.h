@@ -147,6 +147,10 @@ typedef struct bpc_counters {
   uint64_t local_msgs;
   uint64_t op_calls; /* user-operator applications (merge, reduce, ...) */
   uint64_t colls;    /* collective operations (agreements, reductions, ...) */
+  /* MPI point-to-point messages this rank posted for engines' transfers:
+   * a bundle of small messages to one process counts once, a large message
+   * counts its header and payload (msgs_sent counts bpc's messages). */
+  uint64_t wire_sent;
 } bpc_counters_t;
 
 /* Counters of the most recent engine call on this rank, total and per round.

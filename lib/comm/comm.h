@@ -44,6 +44,8 @@ typedef struct bpc__msg {
                            but its payload is still arriving */
   void *buf;            /* pool buffer holding header + payload, or NULL */
   size_t cap;           /* its capacity */
+  struct bpc__shared *shared; /* or the receive buffer of a bundle, shared
+                                 with the bundle's other messages */
   struct bpc__msg *next;
 } bpc__msg_t;
 
@@ -91,6 +93,22 @@ typedef struct bpc__msgpart {
 } bpc__msgpart_t;
 int bpc__exch_send_parts(bpc__exch_t *ex, int src_gid, int dst_gid, int seq, const void *data,
                          size_t bytes, const bpc__msgpart_t *parts, int nparts);
+
+/*
+ * Bundling (off when an exchange opens). With it on, remote sends of at most
+ * BPC__INLINE_MAX payload bytes without parts are copied at once into one
+ * bundle per destination process (the caller's buffer is free on return)
+ * and leave as one MPI message (tags.h) when the exchange is next pushed:
+ * bpc__exch_push, or any progress, wait, flush or close, or a larger send
+ * to the same process (which must not overtake them). Engines turn it on
+ * where a round sends many small messages between blocks of the same pair
+ * of processes, and push after posting a round's sends when the round
+ * computes before it waits. Receivers see no difference. Statistics count
+ * every message in msgs_sent/msgs_recv; wire_sent counts MPI messages.
+ * The environment variable BPC_BUNDLE=0 keeps bundling off everywhere.
+ */
+void bpc__exch_bundle(bpc__exch_t *ex, int on);
+int bpc__exch_push(bpc__exch_t *ex);
 
 /* Is a remote send to dst_gid with this seq still incomplete (its buffer
  * still in use)? Answers from the last progress/flush; seq -1 matches any.

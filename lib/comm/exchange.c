@@ -8,6 +8,7 @@
 
 #include <sched.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 static unsigned bucket_of(int gid) { return (unsigned)gid & (BPC__MAILBOX_BUCKETS - 1u); }
@@ -140,6 +141,166 @@ static int send_local(bpc__exch_t *ex, int src_gid, int dst_gid, int seq, const 
   return BPC_OK;
 }
 
+/* ----------------------------------------------------------- bundling */
+
+void bpc__shared_unref(bpc_ctx_t *ctx, bpc__shared_t *sh)
+{
+  /* messages may be released by OpenMP threads at once */
+  if (sh != NULL && __atomic_sub_fetch(&sh->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+    bpc__pool_put(ctx, sh->buf, sh->cap);
+    free(sh);
+  }
+}
+
+static unsigned rank_hash(int rank, int tabcap)
+{
+  return ((unsigned)rank * 2654435761u) & (unsigned)(tabcap - 1);
+}
+
+/* The stage (bundle in the making) for dst_rank, created if need be. */
+static bpc__stage_t *stage_of(bpc__exch_t *ex, int dst_rank)
+{
+  if (ex->tabcap > 0) {
+    for (unsigned h = rank_hash(dst_rank, ex->tabcap);; h = (h + 1) & (unsigned)(ex->tabcap - 1)) {
+      const int i = ex->tab[h] - 1;
+      if (i < 0)
+        break;
+      if (ex->stages[i].rank == dst_rank)
+        return &ex->stages[i];
+    }
+  }
+  if (ex->nstages == ex->capstages) {
+    const int ncap = ex->capstages ? 2 * ex->capstages : 8;
+    bpc__stage_t *ns = realloc(ex->stages, sizeof *ns * (size_t)ncap);
+    int *nt = bpc__calloc((size_t)(2 * ncap), sizeof *nt);
+    if (ns == NULL || nt == NULL) {
+      if (ns != NULL)
+        ex->stages = ns;
+      free(nt);
+      return NULL;
+    }
+    ex->stages = ns;
+    ex->capstages = ncap;
+    free(ex->tab);
+    ex->tab = nt;
+    ex->tabcap = 2 * ncap;
+    for (int i = 0; i < ex->nstages; i++) {
+      unsigned h = rank_hash(ex->stages[i].rank, ex->tabcap);
+      while (ex->tab[h] != 0)
+        h = (h + 1) & (unsigned)(ex->tabcap - 1);
+      ex->tab[h] = i + 1;
+    }
+  }
+  bpc__stage_t *st = &ex->stages[ex->nstages];
+  *st = (bpc__stage_t){.rank = dst_rank};
+  unsigned h = rank_hash(dst_rank, ex->tabcap);
+  while (ex->tab[h] != 0)
+    h = (h + 1) & (unsigned)(ex->tabcap - 1);
+  ex->tab[h] = ++ex->nstages;
+  return st;
+}
+
+static int reserve_send(bpc__exch_t *ex);
+
+/* Send the bundle of one stage (if it holds messages). */
+static int push_stage(bpc__exch_t *ex, bpc__stage_t *st)
+{
+  if (st->count == 0)
+    return BPC_OK;
+  bpc_ctx_t *ctx = ex->ctx;
+  bpc__hdr_t h = {.magic = BPC__MSG_MAGIC,
+                  .flags = BPC__HDR_BUNDLE,
+                  .src_gid = -1,
+                  .dst_gid = -1,
+                  .seq = st->count,
+                  .bytes = st->used - sizeof h};
+  memcpy(st->buf, &h, sizeof h);
+  int rc = reserve_send(ex);
+  bpc__sendrec_t *s = rc == BPC_OK ? bpc__calloc(1, sizeof *s) : NULL;
+  if (s == NULL) {
+    bpc__pool_put(ctx, st->buf, st->cap);
+    if (rc == BPC_OK)
+      rc = bpc__err(ctx, BPC_ENOMEM, "bundle: out of memory");
+  } else {
+    s->hdr = h;
+    s->buf = st->buf;
+    s->cap = st->cap;
+    rc = ex->tp->post_bundle(ex, st->rank, s, st->used); /* owns s->buf from here */
+    if (rc == BPC_OK)
+      ex->sends[ex->nsends++] = s;
+    else
+      free(s);
+  }
+  st->buf = NULL;
+  st->cap = st->used = 0;
+  st->count = 0;
+  ex->nfull--;
+  return record_err(ex, rc);
+}
+
+int bpc__exch_push(bpc__exch_t *ex)
+{
+  int rc = BPC_OK;
+  for (int i = 0; i < ex->nstages && ex->nfull > 0; i++) {
+    int r = push_stage(ex, &ex->stages[i]);
+    if (rc == BPC_OK)
+      rc = r;
+  }
+  return rc;
+}
+
+void bpc__exch_bundle(bpc__exch_t *ex, int on)
+{
+  if (!on)
+    bpc__exch_push(ex);
+  /* BPC_BUNDLE=0 keeps it off (to measure what it brings) */
+  ex->bundling = on && !ex->ctx->serial && bpc__env_ll("BPC_BUNDLE", 1) != 0;
+}
+
+/* Copy a small message into the bundle for dst_rank. */
+static int stage_send(bpc__exch_t *ex, int dst_rank, int src_gid, int dst_gid, int seq,
+                      const void *data, size_t bytes)
+{
+  bpc_ctx_t *ctx = ex->ctx;
+  bpc__stage_t *st = stage_of(ex, dst_rank);
+  if (st == NULL)
+    return record_err(ex, bpc__err(ctx, BPC_ENOMEM, "bundle: out of memory"));
+  const size_t room = sizeof(bpc__bundle_desc_t) + ((bytes + 7u) & ~(size_t)7u);
+  if (st->count > 0 && st->used + room > BPC__BUNDLE_MAX) {
+    int rc = push_stage(ex, st);
+    if (rc != BPC_OK)
+      return rc;
+  }
+  if (st->used + room > st->cap) {
+    size_t want = st->cap ? 2 * st->cap : 4096;
+    while (want < sizeof(bpc__hdr_t) + room || want < st->used + room)
+      want *= 2;
+    size_t ncap = 0;
+    void *nb = bpc__pool_get(ctx, want, &ncap);
+    if (nb == NULL)
+      return record_err(ex, bpc__err(ctx, BPC_ENOMEM, "bundle of %zu bytes: out of memory", want));
+    if (st->buf != NULL) {
+      memcpy(nb, st->buf, st->used);
+      bpc__pool_put(ctx, st->buf, st->cap);
+    } else {
+      st->used = sizeof(bpc__hdr_t);
+    }
+    st->buf = nb;
+    st->cap = ncap;
+  }
+  char *p = (char *)st->buf + st->used;
+  bpc__bundle_desc_t d = {src_gid, dst_gid, seq, (uint32_t)bytes};
+  memcpy(p, &d, sizeof d);
+  if (bytes > 0)
+    memcpy(p + sizeof d, data, bytes);
+  memset(p + sizeof d + bytes, 0, room - sizeof d - bytes);
+  st->used += room;
+  if (st->count++ == 0)
+    ex->nfull++;
+  bpc__stats_sent(ctx, bytes, 0);
+  return BPC_OK;
+}
+
 static int send_group(bpc__exch_t *ex, int src_gid, int dst_gid, int seq, const void *data,
                       size_t bytes, const bpc__msgpart_t *parts, int nparts, int flags)
 {
@@ -166,18 +327,16 @@ static int send_group(bpc__exch_t *ex, int src_gid, int dst_gid, int seq, const 
       rc = send_local(ex, src_gid, dst_gid, parts[i].seq, parts[i].data, parts[i].bytes, flags);
     return rc;
   }
-  if (ex->nsends == ex->capsends) {
-    int ncap = ex->capsends ? 2 * ex->capsends : 16;
-    bpc__sendrec_t **ns = realloc(ex->sends, sizeof *ns * (size_t)ncap);
-    if (ns == NULL)
-      return record_err(ex, bpc__err(ctx, BPC_ENOMEM, "send: out of memory"));
-    ex->sends = ns;
-    int *nd = realloc(ex->sdone, sizeof *nd * (size_t)ncap);
-    if (nd == NULL)
-      return record_err(ex, bpc__err(ctx, BPC_ENOMEM, "send: out of memory"));
-    ex->sdone = nd;
-    ex->capsends = ncap;
+  if (ex->bundling) {
+    if (nparts == 0 && bytes <= BPC__INLINE_MAX)
+      return stage_send(ex, dst_rank, src_gid, dst_gid, seq, data, bytes);
+    /* a larger send must not overtake the small ones before it */
+    bpc__stage_t *st = ex->nfull > 0 ? stage_of(ex, dst_rank) : NULL;
+    if (st != NULL && st->count > 0 && (rc = push_stage(ex, st)) != BPC_OK)
+      return rc;
   }
+  if ((rc = reserve_send(ex)) != BPC_OK)
+    return rc;
   bpc__sendrec_t *s = bpc__calloc(1, sizeof *s);
   if (s == NULL)
     return record_err(ex, bpc__err(ctx, BPC_ENOMEM, "send: out of memory"));
@@ -195,6 +354,26 @@ static int send_group(bpc__exch_t *ex, int src_gid, int dst_gid, int seq, const 
   bpc__stats_sent(ctx, bytes, 0);
   for (int i = 0; i < nparts; i++)
     bpc__stats_sent(ctx, parts[i].bytes, 0);
+  return BPC_OK;
+}
+
+/* Room in the list of sends for one more (reserved before posting it, so
+ * that a posted send is always recorded until it completes). */
+static int reserve_send(bpc__exch_t *ex)
+{
+  bpc_ctx_t *ctx = ex->ctx;
+  if (ex->nsends == ex->capsends) {
+    int ncap = ex->capsends ? 2 * ex->capsends : 16;
+    bpc__sendrec_t **ns = realloc(ex->sends, sizeof *ns * (size_t)ncap);
+    if (ns == NULL)
+      return record_err(ex, bpc__err(ctx, BPC_ENOMEM, "send: out of memory"));
+    ex->sends = ns;
+    int *nd = realloc(ex->sdone, sizeof *nd * (size_t)ncap);
+    if (nd == NULL)
+      return record_err(ex, bpc__err(ctx, BPC_ENOMEM, "send: out of memory"));
+    ex->sdone = nd;
+    ex->capsends = ncap;
+  }
   return BPC_OK;
 }
 
@@ -243,6 +422,8 @@ int bpc__exch_send_pending(const bpc__exch_t *ex, int dst_gid, int seq)
 
 int bpc__exch_progress(bpc__exch_t *ex)
 {
+  if (ex->nfull > 0)
+    bpc__exch_push(ex);
   int events = 0;
   int rc = ex->tp->poll(ex, 0, &events);
   int rc2 = test_sends(ex, &events);
@@ -292,6 +473,8 @@ int bpc__exch_wait(bpc__exch_t *ex, int dst_gid, int src_gid, int seq, bpc__msg_
   bpc_ctx_t *ctx = ex->ctx;
   *msg = NULL;
   int src_local = src_gid >= 0 && ex->rank_of(ex->rank_arg, src_gid) == ctx->rank;
+  if (ex->nfull > 0)
+    bpc__exch_push(ex);
   for (;;) {
     bpc__exch_take(ex, dst_gid, src_gid, seq, msg);
     if (*msg != NULL)
@@ -323,12 +506,13 @@ void bpc__msg_release(bpc__exch_t *ex, bpc__msg_t *msg)
     return;
   if (msg->buf != NULL)
     bpc__pool_put(ex->ctx, msg->buf, msg->cap);
+  bpc__shared_unref(ex->ctx, msg->shared);
   free(msg);
 }
 
 int bpc__exch_flush(bpc__exch_t *ex)
 {
-  int rc = BPC_OK, idle = 0;
+  int rc = ex->nfull > 0 ? bpc__exch_push(ex) : BPC_OK, idle = 0;
   while (ex->nsends > 0) {
     int events = 0;
     rc = test_sends(ex, &events);
@@ -373,6 +557,11 @@ int bpc__exch_close(bpc__exch_t **pex)
     rc = bpc__err(ex->ctx, BPC_ESTATE, "exchange closed with %lld message(s) never taken", left);
   for (int i = 0; i < ex->nsends; i++)
     free(ex->sends[i]);
+  for (int i = 0; i < ex->nstages; i++) /* left only by an error */
+    if (ex->stages[i].buf != NULL)
+      bpc__pool_put(ex->ctx, ex->stages[i].buf, ex->stages[i].cap);
+  free(ex->stages);
+  free(ex->tab);
   free(ex->dests);
   free(ex->sends);
   free(ex->sdone);

@@ -27,6 +27,16 @@
  *    The receiver posts all those receives as soon as it has the header
  *    (each part at its sender's page offset), so again no probe can match a
  *    payload, and a part costs one MPI message, not two plus a probe.
+ *  - bundles (exchanges with bundling on, bpc__exch_bundle): small messages
+ *    (payload <= BPC__INLINE_MAX) to blocks of one process are copied into
+ *    one buffer per destination process and leave as ONE MPI message: a
+ *    header with flag BPC__HDR_BUNDLE (src_gid = dst_gid = -1, seq = the
+ *    number of messages, bytes = the body's size), then per message a
+ *    bpc__bundle_desc_t and its payload padded to 8 bytes. The receiver
+ *    delivers them in order, their payloads read in place in the one
+ *    receive buffer (back to the pool when the last of them is released).
+ *    A bundle holds at most BPC__BUNDLE_MAX bytes; a fuller one is sent
+ *    and a new one begun.
  */
 #ifndef BPC_LIB_COMM_TAGS_H
 #define BPC_LIB_COMM_TAGS_H
@@ -36,10 +46,13 @@
 #define BPC__MSG_MAGIC 0x42504331u /* "BPC1" */
 #define BPC__HDR_INLINE 1u
 #define BPC__HDR_PARTS 2u
+#define BPC__HDR_BUNDLE 4u
 #define BPC__HDR_NPARTS_SHIFT 8
 #define BPC__MAX_PARTS ((1 << 24) - 1)
 /* Largest payload sent inline with its header (one message, one copy). */
 #define BPC__INLINE_MAX (8192 - 32)
+/* Largest bundle (header, descriptors and payloads). */
+#define BPC__BUNDLE_MAX ((size_t)256 << 10)
 
 typedef struct bpc__hdr {
   uint32_t magic;
@@ -58,6 +71,15 @@ typedef struct bpc__part_desc {
   uint32_t page_off;
 } bpc__part_desc_t;
 
+/* One message of a bundle, followed by its payload padded to 8 bytes. */
+typedef struct bpc__bundle_desc {
+  int32_t src_gid;
+  int32_t dst_gid;
+  int32_t seq;
+  uint32_t bytes;
+} bpc__bundle_desc_t;
+
+_Static_assert(sizeof(bpc__bundle_desc_t) == 16, "bundle descriptors must be 16 bytes");
 _Static_assert(sizeof(bpc__part_desc_t) == 16, "part descriptors must be 16 bytes");
 _Static_assert(sizeof(bpc__hdr_t) == 32, "bpc message header must be 32 bytes");
 

@@ -39,6 +39,9 @@ typedef struct bpc__transport {
    * by nparts parts (bpc__exch_send_parts; 0 and NULL for a plain send). */
   int (*post_send)(bpc__exch_t *ex, int dst_rank, bpc__sendrec_t *s, const void *data,
                    const bpc__msgpart_t *parts, int nparts);
+  /* Post a bundle (tags.h) built in the pool buffer s->buf: `len` bytes,
+   * its header included; s->buf goes back to the pool when it completes. */
+  int (*post_bundle)(bpc__exch_t *ex, int dst_rank, bpc__sendrec_t *s, size_t len);
   /* Complete what has finished of the n sends s[]; done[i] = 1 when s[i]
    * is complete (its resources released). One progress step of the
    * transport for all of them: under an oversubscribed MPI every call
@@ -87,12 +90,35 @@ struct bpc__exch {
   int *sidx;
   int capsreq;
 
+  /* bundling (bpc__exch_bundle): one bundle being filled per destination
+   * process; tab maps a rank to its stage (open addressing, index + 1) */
+  int bundling;
+  struct bpc__stage *stages;
+  int nstages, capstages;
+  int *tab;
+  int tabcap;
+  int nfull; /* stages holding messages */
+
   /* caller buffers posted with bpc__exch_recv_into, in posting order */
   struct bpc__dest *dests;
   int ndests, capdests;
 
   int err; /* first error seen inside the exchange */
 };
+
+typedef struct bpc__stage {
+  int rank;
+  int count;   /* messages in the bundle */
+  void *buf;   /* pool buffer: header, then descriptors and payloads */
+  size_t cap, used;
+} bpc__stage_t;
+
+/* A bundle's receive buffer, shared by its messages (bpc__msg_t.shared). */
+typedef struct bpc__shared {
+  void *buf;
+  size_t cap;
+  int refs;
+} bpc__shared_t;
 
 typedef struct bpc__dest {
   int src_gid, dst_gid, seq;
@@ -112,6 +138,9 @@ void *bpc__exch_dest(bpc__exch_t *ex, int src_gid, int dst_gid, int seq, size_t 
 void bpc__exch_deliver(bpc__exch_t *ex, bpc__msg_t *m);
 /* The payload of a pending message has arrived. */
 void bpc__exch_complete(bpc__exch_t *ex, bpc__msg_t *m);
+/* Drop one reference to a bundle's receive buffer (the pool takes it back
+ * with the last). */
+void bpc__shared_unref(bpc_ctx_t *ctx, bpc__shared_t *sh);
 /* A fresh message record (zeroed), or NULL. */
 bpc__msg_t *bpc__msg_new(void);
 

@@ -8,6 +8,7 @@
 #include "comm/transport.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +134,21 @@ static int mpi_post_send(bpc__exch_t *ex, int dst_rank, bpc__sendrec_t *s, const
     send_release(ex, s);
     return bpc__err_mpi(ctx, mrc, "MPI_Isend (payload)");
   }
+  bpc__stats_wire(ctx, (uint64_t)s->nreq);
+  return BPC_OK;
+}
+
+static int mpi_post_bundle(bpc__exch_t *ex, int dst_rank, bpc__sendrec_t *s, size_t len)
+{
+  s->req = s->req_in;
+  s->nreq = 0;
+  int mrc = MPI_Isend(s->buf, (int)len, MPI_BYTE, dst_rank, ex->tag, ex->ctx->comm, &s->req[0]);
+  if (mrc != MPI_SUCCESS) {
+    send_release(ex, s);
+    return bpc__err_mpi(ex->ctx, mrc, "MPI_Isend (bundle)");
+  }
+  s->nreq = 1;
+  bpc__stats_wire(ex->ctx, 1);
   return BPC_OK;
 }
 
@@ -248,6 +264,72 @@ static int post_payload(bpc__exch_t *ex, bpc__msg_t *m, uint32_t page_off, int s
   return BPC_OK;
 }
 
+/* Deliver the messages of a received bundle (tags.h), in order; their
+ * payloads stay in buf, which is shared by them and goes back to the pool
+ * with the last one released (or at once if none keeps it). */
+static int take_bundle(bpc__exch_t *ex, const bpc__hdr_t *h, void *buf, size_t cap, size_t n,
+                       int source)
+{
+  bpc_ctx_t *ctx = ex->ctx;
+  int rc = BPC_OK;
+  bpc__shared_t *sh = bpc__calloc(1, sizeof *sh);
+  if (sh == NULL) {
+    bpc__pool_put(ctx, buf, cap);
+    return bpc__err(ctx, BPC_ENOMEM, "receive: out of memory");
+  }
+  sh->buf = buf;
+  sh->cap = cap;
+  sh->refs = 1; /* this function's, dropped at the end */
+  const char *p = (const char *)buf + sizeof *h, *end = (const char *)buf + n;
+  if (sizeof *h + h->bytes != n || h->seq < 0)
+    rc = bpc__err(ctx, BPC_ETRUNC, "bundle from rank %d: header says %llu bytes and %d "
+                                   "messages, %zu bytes arrived",
+                  source, (unsigned long long)h->bytes, (int)h->seq, n);
+  for (int i = 0; i < h->seq && rc == BPC_OK; i++) {
+    bpc__bundle_desc_t d;
+    if (end - p < (ptrdiff_t)sizeof d) {
+      rc = bpc__err(ctx, BPC_ETRUNC, "bundle from rank %d ends in message %d of %d", source, i,
+                    (int)h->seq);
+      break;
+    }
+    memcpy(&d, p, sizeof d);
+    p += sizeof d;
+    const size_t room = ((size_t)d.bytes + 7u) & ~(size_t)7u;
+    if ((size_t)(end - p) < room) {
+      rc = bpc__err(ctx, BPC_ETRUNC, "bundle from rank %d: message %d of %u bytes passes its end",
+                    source, i, (unsigned)d.bytes);
+      break;
+    }
+    bpc__msg_t *m = bpc__msg_new();
+    if (m == NULL) {
+      rc = bpc__err(ctx, BPC_ENOMEM, "receive: out of memory");
+      break;
+    }
+    m->src_gid = d.src_gid;
+    m->dst_gid = d.dst_gid;
+    m->seq = d.seq;
+    m->bytes = d.bytes;
+    void *dest = ex->ndests > 0 ? bpc__exch_dest(ex, d.src_gid, d.dst_gid, d.seq, d.bytes) : NULL;
+    if (d.bytes == 0) {
+      m->data = NULL;
+    } else if (dest != NULL) { /* the caller's destination (bpc__exch_recv_into) */
+      memcpy(dest, p, d.bytes);
+      m->data = dest;
+    } else {
+      m->data = (void *)p;
+      m->shared = sh;
+      sh->refs++;
+    }
+    p += room;
+    bpc__exch_deliver(ex, m);
+  }
+  if (rc == BPC_OK && p != end)
+    rc = bpc__err(ctx, BPC_ETRUNC, "bundle from rank %d: %td bytes after its last message",
+                  source, end - p);
+  bpc__shared_unref(ctx, sh);
+  return rc;
+}
+
 /* Receive a matched header message; deliver its message (inline) or post
  * the receive of its payload, then likewise for its parts, in the order the
  * sender posted them, before anything else is probed. */
@@ -283,6 +365,8 @@ static int take_header(bpc__exch_t *ex, MPI_Message *mm, MPI_Status *st)
     return bpc__err(ctx, BPC_ETRUNC, "message from rank %d (tag %d) is not a bpc message",
                     source, ex->tag);
   }
+  if (h.flags & BPC__HDR_BUNDLE)
+    return take_bundle(ex, &h, buf, cap, (size_t)n, source);
   const int is_inline = (h.flags & BPC__HDR_INLINE) != 0;
   const int nparts = (h.flags & BPC__HDR_PARTS) ? (int)(h.flags >> BPC__HDR_NPARTS_SHIFT) : 0;
   const size_t want =
@@ -466,6 +550,7 @@ static void mpi_close(bpc__exch_t *ex)
 const bpc__transport_t bpc__transport_mpi = {
     .name = "mpi",
     .post_send = mpi_post_send,
+    .post_bundle = mpi_post_bundle,
     .test_sends = mpi_test_sends,
     .poll = mpi_poll,
     .pending = mpi_pending,

@@ -19,6 +19,13 @@ static int self_post_send(bpc__exch_t *ex, int dst_rank, bpc__sendrec_t *s, cons
   return bpc__err(ex->ctx, BPC_ESTATE, "serial context: rank %d does not exist", dst_rank);
 }
 
+static int self_post_bundle(bpc__exch_t *ex, int dst_rank, bpc__sendrec_t *s, size_t len)
+{
+  (void)s;
+  (void)len;
+  return bpc__err(ex->ctx, BPC_ESTATE, "serial context: rank %d does not exist", dst_rank);
+}
+
 static int self_test_sends(bpc__exch_t *ex, bpc__sendrec_t **s, int n, int *done)
 {
   (void)ex;
@@ -48,6 +55,7 @@ static void self_close(bpc__exch_t *ex) { (void)ex; }
 const bpc__transport_t bpc__transport_self = {
     .name = "self",
     .post_send = self_post_send,
+    .post_bundle = self_post_bundle,
     .test_sends = self_test_sends,
     .poll = self_poll,
     .pending = self_pending,

@@ -122,6 +122,8 @@ void bpc__stats_begin_call(bpc_ctx_t *ctx, const char *engine);
 void bpc__stats_set_round(bpc_ctx_t *ctx, int round);
 void bpc__stats_sent(bpc_ctx_t *ctx, uint64_t bytes, int local);
 void bpc__stats_recv(bpc_ctx_t *ctx, uint64_t bytes, int local);
+/* n MPI messages posted (bpc_counters_t.wire_sent). */
+void bpc__stats_wire(bpc_ctx_t *ctx, uint64_t n);
 void bpc__stats_ops(bpc_ctx_t *ctx, uint64_t n);
 /* The call's critical-path depth on this rank (the largest value given). */
 void bpc__stats_depth(bpc_ctx_t *ctx, uint64_t depth);

@@ -101,3 +101,10 @@ void bpc__stats_coll(bpc_ctx_t *ctx)
   for (int i = 0; i < 3; i++)
     BPC__ADD(c[i]->colls, 1);
 }
+
+void bpc__stats_wire(bpc_ctx_t *ctx, uint64_t n)
+{
+  bpc_counters_t *c[3] = {&ctx->total, &ctx->last.total, round_slot(ctx)};
+  for (int i = 0; i < 3; i++)
+    BPC__ADD(c[i]->wire_sent, n);
+}

@@ -13,6 +13,7 @@
 #include "../common/comm_pattern.h"
 #include "bpc.h"
 #include "comm/comm.h"
+#include "comm/tags.h"
 #include "decomp/decomp.h"
 
 static bpc_ctx_t *ctx;
@@ -93,7 +94,53 @@ static uint64_t remote_bytes(const bpc_assign_t *a, int n, int salt, uint64_t *m
   return b;
 }
 
-static void run_pattern(int n, bpc_assign_mode_t mode, int reverse)
+/* Reference: MPI messages this rank posts for the pattern (wire_sent), from
+ * the documented rules (lib/comm/comm.h, tags.h): without bundling one for
+ * an inline payload, two for a larger one; with bundling the small ones to
+ * a process share one message until a larger one to that process, a full
+ * bundle (BPC__BUNDLE_MAX) or the first wait (after all sends) sends it. */
+static uint64_t wire_msgs(const bpc_assign_t *a, int n, int salt, int bundle)
+{
+  const int *gids;
+  int nl, me;
+  bpc_assign_local(a, &gids, &nl);
+  bpc_ctx_rank(ctx, &me);
+  size_t *used = calloc((size_t)t_size, sizeof *used);
+  int *count = calloc((size_t)t_size, sizeof *count);
+  uint64_t wire = 0;
+  for (int i = 0; i < nl; i++)
+    for (int seq = 0; seq < 2; seq++) {
+      int r;
+      bpc_assign_rank(a, cp_dst(gids[i], seq, n), &r);
+      if (r == me)
+        continue;
+      const size_t sz = cp_size(gids[i], seq, salt);
+      if (!bundle) {
+        wire += sz <= BPC__INLINE_MAX ? 1 : 2;
+        continue;
+      }
+      if (sz > BPC__INLINE_MAX) {
+        wire += 2 + (count[r] > 0);
+        count[r] = 0;
+        continue;
+      }
+      const size_t room = sizeof(bpc__bundle_desc_t) + ((sz + 7) & ~(size_t)7);
+      if (count[r] > 0 && used[r] + room > BPC__BUNDLE_MAX) {
+        wire++;
+        count[r] = 0;
+      }
+      if (count[r]++ == 0)
+        used[r] = sizeof(bpc__hdr_t);
+      used[r] += room;
+    }
+  for (int r = 0; r < t_size; r++)
+    wire += count[r] > 0;
+  free(used);
+  free(count);
+  return wire;
+}
+
+static void run_pattern_b(int n, bpc_assign_mode_t mode, int reverse, int bundle)
 {
   bpc_assign_t *a = NULL;
   int rc = bpc_assign_create(ctx, n, mode, NULL, &a);
@@ -107,6 +154,8 @@ static void run_pattern(int n, bpc_assign_mode_t mode, int reverse)
   bpc__exch_t *ex = NULL;
   rc = bpc__exch_open(ctx, "test", bpc__assign_rank_cb, a, &ex);
   T_CHECK(rc == BPC_OK, "open: %s", bpc_last_error(ctx));
+  if (ex != NULL && bundle)
+    bpc__exch_bundle(ex, 1);
   int salt = n * 3 + (int)mode + reverse;
   send_all(ex, a, n, salt, bufs);
   recv_all(ex, a, n, salt, reverse);
@@ -120,6 +169,10 @@ static void run_pattern(int n, bpc_assign_mode_t mode, int reverse)
   T_CHECK(cs.total.msgs_sent == msgs, "msgs_sent %llu, expected %llu",
           (unsigned long long)cs.total.msgs_sent, (unsigned long long)msgs);
   T_CHECK(cs.total.msgs_sent + cs.total.local_msgs == (uint64_t)(2 * nl), "all sends counted");
+  const uint64_t wire = wire_msgs(a, n, salt, bundle);
+  T_CHECK(cs.total.wire_sent == wire, "%d blocks%s: wire_sent %llu, expected %llu", n,
+          bundle ? " bundled" : "", (unsigned long long)cs.total.wire_sent,
+          (unsigned long long)wire);
   /* bytes received summed over ranks equals bytes sent summed over ranks */
   unsigned long long s[2] = {cs.total.bytes_sent, cs.total.bytes_recv}, g[2];
   MPI_Allreduce(s, g, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
@@ -128,6 +181,27 @@ static void run_pattern(int n, bpc_assign_mode_t mode, int reverse)
   free(bufs);
   bpc_assign_destroy(&a);
 }
+
+static void run_pattern(int n, bpc_assign_mode_t mode, int reverse)
+{
+  run_pattern_b(n, mode, reverse, 0);
+}
+
+START_TEST(test_bundled)
+{
+  /* the pattern with bundling on: every message delivered whole, in its
+   * place, counted once in msgs_sent; fewer MPI messages (wire_sent as the
+   * rules say); 256 blocks per process overfill the bundles (split) */
+  int P = t_size;
+  for (int bpp = 1; bpp <= 4; bpp++) {
+    run_pattern_b(bpp * P, BPC_ASSIGN_CONTIGUOUS, bpp & 1, 1);
+    run_pattern_b(bpp * P + (bpp == 3), BPC_ASSIGN_ROUND_ROBIN, !(bpp & 1), 1);
+  }
+  run_pattern_b(256 * P, BPC_ASSIGN_ROUND_ROBIN, 0, 1);
+  run_pattern_b(256 * P + 1, BPC_ASSIGN_ROUND_ROBIN, 1, 1);
+  T_SYNC();
+}
+END_TEST
 
 START_TEST(test_neighbours_contiguous)
 {
@@ -261,24 +335,31 @@ START_TEST(test_untaken_message_is_reported)
 }
 END_TEST
 
-START_TEST(test_same_envelope_fifo)
+/* A large message then small ones with the same (src, dst, seq): they are
+ * taken in send order although the small ones arrive complete first; with
+ * bundling, small ones in a bundle before and after large ones. */
+static void same_envelope_fifo(int bundle)
 {
-  /* a large message then small ones with the same (src, dst, seq): they are
-   * taken in send order although the small ones arrive complete first */
   int n = t_size;
   bpc_assign_t *a = NULL;
   ck_assert_int_eq(bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a), BPC_OK);
   bpc__exch_t *ex = NULL;
   T_CHECK(bpc__exch_open(ctx, NULL, bpc__assign_rank_cb, a, &ex) == BPC_OK, "open");
-  size_t sizes[4] = {300000, 5, 40000, 0};
-  unsigned char *bufs[4];
+  if (ex != NULL && bundle)
+    bpc__exch_bundle(ex, 1);
+  size_t sizes[6] = {300000, 5, 40000, 0, 3, 9000};
+  if (bundle) { /* small first */
+    sizes[0] = 7;
+    sizes[1] = 300000;
+  }
+  unsigned char *bufs[6];
   int me = t_rank, dst = (me + 1) % n, src = (me + n - 1) % n;
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < 6; i++) {
     bufs[i] = malloc(sizes[i] + 1);
     memset(bufs[i], i + 1, sizes[i]);
     T_CHECK(bpc__exch_send(ex, me, dst, 3, bufs[i], sizes[i], 0) == BPC_OK, "send %d", i);
   }
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < 6; i++) {
     bpc__msg_t *m = NULL;
     T_CHECK(bpc__exch_wait(ex, me, src, 3, &m) == BPC_OK && m, "wait %d", i);
     if (m) {
@@ -290,19 +371,25 @@ START_TEST(test_same_envelope_fifo)
     }
   }
   T_CHECK(bpc__exch_close(&ex) == BPC_OK, "close: %s", bpc_last_error(ctx));
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < 6; i++)
     free(bufs[i]);
   bpc_assign_destroy(&a);
   T_SYNC();
 }
+
+START_TEST(test_same_envelope_fifo) { same_envelope_fifo(0); }
 END_TEST
 
-START_TEST(test_recv_into)
+START_TEST(test_same_envelope_fifo_bundled) { same_envelope_fifo(1); }
+END_TEST
+
+/* Messages land in the receiver's own buffers (bpc__exch_recv_into):
+ * large (payload message), inline and empty ones (with bundling: in a
+ * bundle), from the ring neighbour and from a local block; a destination
+ * that is too small is not used (pool buffer as usual); several for one
+ * envelope go in order. */
+static void recv_into(int bundle)
 {
-  /* messages land in the receiver's own buffers (bpc__exch_recv_into):
-   * large (payload message), inline and empty ones, from the ring
-   * neighbour and from a local block; a destination that is too small is
-   * not used (pool buffer as usual); several for one envelope go in order */
   int n = 2 * t_size;
   bpc_assign_t *a = NULL;
   ck_assert_int_eq(bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a), BPC_OK);
@@ -315,6 +402,8 @@ START_TEST(test_recv_into)
   unsigned char *out[4], *in[4];
   bpc__exch_t *ex = NULL;
   T_CHECK(bpc__exch_open(ctx, NULL, bpc__assign_rank_cb, a, &ex) == BPC_OK, "open");
+  if (ex != NULL && bundle)
+    bpc__exch_bundle(ex, 1);
   for (int i = 0; i < 4; i++) {
     out[i] = malloc(sizes[i] + 1);
     in[i] = malloc(sizes[i] + 1);
@@ -359,6 +448,11 @@ START_TEST(test_recv_into)
   bpc_assign_destroy(&a);
   T_SYNC();
 }
+
+START_TEST(test_recv_into) { recv_into(0); }
+END_TEST
+
+START_TEST(test_recv_into_bundled) { recv_into(1); }
 END_TEST
 
 /* Messages of test_send_parts: the pattern's bytes (comm_pattern.h) for
@@ -510,6 +604,9 @@ static Suite *comm_suite(void)
   tcase_add_test(tc, test_same_envelope_fifo);
   tcase_add_test(tc, test_send_parts);
   tcase_add_test(tc, test_recv_into);
+  tcase_add_test(tc, test_recv_into_bundled);
+  tcase_add_test(tc, test_same_envelope_fifo_bundled);
+  tcase_add_test(tc, test_bundled);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -466,6 +466,10 @@ static int merge_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
   /* --- 5. one exchange, the row's run */
   rc = bpc__exch_open(ctx, "merge", bpc__assign_rank_cb, assign, &P.ex);
   if (rc == BPC_OK) {
+    /* with many blocks per process (round-robin assignments above all) a
+     * round sends many small items between the same two processes: one
+     * MPI message per pair and push (lib/comm/comm.h) */
+    bpc__exch_bundle(P.ex, 1);
     rc = row->run(&P);
     int crc = bpc__exch_close(&P.ex);
     if (rc == BPC_OK)

@@ -860,6 +860,9 @@ static void flow_poll(scan_state_t *S, int full)
       i++;
   }
   flow_hot(S);
+  /* what this poll sent leaves now (bundles), not at the next poll */
+  if (F->rc == BPC_OK)
+    F->rc = bpc__exch_push(S->C->ex);
 }
 
 /* Whether the master sweeps all waiting blocks now: once per 1 + nwait/8
@@ -1273,6 +1276,10 @@ static int scan_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type
   C.overlap = scan_overlap();
   rc = bpc__exch_open(ctx, "scan", bpc__assign_rank_cb, assign, &C.ex);
   if (rc == BPC_OK) {
+    /* a round's values for blocks of one process travel as one message
+     * (lib/comm/comm.h); the dataflow driver pushes at the end of each
+     * poll, so a value waits at most until then */
+    bpc__exch_bundle(C.ex, 1);
     rc = row->run(&C);
     int rc2 = bpc__exch_close(&C.ex);
     if (rc == BPC_OK)

@@ -117,6 +117,9 @@ static int ring_twoway(bpc__swap_call_t *c)
 int bpc__swap_ring(void *call)
 {
   bpc__swap_call_t *c = call;
+  /* round-robin positions make every block's neighbour remote: pieces for
+   * blocks of one process travel together (lib/comm/comm.h) */
+  bpc__exch_bundle(c->ex, 1);
   int rc = c->op->commutative ? ring_oneway(c) : ring_twoway(c);
   for (int b = 0; b < c->nlocal; b++)
     bpc__flat_piece(c->count, c->n, c->lpos[b], &c->pieces[b].offset, &c->pieces[b].count);

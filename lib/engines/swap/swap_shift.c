@@ -21,7 +21,9 @@
  * piece ever waits; commutative operators fold B's pieces straight into A.
  * The association is fixed: results do not depend on timing.
  *
- * Cost: latency alpha * (n-1) messages per block, bandwidth
+ * Cost: latency alpha * (n-1) messages per block (with many blocks per
+ * process, pieces up to 8 KiB for blocks of one process travel as one
+ * bundle per stage and pair of processes: lib/comm/comm.h), bandwidth
  * beta * N * (n-1)/n (every message is one piece, N/n bytes), computation
  * gamma * N * (n-1)/n, overlapped with communication except for the last
  * stage. Contention-free on fat trees (a shift is a permutation).
@@ -78,6 +80,9 @@ int bpc__swap_shift(void *call)
     return bpc__err(c->ctx, BPC_ENOMEM, "swap shift: out of memory for %d blocks", nl);
   for (int b = 0; b < nl; b++)
     bpc__flat_piece(c->count, n, c->lpos[b], &S[b].off, &S[b].len);
+  /* every stage sends one piece per local block: those for blocks of the
+   * same process travel together (lib/comm/comm.h, bundling) */
+  bpc__exch_bundle(c->ex, 1);
 
   for (int s = 1; s < n && rc == BPC_OK; s++) {
     c->cur_round = s - 1;
@@ -90,6 +95,10 @@ int bpc__swap_shift(void *call)
       if (len > 0)
         rc = bpc__swap_send(c, b, c->order[q], s, c->buf[b] + off * es, len);
     }
+    /* small pieces for blocks of one process leave as one message now,
+     * before the reduction below */
+    if (rc == BPC_OK)
+      rc = bpc__exch_push(c->ex);
     /* reduce stage s-1 while stage s travels (no progress call in between:
      * an oversubscribed MPI yields the processor in one that finds nothing) */
     for (int b = 0; b < nl; b++)
