@@ -46,7 +46,7 @@
 #define IW 5 /* words per item: m[4], depth */
 #define IB ((size_t)IW * sizeof(uint32_t))
 #define MAX_LIST 16
-#define MAX_VARIANTS (3 * BENCH_MAX_ALGOS + 2)
+#define MAX_VARIANTS (6 * BENCH_MAX_ALGOS + 2)
 
 enum { V_BPC, V_MPI_LINEAR, V_MPI_RD };
 
@@ -55,6 +55,7 @@ typedef struct variant {
   int kind;         /* V_* */
   const char *algo; /* bpc: the registry name */
   int strategy;     /* bpc: bpc_scan_strategy_t */
+  int lockstep;     /* bpc: --lockstep twin (BPC_SCAN_OVERLAP=0 for its calls) */
   int failed;       /* a bpc call failed: left out from then on */
   /* of the last timed run, this rank */
   long long calls, mpi_calls, ops_total, ops_global, depth_info;
@@ -247,6 +248,10 @@ static int run_bpc(scan_bench_t *s, variant_t *v, bpc_scan_info_t *info)
   p.strategy = (bpc_scan_strategy_t)v->strategy;
   p.op_seconds = g_op_s;
   p.nthreads = 0; /* OMP_NUM_THREADS */
+  /* --lockstep: twins of every line, the same call with the lock-step
+   * driver (bpc_scan reads BPC_SCAN_OVERLAP on every call) */
+  if (bench_eopt(s->env, "lockstep") != NULL)
+    setenv("BPC_SCAN_OVERLAP", v->lockstep ? "0" : "1", 1);
   for (int l = 0; l < s->nlocal; l++)
     s->out[l].count = 0;
   return bpc_scan(s->env->ctx, s->assign, &s->type, BPC_SCAN_INCLUSIVE, s->in, s->out, &s->op,
@@ -434,6 +439,13 @@ static int make_variants(bench_env_t *env, const scan_bench_t *s, variant_t *v)
     bad |= !found;
     p += len + (p[len] == ',');
   }
+  if (bench_eopt(env, "lockstep") != NULL)
+    for (int i = 0, nb = nv; i < nb && nv < MAX_VARIANTS - 2; i++, nv++) {
+      v[nv] = v[i];
+      v[nv].lockstep = 1;
+      const size_t len = strnlen(v[i].name, sizeof v[nv].name - 4);
+      memcpy(v[nv].name + len, "/ls", 4);
+    }
   for (int k = 0; k < 2; k++) {
     if (k == 1 && !s->have_rd)
       continue;
@@ -769,6 +781,8 @@ static const bench_eopt_t scan_options[] = {
     {"items", "K", "items per block when --n is not given (default 1)"},
     {"strategies", "LIST", "of stp (scan-then-propagate), rts, ig (default all)"},
     {"cores", "C", "cores of the model bound (default: CPUs of the nodes used)"},
+    {"lockstep", NULL, "add a twin of every bpc line run with the lock-step driver (name/ls;"
+                       " BPC_SCAN_OVERLAP=0 for its calls, =1 for the others)"},
     {"no-header", NULL, "omit the table's header (for concatenated sweeps)"},
     {NULL, NULL, NULL},
 };

@@ -46,6 +46,21 @@ else
     { echo "FAIL: MPI_Scan:recdbl did not make 4 calls on the last rank"; cat "$tmp/out"; fail=1; }
 fi
 
+# --lockstep: every bpc line twice, the twin (name/ls) with the lock-step
+# driver; both right, with the formulas' calls
+if ! timeout -k 5 120 "$MPIRUN" -np 3 "$app" scan --op-ms 0 --n 23 --blocks-per-proc 3 \
+    --strategies stp --algorithm sklansky,kogge-stone --lockstep --reps 1 --warmup 0 --json \
+    >"$tmp/out" 2>"$tmp/err"; then
+  echo "FAIL: np=3 --lockstep failed"; cat "$tmp/err"; fail=1
+else
+  for v in sklansky kogge-stone; do
+    for sfx in '' /ls; do
+      grep "\"variant\":\"stp:$v$sfx\"" "$tmp/out" | grep '"correct":1' | grep -q '"calls_ok":true' ||
+        { echo "FAIL: --lockstep: no right stp:$v$sfx line"; cat "$tmp/out"; fail=1; }
+    done
+  done
+fi
+
 # without dynamic rules: no recursive-doubling line, and a message
 OMPI_MCA_coll_tuned_use_dynamic_rules=0 timeout -k 5 120 "$MPIRUN" -np 2 "$app" scan --op-ms 0 \
   --reps 1 --warmup 0 --strategies stp --algorithm serial --json >"$tmp/out" 2>"$tmp/err" ||
