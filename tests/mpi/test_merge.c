@@ -26,6 +26,7 @@
 #define MI_CHECK(cond, ...) T_CHECK(cond, __VA_ARGS__)
 #include "../common/merge_items.h"
 #include "bpc.h"
+#include "comm/tags.h"
 
 static bpc_ctx_t *ctx;
 
@@ -173,14 +174,16 @@ START_TEST(test_threads)
 }
 END_TEST
 
-START_TEST(test_stats)
+/* One float array of C elements per block; count what each rank sends (to
+ * other processes and locally) and how many merges it runs. MPI messages
+ * (wire_sent): a large item is two (header, payload); small ones are
+ * bundled per destination process (lib/comm): the leaves send before the
+ * executor first makes progress, so theirs leave as one message per
+ * destination process, and every later send at most one of its own. */
+static void stats_case(bpc_assign_mode_t mode, int n, size_t C)
 {
-  /* one float array of C elements per block; count what each rank sends
-   * (to other processes and locally) and how many merges it runs */
-  const int n = 3 * t_size + 1;
-  const size_t C = 5000;
   bpc_assign_t *a = NULL;
-  bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a);
+  bpc_assign_create(ctx, n, mode, NULL, &a);
   const int *gids;
   int nl;
   bpc_assign_local(a, &gids, &nl);
@@ -197,7 +200,8 @@ START_TEST(test_stats)
     bpc_merge_info_t info;
     bpc_merge_info(r, &info);
     const int *k = info.k, nk = info.nk;
-    uint64_t rb = 0, rm = 0, lb = 0, lm = 0, ops = 0;
+    uint64_t rb = 0, rm = 0, lb = 0, lm = 0, ops = 0, later = 0;
+    char *leaf_to = calloc((size_t)t_size, 1); /* ranks leaves send to */
     for (int i = 0; i < nl; i++) {
       /* digits of gid (doubling, identity order) */
       int g = gids[i], stride = 1;
@@ -212,6 +216,10 @@ START_TEST(test_stats)
           } else {
             rb += C * sizeof(float);
             rm++;
+            if (rr == 0)
+              leaf_to[rk] = 1;
+            else
+              later++;
           }
           break;
         }
@@ -233,10 +241,28 @@ START_TEST(test_stats)
             (unsigned long long)lb, (unsigned long long)lm);
     T_CHECK(st.total.op_calls == ops && (uint64_t)u.calls == ops, "%llu merges, expected %llu",
             (unsigned long long)st.total.op_calls, (unsigned long long)ops);
+    uint64_t bound = later;
+    for (int q = 0; q < t_size; q++)
+      bound += leaf_to[q];
+    if (C * sizeof(float) > BPC__INLINE_MAX)
+      T_CHECK(st.total.wire_sent == 2 * rm, "%llu MPI messages for %llu large items",
+              (unsigned long long)st.total.wire_sent, (unsigned long long)rm);
+    else
+      T_CHECK(st.total.wire_sent <= bound, "%llu MPI messages for %llu small items (%llu from "
+              "later rounds): more than %llu, not bundled", (unsigned long long)st.total.wire_sent,
+              (unsigned long long)rm, (unsigned long long)later, (unsigned long long)bound);
+    free(leaf_to);
   }
   bpc_merge_result_destroy(&r);
   mi_free_items(MI_SUM, items, nl);
   bpc_assign_destroy(&a);
+}
+
+START_TEST(test_stats)
+{
+  stats_case(BPC_ASSIGN_CONTIGUOUS, 3 * t_size + 1, 5000);
+  /* round-robin: almost every leaf's root is on another process */
+  stats_case(BPC_ASSIGN_ROUND_ROBIN, 64 * t_size + 3, 16);
   T_SYNC();
 }
 END_TEST
