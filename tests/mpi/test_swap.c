@@ -89,6 +89,34 @@ START_TEST(test_schedules)
 }
 END_TEST
 
+/* Shift and ring with many blocks per process, round-robin (a block's
+ * partners are on other processes): pieces for blocks of one process leave
+ * as one MPI message per stage (lib/comm bundles), so a rank posts at most
+ * (n - 1) x (P - 1) of them for its (n - 1) x (local blocks) pieces. */
+START_TEST(test_bundled_stages)
+{
+  const int n = 8 * t_size;
+  bpc_assign_t *a = make_assign(n, BPC_ASSIGN_ROUND_ROBIN);
+  const char *algs[2] = {"shift", "ring"};
+  for (int ai = 0; ai < 2; ai++)
+    for (int op = 0; op < SO_NOPS; op += SO_NOPS - 1) {
+      bpc_swap_params_t P = bpc_swap_params_default();
+      P.algorithm = algs[ai];
+      P.nthreads = 1;
+      one_case(a, op, (size_t)(4 * n), &P, "bundled");
+      bpc_call_stats_t st;
+      bpc_stats_last_call(ctx, &st);
+      const uint64_t bound = (uint64_t)(n - 1) * (uint64_t)(t_size - 1);
+      T_CHECK(st.total.wire_sent <= bound, "%s op %s: %llu MPI messages for %llu pieces, more "
+              "than %llu (one per stage and process)", algs[ai], so_names[op],
+              (unsigned long long)st.total.wire_sent, (unsigned long long)st.total.msgs_sent,
+              (unsigned long long)bound);
+    }
+  bpc_assign_destroy(&a);
+  T_SYNC();
+}
+END_TEST
+
 /* User k-vectors (binary-swap-like, direct send, mixed), partial swaps. */
 START_TEST(test_kvectors)
 {
@@ -490,6 +518,7 @@ static Suite *swap_suite(void)
   tcase_add_test(tc, test_fewer_blocks);
   tcase_add_test(tc, test_threads);
   tcase_add_test(tc, test_bytes_model);
+  tcase_add_test(tc, test_bundled_stages);
   tcase_add_test(tc, test_bad_input);
   tcase_add_test(tc, test_bad_rank);
   suite_add_tcase(s, tc);
