@@ -63,6 +63,8 @@ static const char *usage_text =
     "                       inclusive-global\n"
     "  --refine N           Gauss-Newton steps of operator B (default 3; 0 = compose only)\n"
     "  --pair-iters N       Gauss-Newton iterations of operator A (default 10)\n"
+    "  --frame-cache N      frames operator B keeps loaded per process (default 16,\n"
+    "                       least recently used out; 0 = load each anew)\n"
     "  --seed S             synthetic series seed (default 1)\n"
     "  --noise X            synthetic noise amplitude in grey [0,1] (default 0.04)\n"
     "  --png PREFIX         write PREFIX-registered.png and PREFIX-raw.png (averages)\n"
@@ -79,7 +81,7 @@ typedef struct opts {
   const char *algorithm;
   bpc_scan_strategy_t strategy;
   const char *strategy_name;
-  int refine, pair_iters;
+  int refine, pair_iters, cache_frames;
   const char *png, *dump;
   int json, quiet, help;
   char **inputs;
@@ -110,6 +112,7 @@ static int parse_args(int argc, char **argv, opts_t *o, char *msg, size_t len)
   o->strategy_name = "scan-then-propagate";
   o->refine = 3;
   o->pair_iters = 10;
+  o->cache_frames = 16;
   o->inputs = calloc((size_t)argc + 1, sizeof(char *));
   if (o->inputs == NULL) {
     snprintf(msg, len, "out of memory");
@@ -135,7 +138,7 @@ static int parse_args(int argc, char **argv, opts_t *o, char *msg, size_t len)
     static const char *const valued[] = {"--synthetic", "--blocks",     "--algorithm",
                                          "--strategy",  "--refine",     "--pair-iters",
                                          "--seed",      "--noise",      "--png",
-                                         "--dump"};
+                                         "--dump",      "--frame-cache"};
     int known = 0;
     for (size_t k = 0; k < sizeof valued / sizeof *valued; k++)
       known |= strcmp(a, valued[k]) == 0;
@@ -177,6 +180,12 @@ static int parse_args(int argc, char **argv, opts_t *o, char *msg, size_t len)
         o->W = (int)v[1];
         o->H = (int)v[2];
       }
+    } else if (strcmp(a, "--frame-cache") == 0) {
+      if (parse_int(val, 0, 100000, &v[0]) != 0) {
+        snprintf(msg, len, "--frame-cache '%s': want an integer in 0..100000", val);
+        return -1;
+      }
+      o->cache_frames = (int)v[0];
     } else if (strcmp(a, "--blocks") == 0 || strcmp(a, "--refine") == 0 ||
                strcmp(a, "--pair-iters") == 0) {
       int isb = a[2] == 'b';
@@ -529,7 +538,7 @@ static int run(opts_t *o, int rank, int size)
             o->synthetic ? "synthetic" : o->inputs[0], o->nblocks, size, size == 1 ? "" : "es");
 
   /* ---- operator A on every local pair (blocks in parallel) */
-  reg_opts_t ro = {&src, o->pair_iters, o->refine, 0.25};
+  reg_opts_t ro = {&src, NULL, o->pair_iters, o->refine, 0.25};
   items = calloc((size_t)(nl > 0 ? nl : 1), sizeof *items);
   fail = items == NULL;
   if (fail)
@@ -575,6 +584,12 @@ static int run(opts_t *o, int rank, int size)
   /* ---- the scan: phi_{0,i} for every frame i >= 1 (in place) */
   bpc_type_t type = bpc_type_contiguous(sizeof(reg_xf_t), MPI_BYTE);
   bpc_scan_op_t op = {reg_op_b, 0, NULL, &ro};
+  /* operator B's end frames: frame 0 and the blocks' first frames come back
+   * on most calls (without a cache B loads them itself) */
+  if (o->cache_frames > 0 && o->refine > 0 &&
+      (ro.cache = reg_cache_new(&src, o->cache_frames)) == NULL)
+    fprintf(stderr, "bpc-register: rank %d: no memory for the frame cache; frames are loaded "
+            "on every call\n", rank);
   bpc_scan_params_t sp = bpc_scan_params_default();
   sp.algorithm = o->algorithm;
   sp.strategy = o->strategy;
@@ -583,13 +598,22 @@ static int run(opts_t *o, int rank, int size)
     fprintf(stderr, "bpc-register: scan with operator B (compose + %d refinement steps)\n",
             o->refine);
   int rc = bpc_scan(ctx, assign, &type, BPC_SCAN_INCLUSIVE, items, items, &op, &sp, &info);
+  long long loads = 0, hits = 0;
+  if (ro.cache != NULL)
+    reg_cache_counts(ro.cache, &loads, &hits);
+  reg_cache_free(ro.cache);
+  ro.cache = NULL;
   if (rc != BPC_OK) {
     if (rank == 0)
       fprintf(stderr, "bpc-register: the scan failed: %s: %s\n", bpc_err_name(rc),
               bpc_last_error(ctx));
     goto cleanup;
   }
-  if (rank == 0 && !o->quiet)
+  if (rank == 0 && !o->quiet && loads + hits > 0)
+    fprintf(stderr, "bpc-register: scan %s: %lld operator B calls, depth %lld; rank 0 loaded "
+            "%lld frames for them and took %lld from its cache of %d\n", info.name,
+            info.ops_total, info.depth, loads, hits, o->cache_frames);
+  else if (rank == 0 && !o->quiet)
     fprintf(stderr, "bpc-register: scan %s: %lld operator B calls, depth %lld\n", info.name,
             info.ops_total, info.depth);
 

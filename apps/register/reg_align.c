@@ -290,15 +290,25 @@ int reg_op_b(const void *left, const void *right, void *result, void *user)
   x.refined = 0;
   if (o->gn_refine > 0 && x.to != x.from) {
     char err[256];
-    float *a = reg_frame_load(o->src, x.to, err, sizeof err);
-    float *b = a ? reg_frame_load(o->src, x.from, err, sizeof err) : NULL;
-    if (a == NULL || b == NULL) {
-      free(a);
-      return 2; /* a frame cannot be loaded */
+    const float *a = NULL, *b = NULL;
+    if (o->cache != NULL) {
+      a = reg_cache_get(o->cache, x.to, err, sizeof err);
+      b = a ? reg_cache_get(o->cache, x.from, err, sizeof err) : NULL;
+    } else {
+      a = reg_frame_load(o->src, x.to, err, sizeof err);
+      b = a ? reg_frame_load(o->src, x.from, err, sizeof err) : NULL;
     }
-    x.refined = reg_refine(a, b, o->src->W, o->src->H, &x, o->gn_refine, o->min_overlap);
-    free(a);
-    free(b);
+    if (b != NULL)
+      x.refined = reg_refine(a, b, o->src->W, o->src->H, &x, o->gn_refine, o->min_overlap);
+    if (o->cache != NULL) {
+      reg_cache_put(o->cache, a);
+      reg_cache_put(o->cache, b);
+    } else {
+      free((void *)a);
+      free((void *)b);
+    }
+    if (b == NULL)
+      return 2; /* a frame cannot be loaded */
   }
   *(reg_xf_t *)result = x;
   return 0;

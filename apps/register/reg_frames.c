@@ -5,6 +5,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "register/register.h"
@@ -136,4 +137,125 @@ float reg_sample(const float *img, int W, int H, double qx, double qy, int *insi
   double top = r0[x0] + fx * (r0[x1] - r0[x0]);
   double bot = r1[x0] + fx * (r1[x1] - r1[x0]);
   return (float)(top + fy * (bot - top));
+}
+
+/* ------------------------------------------------------------ the cache */
+
+typedef struct reg_slot {
+  int frame; /* -1: empty */
+  int refs;
+  long long used; /* tick of the last get */
+  float *img;
+} reg_slot_t;
+
+struct reg_cache {
+  const reg_source_t *src;
+  int nslots;
+  reg_slot_t *slot;
+  long long tick, loads, hits;
+  pthread_mutex_t lock;
+};
+
+reg_cache_t *reg_cache_new(const reg_source_t *s, int nslots)
+{
+  reg_cache_t *c = calloc(1, sizeof *c);
+  if (c == NULL)
+    return NULL;
+  c->slot = calloc((size_t)(nslots > 0 ? nslots : 1), sizeof *c->slot);
+  if (c->slot == NULL || pthread_mutex_init(&c->lock, NULL) != 0) {
+    free(c->slot);
+    free(c);
+    return NULL;
+  }
+  c->src = s;
+  c->nslots = nslots > 0 ? nslots : 0;
+  for (int k = 0; k < c->nslots; k++)
+    c->slot[k].frame = -1;
+  return c;
+}
+
+/* The slot holding frame i, or -1 (under the lock). */
+static int find_slot(const reg_cache_t *c, int i)
+{
+  for (int k = 0; k < c->nslots; k++)
+    if (c->slot[k].frame == i && c->slot[k].img != NULL)
+      return k;
+  return -1;
+}
+
+const float *reg_cache_get(reg_cache_t *c, int i, char *err, size_t errlen)
+{
+  pthread_mutex_lock(&c->lock);
+  int k = find_slot(c, i);
+  if (k >= 0) {
+    c->slot[k].refs++;
+    c->slot[k].used = ++c->tick;
+    c->hits++;
+    pthread_mutex_unlock(&c->lock);
+    return c->slot[k].img;
+  }
+  c->loads++;
+  pthread_mutex_unlock(&c->lock);
+  /* load outside the lock: other threads go on meanwhile */
+  float *img = reg_frame_load(c->src, i, err, errlen);
+  if (img == NULL)
+    return NULL;
+  pthread_mutex_lock(&c->lock);
+  k = find_slot(c, i); /* another thread may have loaded it meanwhile */
+  if (k >= 0) {
+    c->slot[k].refs++;
+    c->slot[k].used = ++c->tick;
+    pthread_mutex_unlock(&c->lock);
+    free(img);
+    return c->slot[k].img;
+  }
+  int victim = -1; /* an empty slot, else the least recently used free one */
+  for (int j = 0; j < c->nslots; j++) {
+    if (c->slot[j].refs > 0)
+      continue;
+    if (c->slot[j].img == NULL) {
+      victim = j;
+      break;
+    }
+    if (victim < 0 || c->slot[j].used < c->slot[victim].used)
+      victim = j;
+  }
+  if (victim >= 0) {
+    free(c->slot[victim].img);
+    c->slot[victim] = (reg_slot_t){i, 1, ++c->tick, img};
+  }
+  pthread_mutex_unlock(&c->lock);
+  return img; /* victim < 0: every slot in use, this caller's own copy */
+}
+
+void reg_cache_put(reg_cache_t *c, const float *img)
+{
+  if (img == NULL)
+    return;
+  pthread_mutex_lock(&c->lock);
+  int k = 0;
+  while (k < c->nslots && c->slot[k].img != img)
+    k++;
+  if (k < c->nslots)
+    c->slot[k].refs--;
+  pthread_mutex_unlock(&c->lock);
+  if (k == c->nslots)
+    free((void *)img); /* not cached: the caller's own copy */
+}
+
+void reg_cache_counts(const reg_cache_t *c, long long *loads, long long *hits)
+{
+  *loads = c->loads;
+  *hits = c->hits;
+}
+
+void reg_cache_free(reg_cache_t *c)
+{
+  if (c == NULL)
+    return;
+  for (int k = 0; k < c->nslots; k++)
+    free(c->slot[k].img);
+  pthread_mutex_destroy(&c->lock);
+  free(c->slot);
+  free(c);
 }

@@ -33,9 +33,27 @@ typedef struct reg_source {
   char **paths;
 } reg_source_t;
 
+/*
+ * A cache of loaded frames shared by the threads of one process: operator B
+ * loads its two end frames on every call, and frame 0 (or a block's first
+ * frame) is an end of most of them. At most `nslots` frames stay loaded
+ * (least recently used out first, never one in use); a frame asked for
+ * while every slot is in use is loaded for that caller alone. Thread-safe.
+ */
+typedef struct reg_cache reg_cache_t;
+reg_cache_t *reg_cache_new(const reg_source_t *s, int nslots);
+/* Frame i (load it on a miss), or NULL with a message; give it back with
+ * reg_cache_put. */
+const float *reg_cache_get(reg_cache_t *c, int i, char *err, size_t errlen);
+void reg_cache_put(reg_cache_t *c, const float *img);
+/* Loads made (misses) and calls answered from the cache (hits). */
+void reg_cache_counts(const reg_cache_t *c, long long *loads, long long *hits);
+void reg_cache_free(reg_cache_t *c);
+
 /* Operator B's settings (the `user` of the scan operator). */
 typedef struct reg_opts {
   const reg_source_t *src;
+  reg_cache_t *cache; /* NULL: load every frame B needs anew */
   int gn_pair;    /* Gauss-Newton iterations of operator A (after phase correlation) */
   int gn_refine;  /* Gauss-Newton steps of operator B's refinement (0: compose only) */
   double min_overlap; /* B refines only when this fraction of the frame overlaps */

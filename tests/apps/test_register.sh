@@ -47,6 +47,16 @@ for args in "--blocks 7 --algorithm blelloch --strategy reduce-then-scan" \
                                    diff "$tmp/s1" "$tmp/s3"; fail=1; }
 done
 
+# operator B's frame cache changes nothing but the loads: no cache, a tiny
+# one (every slot in use at times: callers get their own copies) and the
+# default give the same transforms, bit for bit (the last run: sklansky, 6 blocks)
+good 3 "$tmp/c0" --synthetic 24,64,64 --blocks 6 --algorithm sklansky --frame-cache 0
+good 3 "$tmp/c1" --synthetic 24,64,64 --blocks 6 --algorithm sklansky --frame-cache 1
+for c in c0 c1; do
+  cmp -s "$tmp/s3" "$tmp/$c" || { echo "FAIL: --frame-cache ($c) changed the result";
+                                   diff "$tmp/s3" "$tmp/$c"; fail=1; }
+done
+
 if "$app" --help | grep -q 'with libpng'; then
   # a PNG directory: the dumped synthetic series (16-bit grey)
   # (compared with the last synthetic run, $tmp/s1)
@@ -90,6 +100,7 @@ for np in 1 3; do
   bad $np "--synthetic '10,8,x'" --synthetic 10,8,x
   bad $np "--blocks 9: more blocks than the 5 frames" --synthetic 5,32,32 --blocks 9
   bad $np "--algorithm 'nope'" --synthetic 5,32,32 --algorithm nope
+  bad $np "--frame-cache '-1'" --synthetic 5,32,32 --frame-cache -1
 done
 
 expect_done
