@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "comm/coll.h"
+#include "comm/comm.h"
 #include "datatype/datatype.h"
 #include "decomp/decomp.h"
 
@@ -39,7 +40,8 @@ int bpc__bc_mpi(void *call)
   long long *sz = calloc((size_t)s, sizeof(long long));
   size_t *counts = calloc((size_t)nr, sizeof(size_t));
   int *rk = malloc(sizeof(int) * (size_t)s);
-  char *mine = NULL, *all = NULL;
+  char *mine = NULL, *all = NULL; /* pool buffers: reused across calls */
+  size_t mine_cap = 0, all_cap = 0;
   if (it == NULL || packed == NULL || sz == NULL || counts == NULL || rk == NULL) {
     rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
     goto out;
@@ -62,8 +64,8 @@ int bpc__bc_mpi(void *call)
   size_t total = 0;
   for (int r = 0; r < nr; r++)
     total += counts[r];
-  mine = malloc(counts[me] > 0 ? counts[me] : 1);
-  all = malloc(total > 0 ? total : 1);
+  mine = bpc__pool_get(ctx, counts[me] > 0 ? counts[me] : 1, &mine_cap);
+  all = bpc__pool_get(ctx, total > 0 ? total : 1, &all_cap);
   if (mine == NULL || all == NULL) {
     rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
     goto out;
@@ -107,7 +109,9 @@ out:
   free(sz);
   free(counts);
   free(rk);
-  free(mine);
-  free(all);
+  if (mine != NULL)
+    bpc__pool_put(ctx, mine, mine_cap);
+  if (all != NULL)
+    bpc__pool_put(ctx, all, all_cap);
   return rc != BPC_OK ? rc : cb_rc;
 }
