@@ -16,11 +16,14 @@
 # changed (--max-steps, --seed, --step, --dims, --field, --seed-box), another
 # --blocks, a missing, corrupted, truncated or foreign (not a checkpoint; a
 # checkpoint of another program) file; and the option checks.
+# BPC_APP_QUICK=1 (CI's sanitizer stage, where an mpirun takes several
+# seconds): the restart on 3 processes and four of the refusals only.
 set -u
 app=./apps/bpc-trace
 name=bpc-trace-ckpt-test
 . "$(dirname "$0")/app_env.sh"
 prob="--dims 20,20,28 --seeds 40 --max-steps 250 --round-steps 5"
+quick=${BPC_APP_QUICK:-}
 
 run() { # np tag args... (must succeed; outputs $tmp/TAG.vtk, $tmp/TAG.png)
   np=$1 tag=$2
@@ -52,27 +55,72 @@ stopped() { # tag: it stopped with particles in flight, and wrote no output
   fi
 }
 
+# bad restarts: exit 2, the reason on every rank (in the background, as
+# app_env.sh's expect: BPC_APP_JOBS at a time; expect_done collects)
+everyrank() { # np text args...
+  np=$1 want=$2
+  shift 2
+  njobs=$((njobs + 1))
+  id=$njobs
+  (
+    # shellcheck disable=SC2086
+    timeout -k 5 60 "$MPIRUN" -np "$np" "$app" $prob --vtk "$tmp/bad$id.vtk" --png none "$@" \
+      >/dev/null 2>"$tmp/err.$id"
+    st=$?
+    if [ "$st" -ne 2 ]; then
+      { echo "FAIL: np=$np $*: exit status $st, expected 2"; cat "$tmp/err.$id"; } >"$tmp/fail.$id"
+      exit
+    fi
+    r=0
+    while [ $r -lt "$np" ]; do
+      if ! grep "rank $r: " "$tmp/err.$id" | grep -q -- "$want"; then
+        { echo "FAIL: np=$np $*: rank $r does not say '$want'"; cat "$tmp/err.$id"; } >"$tmp/fail.$id"
+        exit
+      fi
+      r=$((r + 1))
+    done
+  ) &
+  if [ $((njobs % ${BPC_APP_JOBS:-4})) -eq 0 ]; then wait; fi
+}
+
 run 2 ref
 [ -s "$tmp/ref.vtk" ] || { echo "FAIL: no reference output"; exit 1; }
 # checkpointing runs to the end (synchronous rounds): the same result
-run 3 every3 --checkpoint-every 3
-same every3
-[ -s "$tmp/every3.vtk.ckpt" ] || { echo "FAIL: no default checkpoint <vtk>.ckpt"; fail=1; }
+if [ -z "$quick" ]; then
+  run 3 every3 --checkpoint-every 3
+  same every3
+  [ -s "$tmp/every3.vtk.ckpt" ] || { echo "FAIL: no default checkpoint <vtk>.ckpt"; fail=1; }
+fi
 
 # stopped after the second checkpoint (round 8), restarted on 1, 3, 5
 run 2 stop --checkpoint-every 4 --checkpoint "$tmp/k.ckpt" --stop-after-checkpoint 2
 stopped stop
 grep -q 'round 8' "$tmp/stop.err" || { echo "FAIL: stop: not at round 8"; cat "$tmp/stop.err"; fail=1; }
 cp "$tmp/k.ckpt" "$tmp/k0.ckpt"
-for np in 1 3 5; do
+nps="1 3 5"
+[ -n "$quick" ] && nps=3
+for np in $nps; do
   run $np re$np --restart "$tmp/k.ckpt"
   same re$np
 done
-run 3 ret --restart "$tmp/k.ckpt" --threads 2
-same ret
+if [ -z "$quick" ]; then
+  run 3 ret --restart "$tmp/k.ckpt" --threads 2
+  same ret
+fi
 cmp -s "$tmp/k.ckpt" "$tmp/k0.ckpt" || { echo "FAIL: a restart changed its checkpoint"; fail=1; }
 "$MPIRUN" -np 2 ./apps/bpc-ckpt verify "$tmp/k.ckpt" >"$tmp/v.out" 2>&1 ||
   { echo "FAIL: bpc-ckpt verify of the checkpoint"; cat "$tmp/v.out"; fail=1; }
+
+if [ -n "$quick" ]; then
+  k=$tmp/k.ckpt
+  everyrank 3 "another problem: --max-steps is 250 in it, 249 here" --restart "$k" --max-steps 249
+  everyrank 2 "BPC_EIO" --restart "$tmp/missing.ckpt"
+  everyrank 2 "not a bpc checkpoint" --restart "$tmp/ref.vtk"
+  bad 2 "--synchrony must be 1" $prob --checkpoint-every 2 --synchrony 0.5
+  expect_done
+  echo "test_trace_ckpt: BPC_APP_QUICK: the restart at 3 processes, 4 refusals"
+  exit $fail
+fi
 
 # a chain: restarted on 3, checkpointing again (round 12) and stopping; then
 # restarted on 5
@@ -88,24 +136,6 @@ stopped one
 run 5 one5 --restart "$tmp/k1.ckpt"
 same one5
 
-# bad restarts: exit 2, the reason on every rank
-everyrank() { # np text args...: exit 2, TEXT said by every rank
-  np=$1 want=$2
-  shift 2
-  # shellcheck disable=SC2086
-  timeout -k 5 60 "$MPIRUN" -np "$np" "$app" $prob --vtk "$tmp/bad.vtk" --png none "$@" \
-    >/dev/null 2>"$tmp/bad.err"
-  st=$?
-  if [ "$st" -ne 2 ]; then
-    echo "FAIL: np=$np $*: exit status $st, expected 2"; cat "$tmp/bad.err"; fail=1; return
-  fi
-  r=0
-  while [ $r -lt "$np" ]; do
-    grep "rank $r: " "$tmp/bad.err" | grep -q -- "$want" ||
-      { echo "FAIL: np=$np $*: rank $r does not say '$want'"; cat "$tmp/bad.err"; fail=1; return; }
-    r=$((r + 1))
-  done
-}
 k=$tmp/k.ckpt
 everyrank 3 "another problem: --max-steps is 250 in it, 249 here" --restart "$k" --max-steps 249
 everyrank 2 "another problem: the seeds' hash" --restart "$k" --seed 7
