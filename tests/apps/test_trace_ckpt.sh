@@ -22,6 +22,7 @@ set -u
 app=./apps/bpc-trace
 name=bpc-trace-ckpt-test
 . "$(dirname "$0")/app_env.sh"
+[ -x "$app" ] || { echo "test_trace_ckpt: $app not built (configured without libpng): skipped"; exit 77; }
 prob="--dims 20,20,28 --seeds 40 --max-steps 250 --round-steps 5"
 quick=${BPC_APP_QUICK:-}
 
