@@ -11,6 +11,8 @@
 #    threads;
 #  - a chain: a restart that checkpoints and stops again, restarted on
 #    another count; a checkpoint written on 1 process restarted on 5;
+#  - a (longer) run killed once its first checkpoint is there, restarted on
+#    3 processes, against its own uninterrupted run;
 #  - bpc-ckpt verify accepts the checkpoint.
 # Bad restarts exit 2 with the message on every rank: each problem option
 # changed (--max-steps, --seed, --step, --dims, --field, --seed-box), another
@@ -136,6 +138,34 @@ run 1 one --checkpoint-every 5 --checkpoint "$tmp/k1.ckpt" --stop-after-checkpoi
 stopped one
 run 5 one5 --restart "$tmp/k1.ckpt"
 same one5
+
+# a run killed (SIGTERM to mpirun) after its first checkpoint appeared
+# (a longer problem, so that the kill lands mid-run), restarted on 3
+# processes: the output of an uninterrupted run of that problem
+prob0=$prob
+prob="--dims 32,32,40 --seeds 300 --max-steps 3000 --round-steps 2"
+run 2 kref
+"$MPIRUN" -np 2 "$app" $prob --vtk "$tmp/kill.vtk" --png none --quiet --checkpoint-every 5 \
+  --checkpoint "$tmp/kill.ckpt" >/dev/null 2>&1 &
+pid=$!
+i=0
+while [ ! -e "$tmp/kill.ckpt" ] && [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do
+  sleep 0.1
+  i=$((i + 1))
+done
+kill -TERM $pid 2>/dev/null
+wait $pid
+if [ ! -e "$tmp/kill.ckpt" ]; then
+  echo "FAIL: the run to be killed wrote no checkpoint"; fail=1
+else
+  [ -e "$tmp/kill.vtk" ] && echo "note: the run ended before the kill reached it"
+  run 3 kre --restart "$tmp/kill.ckpt"
+  for ext in vtk png; do
+    cmp -s "$tmp/kref.$ext" "$tmp/kre.$ext" ||
+      { echo "FAIL: the restart of a killed run: its $ext differs from the uninterrupted run's"; fail=1; }
+  done
+fi
+prob=$prob0
 
 k=$tmp/k.ckpt
 everyrank 3 "another problem: --max-steps is 250 in it, 249 here" --restart "$k" --max-steps 249
