@@ -103,8 +103,8 @@ cp "$tmp/k.ckpt" "$tmp/k0.ckpt"
 nps="1 3 5"
 [ -n "$quick" ] && nps=3
 for np in $nps; do
-  run $np re$np --restart "$tmp/k.ckpt"
-  same re$np
+  run "$np" "re$np" --restart "$tmp/k.ckpt"
+  same "re$np"
 done
 if [ -z "$quick" ]; then
   run 3 ret --restart "$tmp/k.ckpt" --threads 2
@@ -119,10 +119,11 @@ if [ -n "$quick" ]; then
   everyrank 3 "another problem: --max-steps is 250 in it, 249 here" --restart "$k" --max-steps 249
   everyrank 2 "BPC_EIO" --restart "$tmp/missing.ckpt"
   everyrank 2 "not a bpc checkpoint" --restart "$tmp/ref.vtk"
+  # shellcheck disable=SC2086
   bad 2 "--synchrony must be 1" $prob --checkpoint-every 2 --synchrony 0.5
   expect_done
   echo "test_trace_ckpt: BPC_APP_QUICK: the restart at 3 processes, 4 refusals"
-  exit $fail
+  exit "$fail"
 fi
 
 # a chain: restarted on 3, checkpointing again (round 12) and stopping; then
@@ -145,6 +146,7 @@ same one5
 prob0=$prob
 prob="--dims 32,32,40 --seeds 300 --max-steps 3000 --round-steps 2"
 run 2 kref
+# shellcheck disable=SC2086
 "$MPIRUN" -np 2 "$app" $prob --vtk "$tmp/kill.vtk" --png none --quiet --checkpoint-every 5 \
   --checkpoint "$tmp/kill.ckpt" >/dev/null 2>&1 &
 pid=$!
@@ -191,10 +193,11 @@ else
   echo "FAIL: io_step could not write a foreign checkpoint"; fail=1
 fi
 # option checks (rank 0 says it)
+# shellcheck disable=SC2086
 bad 2 "--stop-after-checkpoint needs --checkpoint-every" $prob --stop-after-checkpoint 1
 bad 2 "--checkpoint needs --checkpoint-every" $prob --checkpoint "$tmp/x.ckpt"
 bad 2 "--synchrony must be 1" $prob --checkpoint-every 2 --synchrony 0.5
 bad 1 "--checkpoint-every '0'" $prob --checkpoint-every 0
 bad 1 "--bench takes no checkpoint" --bench --checkpoint-every 2
 expect_done
-exit $fail
+exit "$fail"
