@@ -627,8 +627,9 @@ int main(int argc, char **argv)
       fprintf(stderr,
               "bpc-trace: %lld steps in %.3f s (%.0f steps/s), %lld rounds; %lld particles left "
               "the domain, %lld used their steps%s%s%s%s%s\n",
-              (long long)res.steps, res.seconds,
-              res.seconds > 0 ? (double)res.steps / res.seconds : 0.0, res.rounds,
+              (long long)(res.steps - res.steps_before), res.seconds,
+              res.seconds > 0 ? (double)(res.steps - res.steps_before) / res.seconds : 0.0,
+              res.rounds,
               (long long)res.left, (long long)(res.finished - res.left),
               wv || wp ? "; wrote " : "", wv ? o.vtk : "", wv && wp ? " and " : "",
               wp ? o.png : "", "");

@@ -135,7 +135,8 @@ typedef struct trace_result {
   trace_point_t *points;
   int64_t npoints;
   /* totals over all ranks */
-  int64_t steps;     /* RK4 steps taken */
+  int64_t steps;     /* RK4 steps taken (restarts: since the problem's start) */
+  int64_t steps_before; /* ... of them restored from the checkpoint (restarts) */
   int64_t finished;  /* particles stopped */
   int64_t left;      /* ... of them by leaving the domain */
   long long rounds;  /* max over ranks */

@@ -28,6 +28,7 @@ typedef struct trun {
   MPI_Comm pcomm; /* == acomm when progress is reported */
   int rank, size;
   int64_t finished_local; /* atomic */
+  int64_t steps_before;   /* steps of this rank's blocks restored from a checkpoint */
   int64_t sent_value;
   MPI_Request preq;
   int64_t *counts; /* rank 0: last count heard from each rank */
@@ -464,6 +465,7 @@ static int restart_blocks(trun_t *R, bpc_blocks_t *blocks, trace_result_t *res, 
     if (trace_box_load(&R->prm->field, &b->box, res->err, sizeof res->err) != 0)
       return BPC_EIO;
     R->finished_local += b->finished;
+    R->steps_before += b->steps;
   }
   return BPC_OK;
 }
@@ -664,7 +666,7 @@ int trace_run(bpc_ctx_t *ctx, const trace_params_t *P, trace_result_t *res)
   /* totals */
   int nl = 0;
   bpc_blocks_count(blocks, &nl);
-  int64_t v[4] = {0, 0, 0, 0}, g[4];
+  int64_t v[5] = {0, 0, 0, 0, R.steps_before}, g[5];
   for (int i = 0; i < nl; i++) {
     void *data;
     int gid;
@@ -681,7 +683,7 @@ int trace_run(bpc_ctx_t *ctx, const trace_params_t *P, trace_result_t *res)
   long long grounds = rounds;
   memcpy(g, v, sizeof g);
   if (comm != MPI_COMM_NULL) {
-    MPI_Allreduce(v, g, 4, MPI_INT64_T, MPI_SUM, comm);
+    MPI_Allreduce(v, g, 5, MPI_INT64_T, MPI_SUM, comm);
     MPI_Allreduce(&sec, &gsec, 1, MPI_DOUBLE, MPI_MAX, comm);
     MPI_Allreduce(&rounds, &grounds, 1, MPI_LONG_LONG, MPI_MAX, comm);
   }
@@ -689,6 +691,7 @@ int trace_run(bpc_ctx_t *ctx, const trace_params_t *P, trace_result_t *res)
   res->finished = g[1];
   res->left = g[2];
   res->late = g[3];
+  res->steps_before = g[4];
   res->rounds = grounds;
   res->round = round0 + grounds;
   res->seconds = gsec;
