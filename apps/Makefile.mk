@@ -36,7 +36,8 @@ apps_bpc_tune_LDADD = $(APP_LDADD)
 if BPC_HAVE_PNG
 # bpc-trace: particle tracing with the neighbour exchange (VTK + PNG output).
 bin_PROGRAMS += apps/bpc-trace
-apps_bpc_trace_SOURCES = apps/bpc-trace.c apps/trace/trace.h apps/trace/trace_field.c \
+apps_bpc_trace_SOURCES = apps/bpc-trace.c apps/trace/trace.h apps/trace/trace_block.h \
+	apps/trace/trace_field.c apps/trace/trace_ckpt.c \
 	apps/trace/trace_run.c apps/trace/trace_out.c apps/common/png_out.h apps/common/png_out.c
 apps_bpc_trace_CFLAGS = $(AM_CFLAGS) $(PNG_CFLAGS) -I$(top_srcdir)/apps
 apps_bpc_trace_LDADD = $(APP_LDADD) $(PNG_LIBS) -lm

@@ -10,6 +10,9 @@
  * Rank 0 writes the streamlines as legacy VTK polydata and a PNG projection.
  * --bench times the tracing at synchrony 1.0, 0.5 and 0.25 on seeds packed
  * into a corner of the domain (a few blocks start with all the work).
+ * --checkpoint-every N saves the run (particles in flight, recorded points)
+ * every N rounds with bpc_io_write; --restart FILE continues it on any
+ * process count, with the same output as an uninterrupted run.
  *
  * See doc/apps/trace.md, or run bpc-trace --help.
  */
@@ -38,6 +41,8 @@ typedef struct opts {
   const char *vtk, *png, *plane;
   int width, height;
   int quiet, bench, bench_reps;
+  int ckpt_every, stop_after;     /* 0: none */
+  const char *ckpt, *restart;     /* NULL: default name / no restart */
 } opts_t;
 
 static void usage(FILE *f)
@@ -69,6 +74,16 @@ static void usage(FILE *f)
           "  --synchrony F        fraction of expected messages a round waits for, (0, 1]\n"
           "                       (default 1; BPC_NEIGHBOR_SYNCHRONY)\n"
           "  --threads N          threads over local blocks (default 1; 0: OpenMP default)\n"
+          "checkpoint and restart:\n"
+          "  --checkpoint-every N write a checkpoint after every N-th exchange round (the\n"
+          "                       rounds are then synchronous; counted from the start,\n"
+          "                       restarts included)\n"
+          "  --checkpoint FILE    where (default: the --vtk name + .ckpt, trace.ckpt\n"
+          "                       with --vtk none); written atomically\n"
+          "  --stop-after-checkpoint K   stop after writing K checkpoints (no output)\n"
+          "  --restart FILE       continue from a checkpoint, on any process count; give\n"
+          "                       the same field, seed, step and --max-steps options (the\n"
+          "                       block count is the checkpoint's)\n"
           "output:\n"
           "  --vtk FILE           streamlines, legacy VTK (default trace.vtk; 'none': skip)\n"
           "  --png FILE           picture (default trace.png; 'none': skip)\n"
@@ -117,9 +132,10 @@ static int parse_ll(const char *s, long long lo, long long hi, long long *out)
 static int takes_value(const char *a)
 {
   static const char *const names[] = {
-      "--bench-reps", "--blocks", "--dims", "--field", "--max-steps", "--plane", "--png",
-      "--round-steps", "--seed", "--seed-box", "--seed-file", "--seeds", "--size", "--step",
-      "--synchrony", "--threads", "--vtk"};
+      "--bench-reps", "--blocks", "--checkpoint", "--checkpoint-every", "--dims", "--field",
+      "--max-steps", "--plane", "--png", "--restart", "--round-steps", "--seed", "--seed-box",
+      "--seed-file", "--seeds", "--size", "--step", "--stop-after-checkpoint", "--synchrony",
+      "--threads", "--vtk"};
   for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
     if (strcmp(a, names[k]) == 0)
       return 1;
@@ -272,6 +288,26 @@ static int parse(int argc, char **argv, opts_t *o, char *msg, size_t len)
       }
       o->width = w;
       o->height = h;
+    } else if (strcmp(a, "--checkpoint-every") == 0) {
+      if (parse_ll(v, 1, INT_MAX, &x) != 0) {
+        snprintf(msg, len, "--checkpoint-every '%s': want a positive number of rounds", v);
+        return 2;
+      }
+      o->ckpt_every = (int)x;
+    } else if (strcmp(a, "--stop-after-checkpoint") == 0) {
+      if (parse_ll(v, 1, INT_MAX, &x) != 0) {
+        snprintf(msg, len, "--stop-after-checkpoint '%s': want a positive count", v);
+        return 2;
+      }
+      o->stop_after = (int)x;
+    } else if (strcmp(a, "--checkpoint") == 0) {
+      if (v[0] == '\0') {
+        snprintf(msg, len, "--checkpoint: want a file name");
+        return 2;
+      }
+      o->ckpt = v;
+    } else if (strcmp(a, "--restart") == 0) {
+      o->restart = v;
     } else if (strcmp(a, "--bench-reps") == 0) {
       if (parse_ll(v, 1, 1000, &x) != 0) {
         snprintf(msg, len, "--bench-reps '%s': want 1..1000", v);
@@ -285,6 +321,20 @@ static int parse(int argc, char **argv, opts_t *o, char *msg, size_t len)
   }
   if (o->field.kind == TRACE_FIELD_FILE && !dims_given) {
     snprintf(msg, len, "a field file needs --dims NX,NY,NZ");
+    return 2;
+  }
+  if (o->ckpt_every == 0 && (o->ckpt != NULL || o->stop_after > 0)) {
+    snprintf(msg, len, "%s needs --checkpoint-every N",
+             o->ckpt != NULL ? "--checkpoint" : "--stop-after-checkpoint");
+    return 2;
+  }
+  if (o->ckpt_every > 0 && o->synchrony > 0 && o->synchrony < 1) {
+    snprintf(msg, len, "--checkpoint-every: checkpoints are taken between synchronous rounds; "
+                       "--synchrony must be 1 with it");
+    return 2;
+  }
+  if (o->bench && (o->ckpt_every > 0 || o->restart != NULL)) {
+    snprintf(msg, len, "--bench takes no checkpoint or restart options");
     return 2;
   }
   return 0;
@@ -397,7 +447,12 @@ int main(int argc, char **argv)
     fprintf(stderr, "bpc-trace: bpc_init failed\n");
     goto finish;
   }
-  const int nblocks = o.nblocks > 0 ? o.nblocks : 4 * size;
+  /* a restart takes the checkpoint's block count unless --blocks names one */
+  const int nblocks = o.nblocks > 0 ? o.nblocks : (o.restart != NULL ? 0 : 4 * size);
+  char ckpt_name[4096];
+  if (o.ckpt_every > 0 && o.ckpt == NULL)
+    snprintf(ckpt_name, sizeof ckpt_name, "%s.ckpt",
+             strcmp(o.vtk, "none") != 0 ? o.vtk : "trace");
 
   /* the step: from the field's largest velocity component */
   double vmax = 0;
@@ -422,6 +477,7 @@ int main(int argc, char **argv)
   P.round_steps = o.round_steps;
   P.synchrony = o.synchrony;
   P.nthreads = o.threads;
+  P.vmax = vmax;
 
   if (o.bench) {
     /* imbalanced: all seeds in the lowest corner eighth of the domain */
@@ -515,14 +571,39 @@ int main(int argc, char **argv)
   P.record = 1;
   P.progress = o.quiet ? NULL : stderr;
   P.progress_every = 1.0;
-  if (rank == 0 && !o.quiet)
-    fprintf(stderr, "bpc-trace: %lld particles, %d blocks on %d processes, h=%g, up to %d "
-                    "steps\n",
-            (long long)nseeds, nblocks, size, h, o.max_steps);
+  P.ckpt_every = o.ckpt_every;
+  P.ckpt_path = o.ckpt != NULL ? o.ckpt : ckpt_name;
+  P.stop_after = o.stop_after;
+  P.restart = o.restart;
+  if (rank == 0 && !o.quiet) {
+    if (o.restart != NULL)
+      fprintf(stderr, "bpc-trace: %lld particles, restarting from %s on %d processes, h=%g, up "
+                      "to %d steps\n",
+              (long long)nseeds, o.restart, size, h, o.max_steps);
+    else
+      fprintf(stderr, "bpc-trace: %lld particles, %d blocks on %d processes, h=%g, up to %d "
+                      "steps\n",
+              (long long)nseeds, nblocks, size, h, o.max_steps);
+  }
   int rc = trace_run(ctx, &P, &res);
   if (rc != BPC_OK) {
-    if (rank == 0)
+    /* a bad restart file (missing, corrupt, of another problem) is bad
+     * input: every rank says so, exit status 2 */
+    if (res.bad_restart) {
+      fprintf(stderr, "bpc-trace: rank %d: %s\n", rank, res.err);
+      ret = 2;
+    } else if (rank == 0) {
       fprintf(stderr, "bpc-trace: %s\n", res.err);
+    }
+    goto finish;
+  }
+  if (res.stopped) {
+    if (rank == 0 && !o.quiet)
+      fprintf(stderr, "bpc-trace: stopped after %d checkpoint(s), round %lld: %lld of %lld "
+                      "particles finished; continue with --restart %s\n",
+              res.checkpoints, res.round, (long long)res.finished, (long long)nseeds,
+              P.ckpt_path);
+    ret = 0;
     goto finish;
   }
   int64_t n = 0;
@@ -546,8 +627,9 @@ int main(int argc, char **argv)
       fprintf(stderr,
               "bpc-trace: %lld steps in %.3f s (%.0f steps/s), %lld rounds; %lld particles left "
               "the domain, %lld used their steps%s%s%s%s%s\n",
-              (long long)res.steps, res.seconds,
-              res.seconds > 0 ? (double)res.steps / res.seconds : 0.0, res.rounds,
+              (long long)(res.steps - res.steps_before), res.seconds,
+              res.seconds > 0 ? (double)(res.steps - res.steps_before) / res.seconds : 0.0,
+              res.rounds,
               (long long)res.left, (long long)(res.finished - res.left),
               wv || wp ? "; wrote " : "", wv ? o.vtk : "", wv && wp ? " and " : "",
               wp ? o.png : "", "");

@@ -135,9 +135,14 @@ EXTRA_DIST += tests/apps/test_mergetree.sh tests/apps/test_mergetree_io.sh
 check_PROGRAMS += tests/mpi/test_trace
 TESTS += tests/mpi/test_trace
 tests_mpi_test_trace_SOURCES = tests/mpi/test_trace.c apps/trace/trace_field.c \
-	apps/trace/trace_run.c
+	apps/trace/trace_run.c apps/trace/trace_ckpt.c apps/trace/trace_block.h
 tests_mpi_test_trace_CFLAGS = $(TEST_CFLAGS) -I$(top_srcdir)/apps
 tests_mpi_test_trace_LDADD = $(TEST_LDADD) -lm
+# bpc-trace --checkpoint-every / --restart: restarted runs (other process
+# counts too) give the uninterrupted run's output byte for byte; bad
+# restarts fail on every rank (uses tests/apps/io_step for a foreign file).
+TESTS += tests/apps/test_trace_ckpt.sh
+EXTRA_DIST += tests/apps/test_trace_ckpt.sh
 
 # image-compositing plug-in (lib/composite): serial suite, MPI suite, doc example.
 noinst_HEADERS += tests/common/composite_run.h

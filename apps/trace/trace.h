@@ -113,6 +113,21 @@ typedef struct trace_params {
   /* progress on stderr from rank 0 (0: none), every this many seconds */
   double progress_every;
   FILE *progress;
+  /* Checkpoint and restart (doc/apps/trace.md). With ckpt_every > 0 the
+   * run goes in synchronous rounds (bpc_neighbor_round; synchrony must be
+   * 1) and after every ckpt_every-th round (counted from the start of the
+   * problem, restarts included) writes every block's particles in flight,
+   * recorded points and counters to ckpt_path with bpc_io_write, the
+   * problem (trace_ckpt_meta) in the metadata; stop_after > 0 ends the run
+   * after that many checkpoints (result->stopped). restart: continue from
+   * that checkpoint (bpc_io_read, any process count) instead of the seeds;
+   * the problem must be the same (field, dims, vmax, h, max_steps, seeds,
+   * record) and nblocks 0 or the checkpoint's. */
+  int ckpt_every;
+  const char *ckpt_path;
+  int stop_after;
+  const char *restart;
+  double vmax; /* the field's largest |component|: part of the problem's identity */
 } trace_params_t;
 
 typedef struct trace_result {
@@ -120,13 +135,18 @@ typedef struct trace_result {
   trace_point_t *points;
   int64_t npoints;
   /* totals over all ranks */
-  int64_t steps;     /* RK4 steps taken */
+  int64_t steps;     /* RK4 steps taken (restarts: since the problem's start) */
+  int64_t steps_before; /* ... of them restored from the checkpoint (restarts) */
   int64_t finished;  /* particles stopped */
   int64_t left;      /* ... of them by leaving the domain */
   long long rounds;  /* max over ranks */
   long long late;    /* late messages, summed */
   double seconds;    /* wall time of the iteration (max over ranks) */
-  char err[256];     /* what went wrong, when trace_run fails */
+  char err[512];     /* what went wrong, when trace_run fails */
+  int bad_restart;   /* the failure is the restart file's (missing, corrupt, another problem) */
+  int stopped;       /* stop_after reached: the trace is not complete, no points */
+  int checkpoints;   /* checkpoints written by this call */
+  long long round;   /* rounds of the problem done (checkpointed runs: restarts included) */
 } trace_result_t;
 
 /*

@@ -8,6 +8,7 @@
  * stderr, and the totals.
  */
 #include "trace.h"
+#include "trace_block.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -16,22 +17,6 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
-
-typedef struct tblock {
-  int gid;
-  trace_box_t box;
-  int seeded;
-  trace_particle_t *act; /* particles in this block */
-  int64_t nact, capact;
-  struct leaver {
-    int64_t dst, order;
-    trace_particle_t t;
-  } *out; /* leavers of this round */
-  int64_t nout, capout;
-  trace_point_t *pts; /* recorded points */
-  int64_t npts, cappts;
-  int64_t steps, finished, left;
-} tblock_t;
 
 typedef struct trun {
   const trace_params_t *prm;
@@ -43,6 +28,7 @@ typedef struct trun {
   MPI_Comm pcomm; /* == acomm when progress is reported */
   int rank, size;
   int64_t finished_local; /* atomic */
+  int64_t steps_before;   /* steps of this rank's blocks restored from a checkpoint */
   int64_t sent_value;
   MPI_Request preq;
   int64_t *counts; /* rank 0: last count heard from each rank */
@@ -131,12 +117,7 @@ static void tblock_destroy(void *blk, int gid, void *user)
 {
   (void)gid;
   (void)user;
-  tblock_t *b = blk;
-  trace_box_free(&b->box);
-  free(b->act);
-  free(b->out);
-  free(b->pts);
-  free(b);
+  trace_block_free(blk);
 }
 
 /* ------------------------------------------------------------- progress */
@@ -226,6 +207,31 @@ static void progress_finish(trun_t *R)
 
 /* ---------------------------------------------------------- the callback */
 
+/* Move the particles delivered to block gid into its active list. Returns
+ * 0, 2 (out of memory) or a bpc code of the dequeue. */
+static int take_incoming(tblock_t *b, bpc_neighbor_t *nb, int gid)
+{
+  const int *srcs;
+  int ns;
+  int rc = bpc_neighbor_incoming(nb, gid, &srcs, &ns);
+  for (int k = 0; k < ns && rc == 0; k++) {
+    for (;;) {
+      void *it;
+      int got = 0;
+      rc = bpc_neighbor_dequeue(nb, gid, srcs[k], &it, &got);
+      if (rc != 0 || !got)
+        break;
+      const bpc_buf_t *in = it;
+      if (grow((void **)&b->act, &b->capact, b->nact + (int64_t)in->count, sizeof *b->act) != 0)
+        return 2;
+      if (in->count > 0)
+        memcpy(b->act + b->nact, in->data, in->count * sizeof *b->act);
+      b->nact += (int64_t)in->count;
+    }
+  }
+  return rc;
+}
+
 static int cmp_leaver(const void *a, const void *b)
 {
   const struct leaver *x = a, *y = b;
@@ -266,24 +272,7 @@ static int trace_cb(void *blk, int gid, bpc_neighbor_t *nb, void *user, int *mor
   }
 
   /* 2. particles that arrived */
-  const int *srcs;
-  int ns;
-  rc = bpc_neighbor_incoming(nb, gid, &srcs, &ns);
-  for (int k = 0; k < ns && rc == 0; k++) {
-    for (;;) {
-      void *it;
-      int got = 0;
-      rc = bpc_neighbor_dequeue(nb, gid, srcs[k], &it, &got);
-      if (rc != 0 || !got)
-        break;
-      const bpc_buf_t *in = it;
-      if (grow((void **)&b->act, &b->capact, b->nact + (int64_t)in->count, sizeof *b->act) != 0)
-        return 2;
-      if (in->count > 0)
-        memcpy(b->act + b->nact, in->data, in->count * sizeof *b->act);
-      b->nact += (int64_t)in->count;
-    }
-  }
+  rc = take_incoming(b, nb, gid);
   if (rc != 0)
     return rc;
 
@@ -400,6 +389,151 @@ static void *gather_points(bpc_blocks_t *blocks, int64_t *n)
   return all;
 }
 
+/* --------------------------------------------------- checkpoint, restart */
+
+/* Restart, first part: read the checkpoint's header and metadata, check
+ * that it is of this problem, and take its decomposition (the block count
+ * is the checkpoint's; P->nblocks must be 0 or the same). The header is the
+ * same on every rank, so is the outcome. */
+static int restart_header(bpc_ctx_t *ctx, const trace_params_t *P, bpc_decomp_params_t *dp,
+                          long long *round0, trace_result_t *res)
+{
+  bpc_io_info_t info;
+  void *meta = NULL;
+  char msg[sizeof res->err - 64];
+  int rc = bpc_io_info(ctx, P->restart, &info, &meta);
+  res->bad_restart = 1;
+  if (rc != BPC_OK) {
+    snprintf(res->err, sizeof res->err, "--restart %s: %s", P->restart, bpc_last_error(ctx));
+    return rc;
+  }
+  if (trace_ckpt_check(P, meta, (size_t)info.meta_bytes, round0, msg, sizeof msg) != 0) {
+    snprintf(res->err, sizeof res->err, "--restart %s: %s", P->restart, msg);
+    free(meta);
+    return BPC_EMISMATCH;
+  }
+  free(meta);
+  int same = info.has_decomp && info.params.dim == 3;
+  for (int k = 0; k < 3 && same; k++)
+    same = info.params.domain_min[k] == 0 && info.params.domain_max[k] == P->field.dims[k] &&
+           info.params.share_face[k] == 1 && info.params.ghost[k] == 1 && !info.params.wrap[k];
+  if (!same) {
+    snprintf(res->err, sizeof res->err,
+             "--restart %s: not a bpc-trace checkpoint (its decomposition is not of the "
+             "field's grid with shared faces and one ghost cell)",
+             P->restart);
+    return BPC_EFORMAT;
+  }
+  if (P->nblocks != 0 && P->nblocks != info.nblocks) {
+    snprintf(res->err, sizeof res->err,
+             "--restart %s: the checkpoint has %d blocks, not %d (a restart keeps the block "
+             "count; any process count works)",
+             P->restart, info.nblocks, P->nblocks);
+    return BPC_ENBLOCKS;
+  }
+  *dp = info.params;
+  dp->assign = BPC_ASSIGN_CONTIGUOUS;
+  dp->map = NULL;
+  res->bad_restart = 0;
+  return BPC_OK;
+}
+
+/* Restart, second part: every block read from the checkpoint must be the
+ * block of its gid; load its samples. */
+static int restart_blocks(trun_t *R, bpc_blocks_t *blocks, trace_result_t *res, int *bad)
+{
+  int nl = 0;
+  bpc_blocks_count(blocks, &nl);
+  for (int i = 0; i < nl; i++) {
+    void *data;
+    int gid;
+    bpc_blocks_at(blocks, i, &data, &gid);
+    tblock_t *b = data;
+    if (b->gid != gid) {
+      snprintf(res->err, sizeof res->err,
+               "--restart %s: not a bpc-trace checkpoint (block %d holds the data of block %d)",
+               R->prm->restart, gid, b->gid);
+      *bad = 1;
+      return BPC_EFORMAT;
+    }
+    bpc_bounds_t core, ghost;
+    bpc_decomp_bounds(R->d, gid, &core, &ghost);
+    for (int k = 0; k < 3; k++) {
+      b->box.lo[k] = ghost.min[k];
+      b->box.hi[k] = ghost.max[k];
+    }
+    if (trace_box_load(&R->prm->field, &b->box, res->err, sizeof res->err) != 0)
+      return BPC_EIO;
+    R->finished_local += b->finished;
+    R->steps_before += b->steps;
+  }
+  return BPC_OK;
+}
+
+/* Synchronous rounds (bpc_neighbor_round at synchrony 1): after each, the
+ * particles delivered are taken into their blocks, so that between rounds
+ * every particle in flight sits in some block's active list; the run ends
+ * when no block anywhere has one. Every ckpt_every-th round of the problem
+ * (round0 were done before this call) is followed by a checkpoint. */
+static int run_rounds(bpc_ctx_t *ctx, trun_t *R, bpc_neighbor_t *nb, bpc_blocks_t *blocks,
+                      long long round0, trace_result_t *res, long long *nrounds)
+{
+  const trace_params_t *P = R->prm;
+  const bpc_type_t ct = trace_ckpt_type();
+  long long round = round0;
+  *nrounds = 0;
+  for (;;) {
+    int rc = bpc_neighbor_round(nb, blocks, trace_cb, R);
+    if (rc != BPC_OK) {
+      snprintf(res->err, sizeof res->err, "%s", R->failed ? R->err : bpc_last_error(ctx));
+      return rc;
+    }
+    round++;
+    (*nrounds)++;
+    int64_t v[2] = {0, 0}, g[2];
+    int nl = 0;
+    bpc_blocks_count(blocks, &nl);
+    for (int i = 0; i < nl; i++) {
+      void *data;
+      int gid;
+      bpc_blocks_at(blocks, i, &data, &gid);
+      tblock_t *b = data;
+      if (take_incoming(b, nb, gid) != 0)
+        v[1] = 1;
+      v[0] += b->nact;
+    }
+    memcpy(g, v, sizeof g);
+    if (R->acomm != MPI_COMM_NULL)
+      MPI_Allreduce(v, g, 2, MPI_INT64_T, MPI_SUM, R->acomm);
+    if (g[1] != 0) {
+      snprintf(res->err, sizeof res->err, "%s taking in the particles of round %lld",
+               v[1] ? "out of memory" : "another rank failed", round);
+      return BPC_ENOMEM;
+    }
+    if (g[0] == 0)
+      return BPC_OK;
+    if (round % P->ckpt_every != 0)
+      continue;
+    char *meta = NULL;
+    size_t ml = 0;
+    const int mfail = trace_ckpt_meta(P, round, &meta, &ml) != 0;
+    rc = bpc_io_write(ctx, P->ckpt_path, blocks, &ct, R->d, meta, ml);
+    free(meta);
+    if (rc == BPC_OK && mfail)
+      rc = BPC_ENOMEM;
+    if (rc != BPC_OK) {
+      snprintf(res->err, sizeof res->err, "writing the checkpoint %s after round %lld: %s",
+               P->ckpt_path, round, mfail ? "out of memory" : bpc_last_error(ctx));
+      return rc;
+    }
+    res->checkpoints++;
+    if (P->stop_after > 0 && res->checkpoints >= P->stop_after) {
+      res->stopped = 1;
+      return BPC_OK;
+    }
+  }
+}
+
 int trace_run(bpc_ctx_t *ctx, const trace_params_t *P, trace_result_t *res)
 {
   trun_t R;
@@ -429,6 +563,18 @@ int trace_run(bpc_ctx_t *ctx, const trace_params_t *P, trace_result_t *res)
         rc = BPC_ERANGE;
         break;
       }
+  if (rc == BPC_OK && (P->ckpt_every < 0 || P->stop_after < 0 ||
+                       (P->ckpt_every > 0 && (P->ckpt_path == NULL || P->ckpt_path[0] == '\0')) ||
+                       (P->stop_after > 0 && P->ckpt_every == 0))) {
+    snprintf(res->err, sizeof res->err, "bad checkpoint parameters (a checkpoint interval >= 0 "
+                                        "with a path; stopping after checkpoints needs them)");
+    rc = BPC_EINVAL;
+  }
+  if (rc == BPC_OK && P->ckpt_every > 0 && P->synchrony >= 0 && P->synchrony < 1) {
+    snprintf(res->err, sizeof res->err, "checkpoints are taken between synchronous rounds: "
+                                        "synchrony must be 1 with them");
+    rc = BPC_EINVAL;
+  }
   if (rc != BPC_OK) {
     if (res->err[0] == '\0')
       snprintf(res->err, sizeof res->err, "bad parameters (grid of at least 2 points per "
@@ -444,34 +590,52 @@ int trace_run(bpc_ctx_t *ctx, const trace_params_t *P, trace_result_t *res)
     dp.share_face[k] = 1;
     dp.ghost[k] = 1;
   }
+  long long round0 = 0;
+  if (P->restart != NULL) {
+    /* the header and metadata are the same on every rank: so is the verdict */
+    rc = restart_header(ctx, P, &dp, &round0, res);
+    if (rc != BPC_OK)
+      return rc;
+  }
   rc = bpc_decomp_create(ctx, &dp, &R.d);
   if (rc != BPC_OK)
     snprintf(res->err, sizeof res->err, "%s", bpc_last_error(ctx));
-  if (rc == BPC_OK) {
+  bpc_type_t ctype = trace_ckpt_type();
+  int bad_restart = 0;
+  if (rc == BPC_OK && P->restart == NULL) {
     rc = bpc_blocks_create(bpc_decomp_assign(R.d), tblock_create, tblock_destroy, &R, &blocks);
     if (rc != BPC_OK && R.failed)
       snprintf(res->err, sizeof res->err, "%s", R.err);
+  } else if (rc == BPC_OK) {
+    rc = bpc_io_read(ctx, P->restart, bpc_decomp_assign(R.d), &ctype, &blocks);
+    if (rc != BPC_OK) {
+      snprintf(res->err, sizeof res->err, "--restart %s: %s", P->restart, bpc_last_error(ctx));
+      bad_restart = 1;
+    } else {
+      rc = restart_blocks(&R, blocks, res, &bad_restart);
+    }
   }
   /* agree: a block that could not load its samples fails everywhere */
-  int lrc = rc, grc = rc;
+  int lrc[2] = {rc, -bad_restart}, grc[2] = {rc, -bad_restart};
   MPI_Comm comm, ccomm;
   bpc_ctx_comm(ctx, &ccomm);
   if (ccomm != MPI_COMM_NULL)
     MPI_Comm_dup(ccomm, &R.acomm);
   comm = R.acomm;
   if (comm != MPI_COMM_NULL)
-    MPI_Allreduce(&lrc, &grc, 1, MPI_INT, MPI_MIN, comm);
-  rc = grc;
+    MPI_Allreduce(lrc, grc, 2, MPI_INT, MPI_MIN, comm);
+  rc = grc[0];
+  res->bad_restart = -grc[1];
   if (rc != BPC_OK) {
     if (res->err[0] == '\0')
-      snprintf(res->err, sizeof res->err, "setting up %d blocks failed on another rank: %s",
-               P->nblocks, bpc_err_name(rc));
+      snprintf(res->err, sizeof res->err, "%s %d blocks failed on another rank: %s",
+               res->bad_restart ? "restarting" : "setting up", dp.nblocks, bpc_err_name(rc));
     goto cleanup;
   }
   /* trace_cb keeps to its own block (counters are atomic), so any thread
    * count works */
   bpc_neighbor_params_t o = bpc_neighbor_params_default();
-  o.synchrony = P->synchrony;
+  o.synchrony = P->ckpt_every > 0 ? 1.0 : P->synchrony;
   o.nthreads = P->nthreads;
   bpc_type_t type = bpc_type_contiguous(sizeof(trace_particle_t), MPI_BYTE);
   rc = bpc_neighbor_create_decomp(ctx, R.d, &type, &o, &nb);
@@ -489,16 +653,20 @@ int trace_run(bpc_ctx_t *ctx, const trace_params_t *P, trace_result_t *res)
     MPI_Barrier(comm);
   double t0 = bpc_wtime(ctx);
   long long rounds = 0;
-  rc = bpc_neighbor_iterate(nb, blocks, trace_cb, &R, &rounds);
+  if (P->ckpt_every > 0) {
+    rc = run_rounds(ctx, &R, nb, blocks, round0, res, &rounds);
+  } else {
+    rc = bpc_neighbor_iterate(nb, blocks, trace_cb, &R, &rounds);
+    if (rc != BPC_OK)
+      snprintf(res->err, sizeof res->err, "%s", R.failed ? R.err : bpc_last_error(ctx));
+  }
   double t1 = bpc_wtime(ctx);
-  if (rc != BPC_OK)
-    snprintf(res->err, sizeof res->err, "%s", R.failed ? R.err : bpc_last_error(ctx));
   progress_finish(&R);
 
   /* totals */
   int nl = 0;
   bpc_blocks_count(blocks, &nl);
-  int64_t v[4] = {0, 0, 0, 0}, g[4];
+  int64_t v[5] = {0, 0, 0, 0, R.steps_before}, g[5];
   for (int i = 0; i < nl; i++) {
     void *data;
     int gid;
@@ -515,7 +683,7 @@ int trace_run(bpc_ctx_t *ctx, const trace_params_t *P, trace_result_t *res)
   long long grounds = rounds;
   memcpy(g, v, sizeof g);
   if (comm != MPI_COMM_NULL) {
-    MPI_Allreduce(v, g, 4, MPI_INT64_T, MPI_SUM, comm);
+    MPI_Allreduce(v, g, 5, MPI_INT64_T, MPI_SUM, comm);
     MPI_Allreduce(&sec, &gsec, 1, MPI_DOUBLE, MPI_MAX, comm);
     MPI_Allreduce(&rounds, &grounds, 1, MPI_LONG_LONG, MPI_MAX, comm);
   }
@@ -523,9 +691,11 @@ int trace_run(bpc_ctx_t *ctx, const trace_params_t *P, trace_result_t *res)
   res->finished = g[1];
   res->left = g[2];
   res->late = g[3];
+  res->steps_before = g[4];
   res->rounds = grounds;
+  res->round = round0 + grounds;
   res->seconds = gsec;
-  if (rc == BPC_OK && P->record) {
+  if (rc == BPC_OK && P->record && !res->stopped) {
     res->points = gather_points(blocks, &res->npoints);
     if (res->points == NULL) {
       snprintf(res->err, sizeof res->err, "out of memory collecting trajectories");

@@ -6,11 +6,16 @@
  * step budget, every trajectory point (id, step, position) gathered on rank
  * 0 must equal the serial run's to 1e-12, with none missing or repeated; the
  * totals must match; a step too large for the ghost layer fails on every
- * rank with a message.
+ * rank with a message. Checkpoint and restart: a run stopped after its
+ * first checkpoint (particles in flight), restarted on fewer processes (a
+ * sub-communicator), and a chain of a checkpointing restart and a restart
+ * at synchrony 0.5, each end with the serial run's points; a restart of
+ * another problem or from a missing file fails on every rank.
  */
 #include "mpi_check.h"
 
 #include <math.h>
+#include <unistd.h>
 
 #include "bpc.h"
 #include "trace/trace.h"
@@ -68,6 +73,32 @@ static trace_point_t *gather_all(const trace_result_t *res, int64_t *n)
   return all;
 }
 
+/* Every rank's points of res (ranks outside the run pass an empty result)
+ * equal the serial run's, in place and to 1e-12. Collective over WORLD. */
+static void check_points(const trace_result_t *res, const ref_t *ref, const char *what)
+{
+  int64_t n = 0;
+  trace_point_t *all = gather_all(res, &n);
+  if (t_rank == 0) {
+    T_CHECK(n == ref->n, "%s: %lld points, the serial run has %lld", what, (long long)n,
+            (long long)ref->n);
+    double worst = 0;
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n && i < ref->n; i++) {
+      if (all[i].id != ref->pts[i].id || all[i].step != ref->pts[i].step) {
+        bad++;
+        continue;
+      }
+      for (int k = 0; k < 3; k++)
+        worst = fmax(worst, fabs(all[i].p[k] - ref->pts[i].p[k]));
+    }
+    T_CHECK(bad == 0, "%s: %lld points out of place (missing or repeated)", what,
+            (long long)bad);
+    T_CHECK(worst <= 1e-12, "%s: trajectories differ by %g", what, worst);
+  }
+  free(all);
+}
+
 static void run_case(trace_field_kind_t kind, int nblocks, double f, int round_steps)
 {
   trace_field_t fld;
@@ -115,25 +146,9 @@ static void run_case(trace_field_kind_t kind, int nblocks, double f, int round_s
           (long long)ref.steps);
   T_CHECK(res.left == ref.left, "%lld left the domain, serially %lld", (long long)res.left,
           (long long)ref.left);
-  int64_t n = 0;
-  trace_point_t *all = gather_all(&res, &n);
-  if (t_rank == 0) {
-    T_CHECK(n == ref.n, "%d blocks, f=%g: %lld points, the serial run has %lld", nblocks, f,
-            (long long)n, (long long)ref.n);
-    double worst = 0;
-    int64_t bad = 0;
-    for (int64_t i = 0; i < n && i < ref.n; i++) {
-      if (all[i].id != ref.pts[i].id || all[i].step != ref.pts[i].step) {
-        bad++;
-        continue;
-      }
-      for (int k = 0; k < 3; k++)
-        worst = fmax(worst, fabs(all[i].p[k] - ref.pts[i].p[k]));
-    }
-    T_CHECK(bad == 0, "%lld points out of place (missing or repeated)", (long long)bad);
-    T_CHECK(worst <= 1e-12, "%d blocks, f=%g: trajectories differ by %g", nblocks, f, worst);
-  }
-  free(all);
+  char what[64];
+  snprintf(what, sizeof what, "%d blocks, f=%g", nblocks, f);
+  check_points(&res, &ref, what);
   trace_result_free(&res);
   free(ref.pts);
   free(seeds);
@@ -184,6 +199,136 @@ START_TEST(test_step_too_large)
 }
 END_TEST
 
+START_TEST(test_checkpoint)
+{
+  trace_field_t fld;
+  memset(&fld, 0, sizeof fld);
+  fld.kind = TRACE_FIELD_TORNADO;
+  fld.dims[0] = 18;
+  fld.dims[1] = 16;
+  fld.dims[2] = 21;
+  const int64_t ns = 25;
+  const int max_steps = 150;
+  double lo[3] = {1, 1, 1}, hi[3] = {16, 14, 19}, *seeds = NULL;
+  ck_assert_int_eq(trace_seeds_random(ns, 11, lo, hi, &seeds), 0);
+  trace_box_t whole;
+  char err[256];
+  memset(&whole, 0, sizeof whole);
+  for (int k = 0; k < 3; k++)
+    whole.hi[k] = fld.dims[k];
+  ck_assert_int_eq(trace_box_load(&fld, &whole, err, sizeof err), 0);
+  const double vmax = trace_box_vmax(&whole);
+  const double h = 0.5 * trace_max_step(vmax);
+  trace_box_free(&whole);
+  ref_t ref;
+  serial_reference(&fld, seeds, ns, h, max_steps, &ref);
+
+  /* one path for every rank: rank 0's */
+  char path[256], path2[300];
+  int pid = (int)getpid();
+  MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  const char *td = getenv("TMPDIR");
+  snprintf(path, sizeof path, "%s/bpc-test-trace-%d.ckpt", td && td[0] ? td : "/tmp", pid);
+  snprintf(path2, sizeof path2, "%s.2", path);
+
+  trace_params_t P;
+  memset(&P, 0, sizeof P);
+  P.field = fld;
+  P.nblocks = 2 * t_size + 1;
+  P.h = h;
+  P.vmax = vmax;
+  P.max_steps = max_steps;
+  P.round_steps = 4;
+  P.synchrony = -1;
+  P.record = 1;
+  P.nthreads = 1;
+  P.seeds = seeds;
+  P.nseeds = ns;
+  P.ckpt_every = 3;
+  P.ckpt_path = path;
+  P.stop_after = 1;
+  trace_result_t res;
+
+  /* stopped after the first checkpoint, with particles in flight */
+  int rc = trace_run(ctx, &P, &res);
+  T_CHECK(rc == BPC_OK, "checkpointing run: %s", res.err);
+  T_CHECK(res.stopped == 1 && res.checkpoints == 1 && res.round == 3,
+          "stopped %d after %d checkpoint(s) at round %lld: want 1, 1, 3", res.stopped,
+          res.checkpoints, res.round);
+  T_CHECK(res.finished < ns, "all %lld particles finished by round 3: nothing in flight",
+          (long long)res.finished);
+  T_CHECK(res.npoints == 0 && res.points == NULL, "a stopped run returned points");
+  trace_result_free(&res);
+
+  /* restarted on fewer processes (the others pass an empty result) */
+  MPI_Comm sub;
+  const int nsub = t_size > 1 ? t_size - 1 : 1;
+  MPI_Comm_split(MPI_COMM_WORLD, t_rank < nsub ? 0 : MPI_UNDEFINED, t_rank, &sub);
+  memset(&res, 0, sizeof res);
+  if (sub != MPI_COMM_NULL) {
+    bpc_ctx_t *sctx = NULL;
+    ck_assert_int_eq(bpc_init(sub, NULL, &sctx), BPC_OK);
+    trace_params_t Q = P;
+    Q.ckpt_every = 0;
+    Q.stop_after = 0;
+    Q.ckpt_path = NULL;
+    Q.nblocks = 0;
+    Q.restart = path;
+    rc = trace_run(sctx, &Q, &res);
+    T_CHECK(rc == BPC_OK, "restart on %d processes: %s", nsub, res.err);
+    T_CHECK(res.finished == ns && res.steps == ref.steps && res.left == ref.left,
+            "restart: %lld finished, %lld steps, %lld left; serially %lld, %lld, %lld",
+            (long long)res.finished, (long long)res.steps, (long long)res.left, (long long)ns,
+            (long long)ref.steps, (long long)ref.left);
+    bpc_finalize(&sctx);
+    MPI_Comm_free(&sub);
+  }
+  check_points(&res, &ref, "restarted on fewer processes");
+  trace_result_free(&res);
+
+  /* a chain: restart that checkpoints (round 6) and stops, then a restart
+   * at synchrony 0.5 */
+  trace_params_t Q = P;
+  Q.nblocks = 0;
+  Q.restart = path;
+  Q.ckpt_path = path2;
+  rc = trace_run(ctx, &Q, &res);
+  T_CHECK(rc == BPC_OK && res.stopped && res.round == 6, "chain, first: rc %d round %lld: %s", rc,
+          res.round, res.err);
+  trace_result_free(&res);
+  Q.restart = path2;
+  Q.ckpt_every = Q.stop_after = 0;
+  Q.synchrony = 0.5;
+  rc = trace_run(ctx, &Q, &res);
+  T_CHECK(rc == BPC_OK, "chain, second: %s", res.err);
+  check_points(&res, &ref, "a chain of restarts");
+  trace_result_free(&res);
+
+  /* another problem, a missing file: refused on every rank */
+  Q.restart = path;
+  Q.max_steps = max_steps + 1;
+  rc = trace_run(ctx, &Q, &res);
+  T_CHECK(rc == BPC_EMISMATCH && res.bad_restart && strstr(res.err, "--max-steps") != NULL,
+          "restart of another problem: rc %d bad %d (%s)", rc, res.bad_restart, res.err);
+  trace_result_free(&res);
+  Q.max_steps = max_steps;
+  Q.restart = "/nonexistent/bpc-test-trace.ckpt";
+  rc = trace_run(ctx, &Q, &res);
+  T_CHECK(rc == BPC_EIO && res.bad_restart, "restart from a missing file: rc %d bad %d (%s)", rc,
+          res.bad_restart, res.err);
+  trace_result_free(&res);
+
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (t_rank == 0) {
+    remove(path);
+    remove(path2);
+  }
+  free(ref.pts);
+  free(seeds);
+  T_SYNC();
+}
+END_TEST
+
 static Suite *trace_suite(void)
 {
   Suite *s = suite_create("trace");
@@ -192,6 +337,7 @@ static Suite *trace_suite(void)
   tcase_set_timeout(tc, 0);
   tcase_add_test(tc, test_trajectories);
   tcase_add_test(tc, test_step_too_large);
+  tcase_add_test(tc, test_checkpoint);
   suite_add_tcase(s, tc);
   return s;
 }
