@@ -606,6 +606,35 @@ START_TEST(test_crc_serial)
   T_CHECK(bpc__crc32c(0, "123456789", 9) == 0xE3069283u, "crc32c check value 0x%08x",
           bpc__crc32c(0, "123456789", 9));
   T_CHECK(bpc__crc32c(bpc__crc32c(0, "1234", 4), "56789", 5) == 0xE3069283u, "chained crc");
+  /* the instruction path (interleaved stripes of 8192 and 256 bytes, joined
+   * with shift matrices) against the byte-at-a-time table: lengths around
+   * every stripe boundary, every start alignment, chained in two pieces */
+  {
+    const size_t cap = 3 * 8192 * 3 + 3 * 256 * 3 + 64;
+    unsigned char *d = malloc(cap);
+    ck_assert_ptr_nonnull(d);
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    for (size_t i = 0; i < cap; i++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      d[i] = (unsigned char)x;
+    }
+    const size_t base[] = {0, 1, 7, 8, 767, 768, 769, 24575, 24576, 24577, 49152, 50000};
+    int bad = 0, tried = 0;
+    for (size_t bi = 0; bi < sizeof base / sizeof base[0]; bi++)
+      for (size_t extra = 0; extra < 3 * 256 + 9; extra += 37)
+        for (size_t off = 0; off < 8; off++) {
+          const size_t n = base[bi] + extra;
+          if (off + n > cap)
+            continue;
+          const uint32_t want = bpc__crc32c_table(0x1234u, d + off, n);
+          const size_t h = n / 3;
+          tried++;
+          bad += bpc__crc32c(0x1234u, d + off, n) != want;
+          bad += bpc__crc32c(bpc__crc32c(0x1234u, d + off, h), d + off + h, n - h) != want;
+        }
+    T_CHECK(bad == 0, "crc32c: %d of %d lengths differ from the table", bad, 2 * tried);
+    free(d);
+  }
   if (t_rank == 0) {
     bpc_ctx_t *sc = NULL;
     ck_assert_int_eq(bpc_init_serial(NULL, &sc), BPC_OK);
