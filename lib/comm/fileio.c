@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -188,6 +189,68 @@ int bpc__file_write_at_all(bpc_ctx_t *ctx, bpc__file_t *f, uint64_t off, const v
 int bpc__file_read_at_all(bpc_ctx_t *ctx, bpc__file_t *f, uint64_t off, void *buf, size_t bytes)
 {
   return rw_all(ctx, f, 0, off, buf, bytes);
+}
+
+int bpc__file_read_at_all_v(bpc_ctx_t *ctx, bpc__file_t *f, uint64_t off, const bpc__iov_t *iov,
+                            int n)
+{
+  size_t total = 0;
+  for (int i = 0; i < n; i++) {
+    if (iov[i].len > BPC__FILE_MAX_CALL - total)
+      return bpc__err(ctx, BPC_EINVAL, "collective file call of more than %zu bytes",
+                      BPC__FILE_MAX_CALL);
+    total += iov[i].len;
+  }
+  if (n <= 1 || ctx->serial) {
+    if (n == 0)
+      return rw_all(ctx, f, 0, off, NULL, 0);
+    int rc = BPC_OK;
+    for (int i = 0; i < n && rc == BPC_OK; i++) {
+      rc = rw_all(ctx, f, 0, off, iov[i].base, iov[i].len);
+      off += iov[i].len;
+    }
+    return rc;
+  }
+  /* the pieces as one memory datatype of absolute addresses (MPI_BOTTOM) */
+  int *lens = bpc__malloc((size_t)n * sizeof *lens);
+  MPI_Aint *disp = bpc__malloc((size_t)n * sizeof *disp);
+  MPI_Datatype mt = MPI_DATATYPE_NULL;
+  int rc = BPC_OK, mrc = MPI_SUCCESS;
+  if (lens == NULL || disp == NULL)
+    rc = bpc__err(ctx, BPC_ENOMEM, "no memory for a %d-piece file read", n);
+  for (int i = 0; i < n && rc == BPC_OK; i++) {
+    lens[i] = (int)iov[i].len;
+    mrc = MPI_Get_address(iov[i].base, &disp[i]);
+    if (mrc != MPI_SUCCESS)
+      break;
+  }
+  if (rc == BPC_OK && mrc == MPI_SUCCESS)
+    mrc = MPI_Type_create_hindexed(n, lens, disp, MPI_BYTE, &mt);
+  if (rc == BPC_OK && mrc == MPI_SUCCESS)
+    mrc = MPI_Type_commit(&mt);
+  if (rc == BPC_OK && mrc != MPI_SUCCESS)
+    rc = io_err_mpi(ctx, f, mrc, "describing the memory of a read of", off);
+  MPI_Status st;
+  /* every rank makes the collective call, with nothing to read after an
+   * error here */
+  if (rc == BPC_OK)
+    mrc = MPI_File_read_at_all(f->fh, (MPI_Offset)off, MPI_BOTTOM, 1, mt, &st);
+  else
+    mrc = MPI_File_read_at_all(f->fh, (MPI_Offset)off, NULL, 0, MPI_BYTE, &st);
+  if (rc == BPC_OK && mrc != MPI_SUCCESS)
+    rc = io_err_mpi(ctx, f, mrc, "reading", off);
+  if (rc == BPC_OK) {
+    int got = 0;
+    MPI_Get_count(&st, MPI_BYTE, &got);
+    if ((size_t)got != total)
+      rc = bpc__err(ctx, BPC_EIO, "reading '%s' at offset %llu: moved %d of %zu bytes", f->path,
+                    (unsigned long long)off, got, total);
+  }
+  if (mt != MPI_DATATYPE_NULL)
+    MPI_Type_free(&mt);
+  free(disp);
+  free(lens);
+  return rc;
 }
 
 int bpc__file_write_at(bpc_ctx_t *ctx, bpc__file_t *f, uint64_t off, const void *buf,

@@ -55,6 +55,20 @@ int bpc__file_write_at_all(bpc_ctx_t *ctx, bpc__file_t *f, uint64_t off, const v
                            size_t bytes);
 int bpc__file_read_at_all(bpc_ctx_t *ctx, bpc__file_t *f, uint64_t off, void *buf, size_t bytes);
 
+/* A piece of memory. */
+typedef struct bpc__iov {
+  void *base;
+  size_t len;
+} bpc__iov_t;
+
+/* Collective, like bpc__file_read_at_all: the file bytes [off, off + the
+ * sum of the lengths) (at most BPC__FILE_MAX_CALL) land in iov[0], then
+ * iov[1], ... (n = 0: nothing). One MPI_File_read_at_all with a memory
+ * datatype of the pieces' addresses, so the bytes go straight to where they
+ * belong. On a serial context one read per piece. */
+int bpc__file_read_at_all_v(bpc_ctx_t *ctx, bpc__file_t *f, uint64_t off, const bpc__iov_t *iov,
+                            int n);
+
 /* Independent (this rank only): write / read any count at `off`. */
 int bpc__file_write_at(bpc_ctx_t *ctx, bpc__file_t *f, uint64_t off, const void *buf,
                        size_t bytes);

@@ -15,9 +15,10 @@
  * Read: rank 0 checks the header and the metadata and broadcasts them;
  * each rank reads and checks the table entries of its own gids, merges its
  * blocks into segments of adjacent file ranges, and streams the segments in
- * rounds of collective reads (again the agreed largest count). Blocks that
- * lie whole in a chunk are checked and unpacked from the staging buffer;
- * blocks that span chunks are assembled in a buffer of their own size.
+ * rounds of collective reads (again the agreed largest count). Contiguous
+ * items are allocated first and read into in place; custom blocks that lie
+ * whole in a chunk are checked and unpacked from the staging buffer, those
+ * that span chunks are assembled in a buffer of their own size.
  *
  * Memory per rank: its own entries and items, one staging buffer, and one
  * block at a time (a custom block being packed or assembled); the only
@@ -30,6 +31,7 @@
 #include <string.h>
 
 #include "comm/coll.h"
+#include "comm/comm.h"
 #include "comm/fileio.h"
 #include "datatype/datatype.h"
 #include "decomp/decomp.h"
@@ -509,16 +511,18 @@ typedef struct io_reader {
   void **items;           /* by local index */
 } io_reader_t;
 
-static int take_block(io_reader_t *R, const io_blk_t *b, const unsigned char *bytes)
+/* Block b's bytes are all read and their CRC is `c`: compare, and for a
+ * custom type unpack `bytes` (the whole payload). A contiguous item was
+ * read in place and is only checked. */
+static int take_block(io_reader_t *R, const io_blk_t *b, uint32_t c, const unsigned char *bytes)
 {
-  uint32_t c = bpc__crc32c(0, bytes, (size_t)b->size);
   if (c != b->crc)
     return bpc__err(R->ctx, BPC_EFORMAT,
                     "'%s': block %d: payload checksum mismatch (stored 0x%08x, computed "
                     "0x%08x; %llu bytes at offset %llu)",
                     R->path, b->gid, b->crc, c, (unsigned long long)b->size,
                     (unsigned long long)b->off);
-  if (R->type == NULL)
+  if (R->type == NULL || R->type->kind == BPC_TYPE_CONTIGUOUS)
     return BPC_OK;
   return bpc_type_unpack(R->ctx, R->type, bytes, (size_t)b->size, &R->items[b->li]);
 }
@@ -526,13 +530,26 @@ static int take_block(io_reader_t *R, const io_blk_t *b, const unsigned char *by
 /*
  * Read (type given) or verify (type NULL) the blocks gids[0..n) of the open
  * file. Collective: every rank makes the same number of collective reads.
+ *
+ * Contiguous types: every item is allocated first and each round reads its
+ * file range straight into the items' memory (one collective read with a
+ * memory datatype of the pieces), so a payload is moved once, by the file
+ * system; the CRC is chained over the pieces as they arrive. Verify: the
+ * rounds land in a staging buffer and only the CRC is computed. Custom
+ * types: the staging buffer too; a block inside one round is unpacked from
+ * it, one spanning rounds is assembled in a buffer of its size first. The
+ * buffers come from the context's pool.
  */
 static int read_blocks(io_reader_t *R, bpc__file_t *f, const bpc__io_hdr_t *h, const int *gids,
                        int n)
 {
   bpc_ctx_t *ctx = R->ctx;
   const size_t chunk = io_chunk();
+  const int direct = R->type != NULL && R->type->kind == BPC_TYPE_CONTIGUOUS;
   unsigned char *stage = NULL, *asmb = NULL;
+  size_t stage_cap = 0, asmb_cap = 0;
+  bpc__iov_t *iov = NULL;
+  unsigned char **dest = NULL; /* direct: each block's data, by sorted index */
   io_blk_t *B = bpc__calloc((size_t)(n > 0 ? n : 1), sizeof *B);
   int rc = B == NULL ? bpc__err(ctx, BPC_ENOMEM, "no memory for %d blocks", n) : BPC_OK;
   if (rc == BPC_OK)
@@ -540,10 +557,10 @@ static int read_blocks(io_reader_t *R, bpc__file_t *f, const bpc__io_hdr_t *h, c
   /* blocks of 0 bytes need no reading; the rest, by file offset */
   int m = 0;
   for (int i = 0; i < n && rc == BPC_OK; i++) {
-    if (B[i].size == 0)
-      rc = take_block(R, &B[i], NULL);
-    else
+    if (B[i].size != 0)
       B[m++] = B[i];
+    else if ((rc = take_block(R, &B[i], bpc__crc32c(0, NULL, 0), NULL)) == BPC_OK && direct)
+      rc = bpc_type_unpack(ctx, R->type, NULL, 0, &R->items[B[i].li]);
   }
   if (rc == BPC_OK)
     qsort(B, (size_t)m, sizeof *B, cmp_off);
@@ -557,17 +574,29 @@ static int read_blocks(io_reader_t *R, bpc__file_t *f, const bpc__io_hdr_t *h, c
     rounds += (long long)ceil_div(len, chunk);
     i = j;
   }
+  /* the destinations: the new items (direct), else the staging buffer */
+  if (rc == BPC_OK && m > 0 && direct) {
+    dest = bpc__calloc((size_t)m, sizeof *dest);
+    iov = bpc__calloc((size_t)m, sizeof *iov);
+    if (dest == NULL || iov == NULL)
+      rc = bpc__err(ctx, BPC_ENOMEM, "no memory for %d blocks", m);
+    for (int i = 0; i < m && rc == BPC_OK; i++) {
+      void *data = NULL;
+      rc = bpc__type_buf_alloc(ctx, R->type, (size_t)B[i].size, &R->items[B[i].li], &data);
+      dest[i] = data;
+    }
+  } else if (rc == BPC_OK && m > 0) {
+    stage = bpc__pool_get(ctx, chunk, &stage_cap);
+    if (stage == NULL)
+      rc = bpc__err(ctx, BPC_ENOMEM, "no memory for a %zu-byte staging buffer", chunk);
+  }
   if (rc != BPC_OK)
     rounds = 0;
   long long all_rounds = 0;
   rc = keep(rc, max_ll(ctx, rounds, &all_rounds));
-  if (rc == BPC_OK && m > 0) {
-    stage = bpc__malloc(chunk);
-    if (stage == NULL)
-      rc = bpc__err(ctx, BPC_ENOMEM, "no memory for a %zu-byte staging buffer", chunk);
-  }
   int k = 0;          /* block being read (sorted index) */
   uint64_t fill = 0;  /* bytes of it read so far */
+  uint32_t acc = 0;   /* their CRC */
   uint64_t seg_end = 0, pos = 0;
   for (long long r = 0; r < all_rounds; r++) {
     size_t len = 0;
@@ -582,39 +611,60 @@ static int read_blocks(io_reader_t *R, bpc__file_t *f, const bpc__io_hdr_t *h, c
       at = pos;
       len = seg_end - pos < chunk ? (size_t)(seg_end - pos) : chunk;
     }
-    int rrc = bpc__file_read_at_all(ctx, f, at, stage, len);
+    int rrc;
+    if (direct) {
+      /* the pieces of blocks k, k+1, ... that [at, at + len) covers */
+      int niov = 0;
+      uint64_t fl = fill;
+      for (size_t got = 0; got < len; niov++) {
+        const io_blk_t *b = &B[k + niov];
+        size_t take = (size_t)(b->size - fl);
+        if (take > len - got)
+          take = len - got;
+        iov[niov].base = dest[k + niov] + fl;
+        iov[niov].len = take;
+        got += take;
+        fl = 0;
+      }
+      rrc = bpc__file_read_at_all_v(ctx, f, at, iov, niov);
+    } else {
+      rrc = bpc__file_read_at_all(ctx, f, at, stage, len);
+    }
     rc = keep(rc, rrc);
     if (rc != BPC_OK)
       continue;
     pos += len;
-    /* carve the chunk into blocks */
+    /* carve the round into blocks */
     size_t used = 0;
     while (used < len && rc == BPC_OK) {
       io_blk_t *b = &B[k];
       size_t take = (size_t)(b->size - fill);
       if (take > len - used)
         take = len - used;
-      if (fill == 0 && take == b->size) {
-        rc = take_block(R, b, stage + used);
-      } else {
+      const unsigned char *piece = direct ? dest[k] + fill : stage + used;
+      const int whole = fill == 0 && take == b->size;
+      if (fill == 0)
+        acc = bpc__crc32c(0, NULL, 0);
+      acc = bpc__crc32c(acc, piece, take);
+      if (!whole && R->type != NULL && !direct) {
         if (asmb == NULL) {
-          asmb = bpc__malloc((size_t)b->size);
+          asmb = bpc__pool_get(ctx, (size_t)b->size, &asmb_cap);
           if (asmb == NULL) {
             rc = bpc__err(ctx, BPC_ENOMEM, "no memory for block %d of %llu bytes", b->gid,
                           (unsigned long long)b->size);
             break;
           }
         }
-        memcpy(asmb + fill, stage + used, take);
-        if (fill + take == b->size) {
-          rc = take_block(R, b, asmb);
-          free(asmb);
-          asmb = NULL;
-        }
+        memcpy(asmb + fill, piece, take);
       }
       used += take;
       fill += take;
       if (fill == b->size) {
+        rc = take_block(R, b, acc, whole ? piece : asmb);
+        if (asmb != NULL) {
+          bpc__pool_put(ctx, asmb, asmb_cap);
+          asmb = NULL;
+        }
         k++;
         fill = 0;
       }
@@ -622,8 +672,12 @@ static int read_blocks(io_reader_t *R, bpc__file_t *f, const bpc__io_hdr_t *h, c
   }
   if (rc == BPC_OK && k != m)
     rc = bpc__err(ctx, BPC_ESTATE, "read %d of %d blocks", k, m);
-  free(asmb);
-  free(stage);
+  if (asmb != NULL)
+    bpc__pool_put(ctx, asmb, asmb_cap);
+  if (stage != NULL)
+    bpc__pool_put(ctx, stage, stage_cap);
+  free(iov);
+  free(dest);
   free(B);
   return rc;
 }
