@@ -4,7 +4,7 @@
  * (count at most BPC__FILE_MAX_CALL); independent calls loop over pieces of
  * at most BPC__FILE_MAX_CALL bytes, so no MPI count ever passes INT_MAX.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* renameat2 */
 #include "comm/fileio.h"
 
 #include <errno.h>
@@ -44,7 +44,7 @@ int bpc__file_open(bpc_ctx_t *ctx, const char *path, bpc__file_mode_t mode, bpc_
   const char *what = mode == BPC__FILE_READ ? "opening for reading" : "creating";
   if (ctx->serial) {
     int fd = mode == BPC__FILE_READ ? open(path, O_RDONLY)
-                                    : open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+                                    : open(path, O_WRONLY | O_CREAT, 0644);
     if (fd < 0)
       return io_err_sys(ctx, path, errno, what, 0);
     f->fd = fd;
@@ -56,15 +56,16 @@ int bpc__file_open(bpc_ctx_t *ctx, const char *path, bpc__file_mode_t mode, bpc_
   if (mrc != MPI_SUCCESS)
     return io_err_mpi(ctx, f, mrc, what, 0);
   f->open = 1;
-  if (mode == BPC__FILE_CREATE) {
-    mrc = MPI_File_set_size(f->fh, 0);
-    if (mrc != MPI_SUCCESS) {
-      int rc = io_err_mpi(ctx, f, mrc, "truncating", 0);
-      bpc__file_close(ctx, f);
-      return rc;
-    }
-  }
   return BPC_OK;
+}
+
+int bpc__file_set_size(bpc_ctx_t *ctx, bpc__file_t *f, uint64_t bytes)
+{
+  if (ctx->serial)
+    return ftruncate(f->fd, (off_t)bytes) == 0 ? BPC_OK
+                                                : io_err_sys(ctx, f->path, errno, "sizing", bytes);
+  int mrc = MPI_File_set_size(f->fh, (MPI_Offset)bytes);
+  return mrc == MPI_SUCCESS ? BPC_OK : io_err_mpi(ctx, f, mrc, "sizing", bytes);
 }
 
 int bpc__file_close(bpc_ctx_t *ctx, bpc__file_t *f)
@@ -273,6 +274,23 @@ int bpc__file_delete(bpc_ctx_t *ctx, const char *path, int missing_ok)
 
 int bpc__file_rename(bpc_ctx_t *ctx, const char *from, const char *to)
 {
+#if defined(__linux__) && defined(RENAME_EXCHANGE)
+  /* Over an existing file, swap the two names atomically and delete the
+   * old file under the temporary name: ext4 starts writing the renamed file
+   * back inside a rename that replaces a file (auto_da_alloc) and makes the
+   * caller wait for it (about 0.13 s for 256 MiB here), an exchange does
+   * not. Readers of `to` see the old file or the new one, as with rename.
+   * Only over a regular file (an exchange with a folder would succeed);
+   * otherwise, or where the exchange is unsupported, plain rename. */
+  struct stat st;
+  if (lstat(to, &st) == 0 && S_ISREG(st.st_mode) &&
+      renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_EXCHANGE) == 0) {
+    if (unlink(from) == 0 || errno == ENOENT)
+      return BPC_OK;
+    return bpc__err(ctx, BPC_EIO, "deleting the previous '%s' (now '%s') failed: %s", to, from,
+                    strerror(errno));
+  }
+#endif
   if (rename(from, to) == 0)
     return BPC_OK;
   return bpc__err(ctx, BPC_EIO, "renaming '%s' to '%s' failed: %s", from, to, strerror(errno));

@@ -37,13 +37,19 @@ typedef struct bpc__file {
 
 typedef enum bpc__file_mode {
   BPC__FILE_READ = 0,  /* read only; the file must exist */
-  BPC__FILE_CREATE = 1 /* write only; created (an existing file is truncated) */
+  BPC__FILE_CREATE = 1 /* write only; created when missing (an existing file keeps its bytes:
+                          bpc__file_set_size gives it its length) */
 } bpc__file_mode_t;
 
 /* Collective: open `path` on every rank of ctx. On failure f is closed. */
 int bpc__file_open(bpc_ctx_t *ctx, const char *path, bpc__file_mode_t mode, bpc__file_t *f);
 /* Collective: close (no-op when f is not open). */
 int bpc__file_close(bpc_ctx_t *ctx, bpc__file_t *f);
+/* Collective: make the file exactly `bytes` long (cut or extended with
+ * zeros). On ext4, cutting a file to 0 bytes makes its close start writing
+ * it back (auto_da_alloc), so a new file is given its final length instead
+ * of being emptied first. */
+int bpc__file_set_size(bpc_ctx_t *ctx, bpc__file_t *f, uint64_t bytes);
 /* Local: the file's size in bytes. */
 int bpc__file_size(bpc_ctx_t *ctx, bpc__file_t *f, uint64_t *bytes);
 /* Collective: flush written data to the storage device. */

@@ -365,7 +365,10 @@ static int io_write_entry(bpc_ctx_t *ctx, const char *path, const bpc_blocks_t *
     rc = bpc__agree(ctx, bpc__file_open(ctx, tmp, BPC__FILE_CREATE, &f));
   if (rc != BPC_OK)
     goto cleanup;
-  rc = write_body(ctx, &f, &h, blocks, type, B, start, rounds, chunk, meta);
+  /* its final length (it is new: nothing is cut) */
+  rc = bpc__agree(ctx, bpc__file_set_size(ctx, &f, h.file_bytes));
+  if (rc == BPC_OK)
+    rc = write_body(ctx, &f, &h, blocks, type, B, start, rounds, chunk, meta);
   if (sync)
     rc = keep(rc, bpc__file_sync(ctx, &f));
   rc = keep(rc, bpc__file_close(ctx, &f));

@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -445,6 +446,20 @@ START_TEST(test_bad_args)
     T_CHECK(access(tmp, F_OK) != 0, "temporary file left behind");
     read_check(ctx, path, nb, BPC_ASSIGN_ROUND_ROBIN, 1, 1, 0, "keep", t_size);
   }
+  /* the path is a folder: the rename fails (BPC_EIO on every rank), the
+   * folder stays as it was, no temporary file is left */
+  char dir[300], tmp[320];
+  tpath(dir, sizeof dir, "dir");
+  snprintf(tmp, sizeof tmp, "%s.tmp.bpc", dir);
+  if (t_rank == 0)
+    mkdir(dir, 0755);
+  MPI_Barrier(MPI_COMM_WORLD);
+  rc = bpc_io_write(ctx, dir, b, &good, NULL, "m", 1);
+  T_CHECK(rc == BPC_EIO && strstr(bpc_last_error(ctx), "renaming") != NULL, "over a folder: %s",
+          bpc_last_error(ctx));
+  struct stat st;
+  T_CHECK(stat(dir, &st) == 0 && S_ISDIR(st.st_mode), "the folder is gone");
+  T_CHECK(access(tmp, F_OK) != 0, "temporary file left behind (folder)");
   bpc_blocks_destroy(&b);
   bpc_assign_destroy(&a);
   bpc_assign_destroy(&a2);
@@ -452,6 +467,7 @@ START_TEST(test_bad_args)
   if (t_rank == 0) {
     unlink(path);
     unlink(other);
+    rmdir(dir);
   }
   bpc_finalize(&ctx);
   T_SYNC();
