@@ -272,7 +272,7 @@ int bpc__file_delete(bpc_ctx_t *ctx, const char *path, int missing_ok)
   return io_err_sys(ctx, path, errno, "deleting", 0);
 }
 
-int bpc__file_rename(bpc_ctx_t *ctx, const char *from, const char *to)
+int bpc__file_rename(bpc_ctx_t *ctx, const char *from, const char *to, int keep_old)
 {
 #if defined(__linux__) && defined(RENAME_EXCHANGE)
   /* Over an existing file, swap the two names atomically and delete the
@@ -285,7 +285,7 @@ int bpc__file_rename(bpc_ctx_t *ctx, const char *from, const char *to)
   struct stat st;
   if (lstat(to, &st) == 0 && S_ISREG(st.st_mode) &&
       renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_EXCHANGE) == 0) {
-    if (unlink(from) == 0 || errno == ENOENT)
+    if (keep_old || unlink(from) == 0 || errno == ENOENT)
       return BPC_OK;
     return bpc__err(ctx, BPC_EIO, "deleting the previous '%s' (now '%s') failed: %s", to, from,
                     strerror(errno));

@@ -81,8 +81,11 @@ int bpc__file_write_at(bpc_ctx_t *ctx, bpc__file_t *f, uint64_t off, const void 
 int bpc__file_read_at(bpc_ctx_t *ctx, bpc__file_t *f, uint64_t off, void *buf, size_t bytes);
 
 /* Local (call on one rank): delete a file (missing_ok: a missing file is
- * not an error) and rename one (atomic on POSIX file systems). */
+ * not an error) and rename one (atomic on POSIX file systems). Over an
+ * existing regular file on Linux the rename is an exchange of the names
+ * (renameat2 RENAME_EXCHANGE), after which the old file, now named `from`,
+ * is deleted, or kept when keep_old is 1. */
 int bpc__file_delete(bpc_ctx_t *ctx, const char *path, int missing_ok);
-int bpc__file_rename(bpc_ctx_t *ctx, const char *from, const char *to);
+int bpc__file_rename(bpc_ctx_t *ctx, const char *from, const char *to, int keep_old);
 
 #endif /* BPC_LIB_COMM_FILEIO_H */

@@ -10,7 +10,9 @@
  * contiguous item is written straight from the user's memory. Each rank
  * writes the table entries of its own blocks (independent writes, one per
  * run of consecutive gids), rank 0 the header and the metadata; after the collective close
- * and an agreement, rank 0 renames the temporary file over `path`.
+ * and an agreement, rank 0 renames the temporary file over `path`
+ * (exchanging the names when `path` exists; BPC_IO_KEEP_PREVIOUS keeps the
+ * old file as <path>.prev.bpc, to be written over by the next call).
  *
  * Read: rank 0 checks the header and the metadata and broadcasts them;
  * each rank reads and checks the table entries of its own gids, merges its
@@ -37,7 +39,11 @@
 #include "decomp/decomp.h"
 
 #define IO_TMP_SUFFIX ".tmp.bpc"
-#define IO_CHUNK_DEFAULT ((size_t)64 << 20)
+#define IO_PREV_SUFFIX ".prev.bpc"
+/* 4 MiB: a round's bytes are checksummed right before they are written
+ * (right after they are read), while they are still in the cache; with 64
+ * MiB the checksum was a second pass through memory. */
+#define IO_CHUNK_DEFAULT ((size_t)4 << 20)
 
 /* One local block: its gid, index in the caller's list, file range, CRC. */
 typedef struct io_blk {
@@ -141,13 +147,14 @@ static int wstream_fill(io_wstream_t *S, unsigned char *buf, size_t cap, const v
                         "bpc_io_write: block %d packed to %zu bytes, but packed_size said "
                         "%llu",
                         b->gid, nb, (unsigned long long)b->size);
-      b->crc = bpc__crc32c(0, S->bytes, nb);
+      b->crc = bpc__crc32c(0, NULL, 0); /* chained over the pieces below */
       S->pos = 0;
       S->have = 1;
     }
     if (*len == 0 && S->owned == NULL && cap > 0 && b->size - S->pos >= cap) {
       *out = (const unsigned char *)S->bytes + S->pos; /* zero copy */
       *len = cap;
+      b->crc = bpc__crc32c(b->crc, *out, cap); /* now, while the write is near */
       S->pos += cap;
       if (S->pos == b->size) {
         S->have = 0;
@@ -158,8 +165,10 @@ static int wstream_fill(io_wstream_t *S, unsigned char *buf, size_t cap, const v
     size_t take = (size_t)b->size - S->pos;
     if (take > cap - *len)
       take = cap - *len;
-    if (take > 0)
+    if (take > 0) {
       memcpy(buf + *len, (const unsigned char *)S->bytes + S->pos, take);
+      b->crc = bpc__crc32c(b->crc, buf + *len, take);
+    }
     *len += take;
     S->pos += take;
     if (S->pos == b->size) {
@@ -252,7 +261,9 @@ static int write_body(bpc_ctx_t *ctx, bpc__file_t *f, const bpc__io_hdr_t *h,
     B[i].off = start + mine;
     mine += B[i].size;
   }
-  unsigned char *stage = bpc__malloc(mine < chunk ? (size_t)(mine > 0 ? mine : 1) : chunk);
+  size_t stage_cap = 0;
+  unsigned char *stage =
+      bpc__pool_get(ctx, mine < chunk ? (size_t)(mine > 0 ? mine : 1) : chunk, &stage_cap);
   if (stage == NULL)
     rc = bpc__err(ctx, BPC_ENOMEM, "bpc_io_write: no memory for a %zu-byte staging buffer",
                   chunk);
@@ -293,7 +304,8 @@ static int write_body(bpc_ctx_t *ctx, bpc__file_t *f, const bpc__io_hdr_t *h,
     if (rc == BPC_OK && h->meta_bytes > 0)
       rc = bpc__file_write_at(ctx, f, h->meta_off, meta, (size_t)h->meta_bytes);
   }
-  free(stage);
+  if (stage != NULL)
+    bpc__pool_put(ctx, stage, stage_cap);
   return rc;
 }
 
@@ -309,6 +321,7 @@ static int io_write_entry(bpc_ctx_t *ctx, const char *path, const bpc_blocks_t *
   memset(&f, 0, sizeof f);
   const size_t chunk = io_chunk();
   const int sync = bpc__env_ll("BPC_IO_SYNC", 0) != 0;
+  const int reuse = bpc__env_ll("BPC_IO_KEEP_PREVIOUS", 0) != 0;
   int rc = write_check(ctx, path, blocks, type, decomp, meta, metalen, &B);
   const int ok = rc == BPC_OK;
   bpc__sig_t sig;
@@ -321,6 +334,7 @@ static int io_write_entry(bpc_ctx_t *ctx, const char *path, const bpc_blocks_t *
   bpc__sig_bytes(&sig, "metadata", ok ? meta : NULL, ok ? metalen : 0);
   bpc__sig_int(&sig, "BPC_IO_CHUNK", (long long)chunk);
   bpc__sig_int(&sig, "BPC_IO_SYNC", sync);
+  bpc__sig_int(&sig, "BPC_IO_KEEP_PREVIOUS", reuse);
   rc = bpc__agree_args(ctx, "io_write", rc, &sig);
   if (rc != BPC_OK)
     goto cleanup;
@@ -358,9 +372,13 @@ static int io_write_entry(bpc_ctx_t *ctx, const char *path, const bpc_blocks_t *
   write_header_fields(&h, decomp, blocks->assign->nblocks, P, meta, metalen, data_bytes);
   start += h.data_off;
 
-  /* the temporary file: a leftover of a killed run is replaced */
-  snprintf(tmp, sizeof tmp, "%s%s", path, IO_TMP_SUFFIX);
-  rc = bpc__agree(ctx, me == 0 ? bpc__file_delete(ctx, tmp, 1) : BPC_OK);
+  /* the temporary file: a leftover of a killed run is replaced; with
+   * BPC_IO_KEEP_PREVIOUS, the checkpoint before the last one, kept as
+   * <path>.prev.bpc, is written over in place (its pages and blocks are
+   * reused: no new file to allocate, no old one to free) */
+  snprintf(tmp, sizeof tmp, "%s%s", path, reuse ? IO_PREV_SUFFIX : IO_TMP_SUFFIX);
+  if (!reuse)
+    rc = bpc__agree(ctx, me == 0 ? bpc__file_delete(ctx, tmp, 1) : BPC_OK);
   if (rc == BPC_OK)
     rc = bpc__agree(ctx, bpc__file_open(ctx, tmp, BPC__FILE_CREATE, &f));
   if (rc != BPC_OK)
@@ -374,7 +392,7 @@ static int io_write_entry(bpc_ctx_t *ctx, const char *path, const bpc_blocks_t *
   rc = keep(rc, bpc__file_close(ctx, &f));
   rc = bpc__agree(ctx, rc);
   if (rc == BPC_OK)
-    rc = bpc__agree(ctx, me == 0 ? bpc__file_rename(ctx, tmp, path) : BPC_OK);
+    rc = bpc__agree(ctx, me == 0 ? bpc__file_rename(ctx, tmp, path, reuse) : BPC_OK);
   if (rc != BPC_OK) {
     /* every rank is here (rc is agreed): the temporary file is gone when
      * the call returns on any rank; NULL ctx keeps the first message */

@@ -474,6 +474,73 @@ START_TEST(test_bad_args)
 }
 END_TEST
 
+/* BPC_IO_KEEP_PREVIOUS=1: the replaced checkpoint stays as <path>.prev.bpc
+ * (complete and readable) and the next write goes over it in place, also
+ * when the new file is shorter or longer; a failed write leaves `path`
+ * alone and deletes the spare; a setting that differs between ranks is
+ * BPC_EMISMATCH everywhere. */
+START_TEST(test_keep_previous)
+{
+  bpc_ctx_t *ctx = ctx_of(MPI_COMM_WORLD);
+  char path[256], prev[300];
+  tpath(path, sizeof path, "keep");
+  snprintf(prev, sizeof prev, "%s.prev.bpc", path);
+  if (t_rank == 0)
+    unlink(prev);
+  MPI_Barrier(MPI_COMM_WORLD);
+  setenv("BPC_IO_KEEP_PREVIOUS", "1", 1);
+  setenv("BPC_IO_CHUNK", "4096", 1); /* several rounds, blocks across them */
+  const int nb[4] = {3 * t_size + 2, 5 * t_size, t_size, 4 * t_size + 1};
+  for (int gen = 0; gen < 4; gen++) {
+    int rc = write_ckpt(ctx, path, nb[gen], modes[gen % 3], gen % 2, 10 + gen, 0, "k");
+    T_CHECK(rc == BPC_OK, "keep: write %d: %s", gen, bpc_last_error(ctx));
+    read_check(ctx, path, nb[gen], modes[(gen + 1) % 3], gen % 2, 10 + gen, 0, "k", t_size);
+    if (gen == 0)
+      T_CHECK(access(prev, F_OK) != 0, "keep: a spare after the first write");
+    else
+      read_check(ctx, prev, nb[gen - 1], BPC_ASSIGN_ROUND_ROBIN, (gen - 1) % 2, 9 + gen, 0, "k",
+                 t_size);
+  }
+  /* a pack failing on rank 0 mid-write */
+  bpc_assign_t *a = NULL;
+  bpc_assign_create(ctx, nb[3], BPC_ASSIGN_CONTIGUOUS, NULL, &a);
+  io_gen_t G = {2, 1};
+  bpc_blocks_t *b = NULL;
+  bpc_blocks_create(a, io_create, io_destroy, &G, &b);
+  bpc_type_ops_t ops = str_ops();
+  ops.pack = failing_pack;
+  bpc_type_t ft = bpc_type_custom(&ops, NULL);
+  const int *gids = NULL;
+  int nl = 0;
+  bpc_assign_local(a, &gids, &nl);
+  fail_gid = -1;
+  for (int i = nl - 1; i >= 0 && t_rank == 0 && fail_gid < 0; i--)
+    if (gids[i] % 6 != 0)
+      fail_gid = gids[i];
+  int rc = bpc_io_write(ctx, path, b, &ft, NULL, "new", 3);
+  T_CHECK(rc == BPC_ECALLBACK, "keep: failing pack: %s", bpc_last_error(ctx));
+  T_CHECK(access(prev, F_OK) != 0, "keep: the spare is left after a failed write");
+  read_check(ctx, path, nb[3], BPC_ASSIGN_CONTIGUOUS, 1, 13, 0, "k", t_size);
+  /* the setting differs between ranks */
+  for (int m = 0; m < BAD_NMODES; m++) {
+    setenv("BPC_IO_KEEP_PREVIOUS", bad_here(m) ? "0" : "1", 1);
+    const bad_case_t kc = {"BPC_IO_KEEP_PREVIOUS differs", BPC_EMISMATCH, 1,
+                           "BPC_IO_KEEP_PREVIOUS"};
+    bpc_type_t good = io_type(1);
+    rc = bpc_io_write(ctx, path, b, &good, NULL, "new", 3);
+    bad_check(ctx, &kc, m, rc);
+  }
+  unsetenv("BPC_IO_KEEP_PREVIOUS");
+  unsetenv("BPC_IO_CHUNK");
+  bpc_blocks_destroy(&b);
+  bpc_assign_destroy(&a);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (t_rank == 0)
+    unlink(prev);
+  finish(&ctx, path);
+}
+END_TEST
+
 /* ------------------------------------------------------------ 2.5 GiB */
 
 /* A "virtual" item: its bytes are made by pack and checked by unpack, so
@@ -678,6 +745,7 @@ static Suite *make(void)
   tcase_add_test(tc, test_other_counts);
   tcase_add_test(tc, test_corrupt);
   tcase_add_test(tc, test_bad_args);
+  tcase_add_test(tc, test_keep_previous);
   tcase_add_test(tc, test_big);
   suite_add_tcase(s, tc);
   return s;
