@@ -63,7 +63,7 @@ typedef struct bpc_io_info {
  * its block count must be the store's. `meta` (metalen bytes; NULL when
  * metalen is 0) is saved with the file and must be the same on every rank.
  * Environment: BPC_IO_CHUNK (bytes per collective write per rank, default
- * 4 MiB), BPC_IO_SYNC=1 (sync the file before the rename),
+ * 16 MiB), BPC_IO_SYNC=1 (sync the file before the rename),
  * BPC_IO_KEEP_PREVIOUS=1 (the replaced checkpoint stays as
  * `<path>.prev.bpc` and the next write reuses that file in place: twice the
  * disk space, faster writes; see doc/io.md).

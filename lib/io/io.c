@@ -40,10 +40,12 @@
 
 #define IO_TMP_SUFFIX ".tmp.bpc"
 #define IO_PREV_SUFFIX ".prev.bpc"
-/* 4 MiB: a round's bytes are checksummed right before they are written
- * (right after they are read), while they are still in the cache; with 64
- * MiB the checksum was a second pass through memory. */
-#define IO_CHUNK_DEFAULT ((size_t)4 << 20)
+/* 16 MiB: a round's bytes are checksummed right before they are written
+ * (right after they are read), and at this size they are still in the
+ * last-level cache then (with 64 MiB the checksum was a second pass through
+ * memory); smaller rounds mean more collective calls, each a
+ * synchronisation of the ranks (visible at 8 processes on 2 cores). */
+#define IO_CHUNK_DEFAULT ((size_t)16 << 20)
 
 /* One local block: its gid, index in the caller's list, file range, CRC. */
 typedef struct io_blk {
