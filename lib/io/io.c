@@ -122,43 +122,107 @@ typedef struct io_wstream {
   int n;
   int cur;             /* block being copied */
   const void *bytes;   /* its packed bytes (valid when have) */
-  void *owned;         /* packed copy of a custom item (free) */
+  void *owned;         /* pool buffer holding a packed custom item */
+  size_t owned_cap;
+  void *done;          /* an owned buffer the last round still wrote from */
+  size_t done_cap;
   size_t pos;          /* bytes of it copied so far */
   int have;
 } io_wstream_t;
 
-/* The next up to cap bytes: copied into buf (*out = buf), or, when a
- * contiguous item (the user's memory) has a whole chunk left, *out points
- * into it and nothing is copied. *len = bytes. */
+static void wstream_release(io_wstream_t *S)
+{
+  if (S->done != NULL)
+    bpc__pool_put(S->ctx, S->done, S->done_cap);
+  if (S->owned != NULL)
+    bpc__pool_put(S->ctx, S->owned, S->owned_cap);
+  S->done = S->owned = NULL;
+}
+
+/* Start block b: its packed bytes. A custom item that fits in the rest of
+ * the round is packed straight into it (*packed = 1); a larger one into a
+ * pool buffer; a contiguous item is the user's memory. */
+static int wstream_start(io_wstream_t *S, io_blk_t *b, unsigned char *room, size_t room_len,
+                         int *packed)
+{
+  const void *item = S->blocks->data[b->li];
+  *packed = 0;
+  b->crc = bpc__crc32c(0, NULL, 0); /* chained over the pieces */
+  S->pos = 0;
+  S->bytes = NULL;
+  if (S->type->kind == BPC_TYPE_CUSTOM && b->size > 0) {
+    unsigned char *dst = room;
+    if (b->size > room_len) {
+      S->owned = bpc__pool_get(S->ctx, (size_t)b->size, &S->owned_cap);
+      if (S->owned == NULL)
+        return bpc__err(S->ctx, BPC_ENOMEM, "bpc_io_write: no memory to pack block %d (%llu "
+                                            "bytes)",
+                        b->gid, (unsigned long long)b->size);
+      dst = S->owned;
+    }
+    int rc = bpc__type_pack_exact(S->ctx, S->type, item, dst, (size_t)b->size);
+    if (rc != BPC_OK)
+      return rc;
+    if (dst == room) {
+      b->crc = bpc__crc32c(b->crc, room, (size_t)b->size);
+      *packed = 1;
+      return BPC_OK;
+    }
+    S->bytes = dst;
+  } else if (S->type->kind != BPC_TYPE_CUSTOM) {
+    size_t nb = 0;
+    void *copy = NULL;
+    int rc = bpc__type_msg(S->ctx, S->type, item, &S->bytes, &nb, &copy);
+    free(copy); /* never set for a contiguous type */
+    if (rc != BPC_OK)
+      return rc;
+    if (nb != b->size)
+      return bpc__err(S->ctx, BPC_ETYPE,
+                      "bpc_io_write: block %d is %zu bytes, but it measured %llu before", b->gid,
+                      nb, (unsigned long long)b->size);
+  }
+  S->have = 1;
+  return BPC_OK;
+}
+
+/* The next up to cap bytes: copied (or packed) into buf (*out = buf), or,
+ * when the current item's packed bytes (the user's memory for a contiguous
+ * item) have a whole chunk left, *out points into them and nothing is
+ * copied. Each piece's CRC is taken here, right before it is written.
+ * *len = bytes. */
 static int wstream_fill(io_wstream_t *S, unsigned char *buf, size_t cap, const void **out,
                         size_t *len)
 {
   *len = 0;
   *out = buf;
+  if (S->done != NULL) { /* the previous round has been written */
+    bpc__pool_put(S->ctx, S->done, S->done_cap);
+    S->done = NULL;
+  }
   while (S->cur < S->n) {
     io_blk_t *b = &S->B[S->cur];
     if (*len == cap && (!S->have ? b->size : b->size - S->pos) > 0)
       break; /* full; blocks of 0 bytes (and ends of 0 bytes) go on */
     if (!S->have) {
-      size_t nb = 0;
-      int rc = bpc__type_msg(S->ctx, S->type, S->blocks->data[b->li], &S->bytes, &nb, &S->owned);
+      int packed = 0;
+      int rc = wstream_start(S, b, buf + *len, cap - *len, &packed);
       if (rc != BPC_OK)
         return rc;
-      if (nb != b->size)
-        return bpc__err(S->ctx, BPC_ETYPE,
-                        "bpc_io_write: block %d packed to %zu bytes, but packed_size said "
-                        "%llu",
-                        b->gid, nb, (unsigned long long)b->size);
-      b->crc = bpc__crc32c(0, NULL, 0); /* chained over the pieces below */
-      S->pos = 0;
-      S->have = 1;
+      if (packed) {
+        *len += (size_t)b->size;
+        S->cur++;
+        continue;
+      }
     }
-    if (*len == 0 && S->owned == NULL && cap > 0 && b->size - S->pos >= cap) {
+    if (*len == 0 && cap > 0 && b->size - S->pos >= cap) {
       *out = (const unsigned char *)S->bytes + S->pos; /* zero copy */
       *len = cap;
       b->crc = bpc__crc32c(b->crc, *out, cap); /* now, while the write is near */
       S->pos += cap;
       if (S->pos == b->size) {
+        S->done = S->owned; /* released once this round is written */
+        S->done_cap = S->owned_cap;
+        S->owned = NULL;
         S->have = 0;
         S->cur++;
       }
@@ -174,7 +238,8 @@ static int wstream_fill(io_wstream_t *S, unsigned char *buf, size_t cap, const v
     *len += take;
     S->pos += take;
     if (S->pos == b->size) {
-      free(S->owned);
+      if (S->owned != NULL)
+        bpc__pool_put(S->ctx, S->owned, S->owned_cap);
       S->owned = NULL;
       S->have = 0;
       S->cur++;
@@ -293,7 +358,7 @@ static int write_body(bpc_ctx_t *ctx, bpc__file_t *f, const bpc__io_hdr_t *h,
     const void *wbuf = NULL;
     rc = wstream_fill(&S, stage, 0, &wbuf, &len);
   }
-  free(S.owned);
+  wstream_release(&S);
   if (rc == BPC_OK && (written != mine || S.cur != n))
     rc = bpc__err(ctx, BPC_ESTATE, "bpc_io_write: wrote %llu of %llu bytes",
                   (unsigned long long)written, (unsigned long long)mine);
