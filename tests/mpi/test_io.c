@@ -474,6 +474,56 @@ START_TEST(test_bad_args)
 }
 END_TEST
 
+/* packed_size that answers one byte more after its first flip_after calls,
+ * on rank 0 only: the write measures each local block once, then packs
+ * them (measuring again) */
+static int flip_calls = 0, flip_after = 0;
+static int flip_size(const void *item, size_t *bytes, void *user)
+{
+  int rc = str_size(item, bytes, user);
+  if (t_rank == 0)
+    *bytes += (size_t)(flip_calls++ >= flip_after);
+  return rc;
+}
+
+/* A custom type changes its mind about a size between the measuring and
+ * the packing (in the rest of a round and in a buffer of its own): every
+ * rank fails with BPC_ETYPE, the old checkpoint stays, no temporary file. */
+START_TEST(test_size_changes)
+{
+  bpc_ctx_t *ctx = ctx_of(MPI_COMM_WORLD);
+  char path[256], tmp[300];
+  tpath(path, sizeof path, "flip");
+  snprintf(tmp, sizeof tmp, "%s.tmp.bpc", path);
+  const int nb = 2 * t_size + 1;
+  int rc = write_ckpt(ctx, path, nb, BPC_ASSIGN_CONTIGUOUS, 1, 4, 0, "old");
+  T_CHECK(rc == BPC_OK, "flip: first write: %s", bpc_last_error(ctx));
+  bpc_assign_t *a = NULL;
+  bpc_assign_create(ctx, nb, BPC_ASSIGN_CONTIGUOUS, NULL, &a);
+  io_gen_t G = {5, 1};
+  bpc_blocks_t *b = NULL;
+  bpc_blocks_create(a, io_create, io_destroy, &G, &b);
+  bpc_type_ops_t ops = str_ops();
+  ops.packed_size = flip_size;
+  bpc_type_t ft = bpc_type_custom(&ops, NULL);
+  const char *chunks[2] = {"4096", "1"}; /* packed into the round / into a buffer */
+  for (int c = 0; c < 2; c++) {
+    setenv("BPC_IO_CHUNK", chunks[c], 1);
+    flip_calls = 0;
+    const int *lg = NULL;
+    bpc_assign_local(a, &lg, &flip_after);
+    rc = bpc_io_write(ctx, path, b, &ft, NULL, "new", 3);
+    T_CHECK(rc == BPC_ETYPE, "flip (chunk %s): %s", chunks[c], bpc_last_error(ctx));
+    T_CHECK(access(tmp, F_OK) != 0, "flip: temporary file left behind");
+    read_check(ctx, path, nb, BPC_ASSIGN_ROUND_ROBIN, 1, 4, 0, "old", t_size);
+  }
+  unsetenv("BPC_IO_CHUNK");
+  bpc_blocks_destroy(&b);
+  bpc_assign_destroy(&a);
+  finish(&ctx, path);
+}
+END_TEST
+
 /* BPC_IO_KEEP_PREVIOUS=1: the replaced checkpoint stays as <path>.prev.bpc
  * (complete and readable) and the next write goes over it in place, also
  * when the new file is shorter or longer; a failed write leaves `path`
@@ -746,6 +796,7 @@ static Suite *make(void)
   tcase_add_test(tc, test_corrupt);
   tcase_add_test(tc, test_bad_args);
   tcase_add_test(tc, test_keep_previous);
+  tcase_add_test(tc, test_size_changes);
   tcase_add_test(tc, test_big);
   suite_add_tcase(s, tc);
   return s;
