@@ -227,7 +227,10 @@ static int io_run(bench_env_t *env)
   }
   MPI_Barrier(env->world);
   if (env->rank == 0) {
+    char prev[1100];
+    snprintf(prev, sizeof prev, "%s.prev.bpc", s.bpc_path); /* BPC_IO_KEEP_PREVIOUS=1 */
     remove(s.bpc_path);
+    remove(prev);
     remove(s.mpi_path);
   }
   bpc_assign_destroy(&s.assign);

@@ -63,7 +63,10 @@ typedef struct bpc_io_info {
  * its block count must be the store's. `meta` (metalen bytes; NULL when
  * metalen is 0) is saved with the file and must be the same on every rank.
  * Environment: BPC_IO_CHUNK (bytes per collective write per rank, default
- * 64 MiB), BPC_IO_SYNC=1 (sync the file before the rename).
+ * 16 MiB), BPC_IO_SYNC=1 (sync the file before the rename),
+ * BPC_IO_KEEP_PREVIOUS=1 (the replaced checkpoint stays as
+ * `<path>.prev.bpc` and the next write reuses that file in place: twice the
+ * disk space, faster writes; see doc/io.md).
  * Ownership: nothing is kept; blocks and meta stay the caller's.
  * Errors: BPC_ENULL, BPC_ETYPE, BPC_ENBLOCKS (decomp and store differ in
  * block count), BPC_EMISMATCH (path, type, assignment, decomposition or
@@ -93,9 +96,11 @@ int bpc_io_info(bpc_ctx_t *ctx, const char *path, bpc_io_info_t *info, void **me
  * (any process count and mode; a's block count must be the file's): the
  * user data of local block gid is the item unpacked from the file (custom
  * types: made by unpack; contiguous types: a new bpc_buf_t, as
- * bpc_type_unpack). Every block's table entry and payload checksum is
- * checked before it is unpacked. Each rank reads only its own blocks' table
- * entries and payloads (collective reads of at most BPC_IO_CHUNK bytes).
+ * bpc_type_unpack, into which the payload is read in place). Every
+ * block's table entry and payload checksum is checked before the store is
+ * returned (a custom item is unpacked only after its checks). Each rank
+ * reads only its own blocks' table entries and payloads (collective reads
+ * of at most BPC_IO_CHUNK bytes).
  * Ownership: *out is freed with bpc_blocks_destroy, which frees each item
  * with bpc_type_destroy; `a` and `type` must outlive the store. On failure
  * *out is NULL and every item made is freed.

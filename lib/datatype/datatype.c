@@ -8,13 +8,18 @@
  * items go through the user's callbacks; every nonzero callback return is
  * turned into BPC_ECALLBACK with the value in the message.
  */
+#define _DEFAULT_SOURCE /* madvise */
 #include "datatype/datatype.h"
 
 #include <limits.h>
 #include <stdalign.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "patterns/patterns.h"
 
@@ -187,7 +192,45 @@ int bpc_type_unpack(bpc_ctx_t *ctx, const bpc_type_t *type, const void *buf, siz
   if (type->kind == BPC_TYPE_CUSTOM)
     return custom_unpack(ctx, type, buf, bytes, item);
 
-  rc = check_multiple(ctx, type, bytes);
+  void *data = NULL;
+  rc = bpc__type_buf_alloc(ctx, type, bytes, item, &data);
+  if (rc == BPC_OK && bytes > 0)
+    memcpy(data, buf, bytes);
+  return rc;
+}
+
+/*
+ * A fresh item of many MiB is filled once, right away (a receive, a file
+ * read), and the first touch of each 4 KiB page is a page fault: 65536 of
+ * them for 256 MiB cost more than the copy itself. Where Linux offers
+ * transparent huge pages on request, ask for them on the 2 MiB-aligned
+ * interior of such an item (512 times fewer faults). Only advice: when it
+ * is refused or unsupported nothing changes.
+ */
+static void advise_huge(void *data, size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  const uintptr_t huge = (uintptr_t)2 << 20;
+  if (bytes < 4 * huge)
+    return;
+  uintptr_t lo = ((uintptr_t)data + huge - 1) & ~(huge - 1);
+  uintptr_t hi = ((uintptr_t)data + bytes) & ~(huge - 1);
+  if (hi > lo)
+    (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+  (void)data;
+  (void)bytes;
+#endif
+}
+
+int bpc__type_buf_alloc(bpc_ctx_t *ctx, const bpc_type_t *t, size_t bytes, void **item,
+                        void **data)
+{
+  *item = NULL;
+  *data = NULL;
+  if (t->kind != BPC_TYPE_CONTIGUOUS)
+    return bpc__err(ctx, BPC_ETYPE, "bpc__type_buf_alloc: not a contiguous type");
+  int rc = check_multiple(ctx, t, bytes);
   if (rc != BPC_OK)
     return rc;
   if (bytes > SIZE_MAX - BUF_HDR)
@@ -198,10 +241,10 @@ int bpc_type_unpack(bpc_ctx_t *ctx, const bpc_type_t *type, const void *buf, siz
                     bytes);
   bpc_buf_t *b = (bpc_buf_t *)block;
   b->data = block + BUF_HDR;
-  b->count = bytes / type->elem_size;
-  if (bytes > 0)
-    memcpy(b->data, buf, bytes);
+  b->count = bytes / t->elem_size;
+  advise_huge(b->data, bytes);
   *item = b;
+  *data = b->data;
   return BPC_OK;
 }
 

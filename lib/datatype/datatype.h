@@ -73,6 +73,17 @@ int bpc__type_view(bpc_ctx_t *ctx, const bpc_type_t *t, void *bytes, size_t nbyt
                    bpc_buf_t *view, void **item, int *owned);
 
 /*
+ * A new item of the contiguous type t holding `bytes` bytes (a multiple of
+ * the element size), as bpc_type_unpack makes it (one malloc'd block, freed
+ * by bpc_type_destroy), but uninitialised: the caller fills *data (bytes
+ * long, aligned for any element type) in place instead of copying from a
+ * buffer (lib/io reads payloads straight into it). On failure *item and
+ * *data are NULL.
+ * Errors: BPC_ETYPE (not contiguous), BPC_ETRUNC, BPC_ERANGE, BPC_ENOMEM.
+ */
+int bpc__type_buf_alloc(bpc_ctx_t *ctx, const bpc_type_t *t, size_t bytes, void **item,
+                        void **data);
+/*
  * Piece i of k of a divisible item (swap-reduce).
  *  - contiguous: a view (no copy): `*view` = elements
  *    [floor(i*count/k), floor((i+1)*count/k)) of the item (the piece ranges

@@ -10,14 +10,17 @@
  * contiguous item is written straight from the user's memory. Each rank
  * writes the table entries of its own blocks (independent writes, one per
  * run of consecutive gids), rank 0 the header and the metadata; after the collective close
- * and an agreement, rank 0 renames the temporary file over `path`.
+ * and an agreement, rank 0 renames the temporary file over `path`
+ * (exchanging the names when `path` exists; BPC_IO_KEEP_PREVIOUS keeps the
+ * old file as <path>.prev.bpc, to be written over by the next call).
  *
  * Read: rank 0 checks the header and the metadata and broadcasts them;
  * each rank reads and checks the table entries of its own gids, merges its
  * blocks into segments of adjacent file ranges, and streams the segments in
- * rounds of collective reads (again the agreed largest count). Blocks that
- * lie whole in a chunk are checked and unpacked from the staging buffer;
- * blocks that span chunks are assembled in a buffer of their own size.
+ * rounds of collective reads (again the agreed largest count). Contiguous
+ * items are allocated first and read into in place; custom blocks that lie
+ * whole in a chunk are checked and unpacked from the staging buffer, those
+ * that span chunks are assembled in a buffer of their own size.
  *
  * Memory per rank: its own entries and items, one staging buffer, and one
  * block at a time (a custom block being packed or assembled); the only
@@ -30,12 +33,19 @@
 #include <string.h>
 
 #include "comm/coll.h"
+#include "comm/comm.h"
 #include "comm/fileio.h"
 #include "datatype/datatype.h"
 #include "decomp/decomp.h"
 
 #define IO_TMP_SUFFIX ".tmp.bpc"
-#define IO_CHUNK_DEFAULT ((size_t)64 << 20)
+#define IO_PREV_SUFFIX ".prev.bpc"
+/* 16 MiB: a round's bytes are checksummed right before they are written
+ * (right after they are read), and at this size they are still in the
+ * last-level cache then (with 64 MiB the checksum was a second pass through
+ * memory); smaller rounds mean more collective calls, each a
+ * synchronisation of the ranks (visible at 8 processes on 2 cores). */
+#define IO_CHUNK_DEFAULT ((size_t)16 << 20)
 
 /* One local block: its gid, index in the caller's list, file range, CRC. */
 typedef struct io_blk {
@@ -112,42 +122,107 @@ typedef struct io_wstream {
   int n;
   int cur;             /* block being copied */
   const void *bytes;   /* its packed bytes (valid when have) */
-  void *owned;         /* packed copy of a custom item (free) */
+  void *owned;         /* pool buffer holding a packed custom item */
+  size_t owned_cap;
+  void *done;          /* an owned buffer the last round still wrote from */
+  size_t done_cap;
   size_t pos;          /* bytes of it copied so far */
   int have;
 } io_wstream_t;
 
-/* The next up to cap bytes: copied into buf (*out = buf), or, when a
- * contiguous item (the user's memory) has a whole chunk left, *out points
- * into it and nothing is copied. *len = bytes. */
+static void wstream_release(io_wstream_t *S)
+{
+  if (S->done != NULL)
+    bpc__pool_put(S->ctx, S->done, S->done_cap);
+  if (S->owned != NULL)
+    bpc__pool_put(S->ctx, S->owned, S->owned_cap);
+  S->done = S->owned = NULL;
+}
+
+/* Start block b: its packed bytes. A custom item that fits in the rest of
+ * the round is packed straight into it (*packed = 1); a larger one into a
+ * pool buffer; a contiguous item is the user's memory. */
+static int wstream_start(io_wstream_t *S, io_blk_t *b, unsigned char *room, size_t room_len,
+                         int *packed)
+{
+  const void *item = S->blocks->data[b->li];
+  *packed = 0;
+  b->crc = bpc__crc32c(0, NULL, 0); /* chained over the pieces */
+  S->pos = 0;
+  S->bytes = NULL;
+  if (S->type->kind == BPC_TYPE_CUSTOM && b->size > 0) {
+    unsigned char *dst = room;
+    if (b->size > room_len) {
+      S->owned = bpc__pool_get(S->ctx, (size_t)b->size, &S->owned_cap);
+      if (S->owned == NULL)
+        return bpc__err(S->ctx, BPC_ENOMEM, "bpc_io_write: no memory to pack block %d (%llu "
+                                            "bytes)",
+                        b->gid, (unsigned long long)b->size);
+      dst = S->owned;
+    }
+    int rc = bpc__type_pack_exact(S->ctx, S->type, item, dst, (size_t)b->size);
+    if (rc != BPC_OK)
+      return rc;
+    if (dst == room) {
+      b->crc = bpc__crc32c(b->crc, room, (size_t)b->size);
+      *packed = 1;
+      return BPC_OK;
+    }
+    S->bytes = dst;
+  } else if (S->type->kind != BPC_TYPE_CUSTOM) {
+    size_t nb = 0;
+    void *copy = NULL;
+    int rc = bpc__type_msg(S->ctx, S->type, item, &S->bytes, &nb, &copy);
+    free(copy); /* never set for a contiguous type */
+    if (rc != BPC_OK)
+      return rc;
+    if (nb != b->size)
+      return bpc__err(S->ctx, BPC_ETYPE,
+                      "bpc_io_write: block %d is %zu bytes, but it measured %llu before", b->gid,
+                      nb, (unsigned long long)b->size);
+  }
+  S->have = 1;
+  return BPC_OK;
+}
+
+/* The next up to cap bytes: copied (or packed) into buf (*out = buf), or,
+ * when the current item's packed bytes (the user's memory for a contiguous
+ * item) have a whole chunk left, *out points into them and nothing is
+ * copied. Each piece's CRC is taken here, right before it is written.
+ * *len = bytes. */
 static int wstream_fill(io_wstream_t *S, unsigned char *buf, size_t cap, const void **out,
                         size_t *len)
 {
   *len = 0;
   *out = buf;
+  if (S->done != NULL) { /* the previous round has been written */
+    bpc__pool_put(S->ctx, S->done, S->done_cap);
+    S->done = NULL;
+  }
   while (S->cur < S->n) {
     io_blk_t *b = &S->B[S->cur];
     if (*len == cap && (!S->have ? b->size : b->size - S->pos) > 0)
       break; /* full; blocks of 0 bytes (and ends of 0 bytes) go on */
     if (!S->have) {
-      size_t nb = 0;
-      int rc = bpc__type_msg(S->ctx, S->type, S->blocks->data[b->li], &S->bytes, &nb, &S->owned);
+      int packed = 0;
+      int rc = wstream_start(S, b, buf + *len, cap - *len, &packed);
       if (rc != BPC_OK)
         return rc;
-      if (nb != b->size)
-        return bpc__err(S->ctx, BPC_ETYPE,
-                        "bpc_io_write: block %d packed to %zu bytes, but packed_size said "
-                        "%llu",
-                        b->gid, nb, (unsigned long long)b->size);
-      b->crc = bpc__crc32c(0, S->bytes, nb);
-      S->pos = 0;
-      S->have = 1;
+      if (packed) {
+        *len += (size_t)b->size;
+        S->cur++;
+        continue;
+      }
     }
-    if (*len == 0 && S->owned == NULL && cap > 0 && b->size - S->pos >= cap) {
+    if (*len == 0 && cap > 0 && b->size - S->pos >= cap) {
       *out = (const unsigned char *)S->bytes + S->pos; /* zero copy */
       *len = cap;
+      b->crc = bpc__crc32c(b->crc, *out, cap); /* now, while the write is near */
       S->pos += cap;
       if (S->pos == b->size) {
+        S->done = S->owned; /* released once this round is written */
+        S->done_cap = S->owned_cap;
+        S->owned = NULL;
         S->have = 0;
         S->cur++;
       }
@@ -156,12 +231,15 @@ static int wstream_fill(io_wstream_t *S, unsigned char *buf, size_t cap, const v
     size_t take = (size_t)b->size - S->pos;
     if (take > cap - *len)
       take = cap - *len;
-    if (take > 0)
+    if (take > 0) {
       memcpy(buf + *len, (const unsigned char *)S->bytes + S->pos, take);
+      b->crc = bpc__crc32c(b->crc, buf + *len, take);
+    }
     *len += take;
     S->pos += take;
     if (S->pos == b->size) {
-      free(S->owned);
+      if (S->owned != NULL)
+        bpc__pool_put(S->ctx, S->owned, S->owned_cap);
       S->owned = NULL;
       S->have = 0;
       S->cur++;
@@ -250,7 +328,9 @@ static int write_body(bpc_ctx_t *ctx, bpc__file_t *f, const bpc__io_hdr_t *h,
     B[i].off = start + mine;
     mine += B[i].size;
   }
-  unsigned char *stage = bpc__malloc(mine < chunk ? (size_t)(mine > 0 ? mine : 1) : chunk);
+  size_t stage_cap = 0;
+  unsigned char *stage =
+      bpc__pool_get(ctx, mine < chunk ? (size_t)(mine > 0 ? mine : 1) : chunk, &stage_cap);
   if (stage == NULL)
     rc = bpc__err(ctx, BPC_ENOMEM, "bpc_io_write: no memory for a %zu-byte staging buffer",
                   chunk);
@@ -278,7 +358,7 @@ static int write_body(bpc_ctx_t *ctx, bpc__file_t *f, const bpc__io_hdr_t *h,
     const void *wbuf = NULL;
     rc = wstream_fill(&S, stage, 0, &wbuf, &len);
   }
-  free(S.owned);
+  wstream_release(&S);
   if (rc == BPC_OK && (written != mine || S.cur != n))
     rc = bpc__err(ctx, BPC_ESTATE, "bpc_io_write: wrote %llu of %llu bytes",
                   (unsigned long long)written, (unsigned long long)mine);
@@ -291,7 +371,8 @@ static int write_body(bpc_ctx_t *ctx, bpc__file_t *f, const bpc__io_hdr_t *h,
     if (rc == BPC_OK && h->meta_bytes > 0)
       rc = bpc__file_write_at(ctx, f, h->meta_off, meta, (size_t)h->meta_bytes);
   }
-  free(stage);
+  if (stage != NULL)
+    bpc__pool_put(ctx, stage, stage_cap);
   return rc;
 }
 
@@ -307,6 +388,7 @@ static int io_write_entry(bpc_ctx_t *ctx, const char *path, const bpc_blocks_t *
   memset(&f, 0, sizeof f);
   const size_t chunk = io_chunk();
   const int sync = bpc__env_ll("BPC_IO_SYNC", 0) != 0;
+  const int reuse = bpc__env_ll("BPC_IO_KEEP_PREVIOUS", 0) != 0;
   int rc = write_check(ctx, path, blocks, type, decomp, meta, metalen, &B);
   const int ok = rc == BPC_OK;
   bpc__sig_t sig;
@@ -319,6 +401,7 @@ static int io_write_entry(bpc_ctx_t *ctx, const char *path, const bpc_blocks_t *
   bpc__sig_bytes(&sig, "metadata", ok ? meta : NULL, ok ? metalen : 0);
   bpc__sig_int(&sig, "BPC_IO_CHUNK", (long long)chunk);
   bpc__sig_int(&sig, "BPC_IO_SYNC", sync);
+  bpc__sig_int(&sig, "BPC_IO_KEEP_PREVIOUS", reuse);
   rc = bpc__agree_args(ctx, "io_write", rc, &sig);
   if (rc != BPC_OK)
     goto cleanup;
@@ -356,20 +439,27 @@ static int io_write_entry(bpc_ctx_t *ctx, const char *path, const bpc_blocks_t *
   write_header_fields(&h, decomp, blocks->assign->nblocks, P, meta, metalen, data_bytes);
   start += h.data_off;
 
-  /* the temporary file: a leftover of a killed run is replaced */
-  snprintf(tmp, sizeof tmp, "%s%s", path, IO_TMP_SUFFIX);
-  rc = bpc__agree(ctx, me == 0 ? bpc__file_delete(ctx, tmp, 1) : BPC_OK);
+  /* the temporary file: a leftover of a killed run is replaced; with
+   * BPC_IO_KEEP_PREVIOUS, the checkpoint before the last one, kept as
+   * <path>.prev.bpc, is written over in place (its pages and blocks are
+   * reused: no new file to allocate, no old one to free) */
+  snprintf(tmp, sizeof tmp, "%s%s", path, reuse ? IO_PREV_SUFFIX : IO_TMP_SUFFIX);
+  if (!reuse)
+    rc = bpc__agree(ctx, me == 0 ? bpc__file_delete(ctx, tmp, 1) : BPC_OK);
   if (rc == BPC_OK)
     rc = bpc__agree(ctx, bpc__file_open(ctx, tmp, BPC__FILE_CREATE, &f));
   if (rc != BPC_OK)
     goto cleanup;
-  rc = write_body(ctx, &f, &h, blocks, type, B, start, rounds, chunk, meta);
+  /* its final length (it is new: nothing is cut) */
+  rc = bpc__agree(ctx, bpc__file_set_size(ctx, &f, h.file_bytes));
+  if (rc == BPC_OK)
+    rc = write_body(ctx, &f, &h, blocks, type, B, start, rounds, chunk, meta);
   if (sync)
     rc = keep(rc, bpc__file_sync(ctx, &f));
   rc = keep(rc, bpc__file_close(ctx, &f));
   rc = bpc__agree(ctx, rc);
   if (rc == BPC_OK)
-    rc = bpc__agree(ctx, me == 0 ? bpc__file_rename(ctx, tmp, path) : BPC_OK);
+    rc = bpc__agree(ctx, me == 0 ? bpc__file_rename(ctx, tmp, path, reuse) : BPC_OK);
   if (rc != BPC_OK) {
     /* every rank is here (rc is agreed): the temporary file is gone when
      * the call returns on any rank; NULL ctx keeps the first message */
@@ -509,16 +599,18 @@ typedef struct io_reader {
   void **items;           /* by local index */
 } io_reader_t;
 
-static int take_block(io_reader_t *R, const io_blk_t *b, const unsigned char *bytes)
+/* Block b's bytes are all read and their CRC is `c`: compare, and for a
+ * custom type unpack `bytes` (the whole payload). A contiguous item was
+ * read in place and is only checked. */
+static int take_block(io_reader_t *R, const io_blk_t *b, uint32_t c, const unsigned char *bytes)
 {
-  uint32_t c = bpc__crc32c(0, bytes, (size_t)b->size);
   if (c != b->crc)
     return bpc__err(R->ctx, BPC_EFORMAT,
                     "'%s': block %d: payload checksum mismatch (stored 0x%08x, computed "
                     "0x%08x; %llu bytes at offset %llu)",
                     R->path, b->gid, b->crc, c, (unsigned long long)b->size,
                     (unsigned long long)b->off);
-  if (R->type == NULL)
+  if (R->type == NULL || R->type->kind == BPC_TYPE_CONTIGUOUS)
     return BPC_OK;
   return bpc_type_unpack(R->ctx, R->type, bytes, (size_t)b->size, &R->items[b->li]);
 }
@@ -526,13 +618,26 @@ static int take_block(io_reader_t *R, const io_blk_t *b, const unsigned char *by
 /*
  * Read (type given) or verify (type NULL) the blocks gids[0..n) of the open
  * file. Collective: every rank makes the same number of collective reads.
+ *
+ * Contiguous types: every item is allocated first and each round reads its
+ * file range straight into the items' memory (one collective read with a
+ * memory datatype of the pieces), so a payload is moved once, by the file
+ * system; the CRC is chained over the pieces as they arrive. Verify: the
+ * rounds land in a staging buffer and only the CRC is computed. Custom
+ * types: the staging buffer too; a block inside one round is unpacked from
+ * it, one spanning rounds is assembled in a buffer of its size first. The
+ * buffers come from the context's pool.
  */
 static int read_blocks(io_reader_t *R, bpc__file_t *f, const bpc__io_hdr_t *h, const int *gids,
                        int n)
 {
   bpc_ctx_t *ctx = R->ctx;
   const size_t chunk = io_chunk();
+  const int direct = R->type != NULL && R->type->kind == BPC_TYPE_CONTIGUOUS;
   unsigned char *stage = NULL, *asmb = NULL;
+  size_t stage_cap = 0, asmb_cap = 0;
+  bpc__iov_t *iov = NULL;
+  unsigned char **dest = NULL; /* direct: each block's data, by sorted index */
   io_blk_t *B = bpc__calloc((size_t)(n > 0 ? n : 1), sizeof *B);
   int rc = B == NULL ? bpc__err(ctx, BPC_ENOMEM, "no memory for %d blocks", n) : BPC_OK;
   if (rc == BPC_OK)
@@ -540,10 +645,10 @@ static int read_blocks(io_reader_t *R, bpc__file_t *f, const bpc__io_hdr_t *h, c
   /* blocks of 0 bytes need no reading; the rest, by file offset */
   int m = 0;
   for (int i = 0; i < n && rc == BPC_OK; i++) {
-    if (B[i].size == 0)
-      rc = take_block(R, &B[i], NULL);
-    else
+    if (B[i].size != 0)
       B[m++] = B[i];
+    else if ((rc = take_block(R, &B[i], bpc__crc32c(0, NULL, 0), NULL)) == BPC_OK && direct)
+      rc = bpc_type_unpack(ctx, R->type, NULL, 0, &R->items[B[i].li]);
   }
   if (rc == BPC_OK)
     qsort(B, (size_t)m, sizeof *B, cmp_off);
@@ -557,17 +662,29 @@ static int read_blocks(io_reader_t *R, bpc__file_t *f, const bpc__io_hdr_t *h, c
     rounds += (long long)ceil_div(len, chunk);
     i = j;
   }
+  /* the destinations: the new items (direct), else the staging buffer */
+  if (rc == BPC_OK && m > 0 && direct) {
+    dest = bpc__calloc((size_t)m, sizeof *dest);
+    iov = bpc__calloc((size_t)m, sizeof *iov);
+    if (dest == NULL || iov == NULL)
+      rc = bpc__err(ctx, BPC_ENOMEM, "no memory for %d blocks", m);
+    for (int i = 0; i < m && rc == BPC_OK; i++) {
+      void *data = NULL;
+      rc = bpc__type_buf_alloc(ctx, R->type, (size_t)B[i].size, &R->items[B[i].li], &data);
+      dest[i] = data;
+    }
+  } else if (rc == BPC_OK && m > 0) {
+    stage = bpc__pool_get(ctx, chunk, &stage_cap);
+    if (stage == NULL)
+      rc = bpc__err(ctx, BPC_ENOMEM, "no memory for a %zu-byte staging buffer", chunk);
+  }
   if (rc != BPC_OK)
     rounds = 0;
   long long all_rounds = 0;
   rc = keep(rc, max_ll(ctx, rounds, &all_rounds));
-  if (rc == BPC_OK && m > 0) {
-    stage = bpc__malloc(chunk);
-    if (stage == NULL)
-      rc = bpc__err(ctx, BPC_ENOMEM, "no memory for a %zu-byte staging buffer", chunk);
-  }
   int k = 0;          /* block being read (sorted index) */
   uint64_t fill = 0;  /* bytes of it read so far */
+  uint32_t acc = 0;   /* their CRC */
   uint64_t seg_end = 0, pos = 0;
   for (long long r = 0; r < all_rounds; r++) {
     size_t len = 0;
@@ -582,39 +699,60 @@ static int read_blocks(io_reader_t *R, bpc__file_t *f, const bpc__io_hdr_t *h, c
       at = pos;
       len = seg_end - pos < chunk ? (size_t)(seg_end - pos) : chunk;
     }
-    int rrc = bpc__file_read_at_all(ctx, f, at, stage, len);
+    int rrc;
+    if (direct) {
+      /* the pieces of blocks k, k+1, ... that [at, at + len) covers */
+      int niov = 0;
+      uint64_t fl = fill;
+      for (size_t got = 0; got < len; niov++) {
+        const io_blk_t *b = &B[k + niov];
+        size_t take = (size_t)(b->size - fl);
+        if (take > len - got)
+          take = len - got;
+        iov[niov].base = dest[k + niov] + fl;
+        iov[niov].len = take;
+        got += take;
+        fl = 0;
+      }
+      rrc = bpc__file_read_at_all_v(ctx, f, at, iov, niov);
+    } else {
+      rrc = bpc__file_read_at_all(ctx, f, at, stage, len);
+    }
     rc = keep(rc, rrc);
     if (rc != BPC_OK)
       continue;
     pos += len;
-    /* carve the chunk into blocks */
+    /* carve the round into blocks */
     size_t used = 0;
     while (used < len && rc == BPC_OK) {
       io_blk_t *b = &B[k];
       size_t take = (size_t)(b->size - fill);
       if (take > len - used)
         take = len - used;
-      if (fill == 0 && take == b->size) {
-        rc = take_block(R, b, stage + used);
-      } else {
+      const unsigned char *piece = direct ? dest[k] + fill : stage + used;
+      const int whole = fill == 0 && take == b->size;
+      if (fill == 0)
+        acc = bpc__crc32c(0, NULL, 0);
+      acc = bpc__crc32c(acc, piece, take);
+      if (!whole && R->type != NULL && !direct) {
         if (asmb == NULL) {
-          asmb = bpc__malloc((size_t)b->size);
+          asmb = bpc__pool_get(ctx, (size_t)b->size, &asmb_cap);
           if (asmb == NULL) {
             rc = bpc__err(ctx, BPC_ENOMEM, "no memory for block %d of %llu bytes", b->gid,
                           (unsigned long long)b->size);
             break;
           }
         }
-        memcpy(asmb + fill, stage + used, take);
-        if (fill + take == b->size) {
-          rc = take_block(R, b, asmb);
-          free(asmb);
-          asmb = NULL;
-        }
+        memcpy(asmb + fill, piece, take);
       }
       used += take;
       fill += take;
       if (fill == b->size) {
+        rc = take_block(R, b, acc, whole ? piece : asmb);
+        if (asmb != NULL) {
+          bpc__pool_put(ctx, asmb, asmb_cap);
+          asmb = NULL;
+        }
         k++;
         fill = 0;
       }
@@ -622,8 +760,12 @@ static int read_blocks(io_reader_t *R, bpc__file_t *f, const bpc__io_hdr_t *h, c
   }
   if (rc == BPC_OK && k != m)
     rc = bpc__err(ctx, BPC_ESTATE, "read %d of %d blocks", k, m);
-  free(asmb);
-  free(stage);
+  if (asmb != NULL)
+    bpc__pool_put(ctx, asmb, asmb_cap);
+  if (stage != NULL)
+    bpc__pool_put(ctx, stage, stage_cap);
+  free(iov);
+  free(dest);
   free(B);
   return rc;
 }

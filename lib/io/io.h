@@ -19,8 +19,12 @@
 
 /* CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), chained: start
  * with crc = 0, pass the result back in for the next piece. Uses the SSE4.2
- * instruction when the CPU has it, else a table. */
+ * instruction when the CPU has it (three interleaved chains over long
+ * buffers), else a table. */
 uint32_t bpc__crc32c(uint32_t crc, const void *data, size_t n);
+/* The same CRC with the table alone, a byte at a time (the reference the
+ * tests compare the instruction path with). */
+uint32_t bpc__crc32c_table(uint32_t crc, const void *data, size_t n);
 
 typedef struct bpc__io_hdr {
   uint32_t version;

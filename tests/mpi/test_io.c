@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -445,6 +446,20 @@ START_TEST(test_bad_args)
     T_CHECK(access(tmp, F_OK) != 0, "temporary file left behind");
     read_check(ctx, path, nb, BPC_ASSIGN_ROUND_ROBIN, 1, 1, 0, "keep", t_size);
   }
+  /* the path is a folder: the rename fails (BPC_EIO on every rank), the
+   * folder stays as it was, no temporary file is left */
+  char dir[300], tmp[320];
+  tpath(dir, sizeof dir, "dir");
+  snprintf(tmp, sizeof tmp, "%s.tmp.bpc", dir);
+  if (t_rank == 0)
+    mkdir(dir, 0755);
+  MPI_Barrier(MPI_COMM_WORLD);
+  rc = bpc_io_write(ctx, dir, b, &good, NULL, "m", 1);
+  T_CHECK(rc == BPC_EIO && strstr(bpc_last_error(ctx), "renaming") != NULL, "over a folder: %s",
+          bpc_last_error(ctx));
+  struct stat st;
+  T_CHECK(stat(dir, &st) == 0 && S_ISDIR(st.st_mode), "the folder is gone");
+  T_CHECK(access(tmp, F_OK) != 0, "temporary file left behind (folder)");
   bpc_blocks_destroy(&b);
   bpc_assign_destroy(&a);
   bpc_assign_destroy(&a2);
@@ -452,9 +467,127 @@ START_TEST(test_bad_args)
   if (t_rank == 0) {
     unlink(path);
     unlink(other);
+    rmdir(dir);
   }
   bpc_finalize(&ctx);
   T_SYNC();
+}
+END_TEST
+
+/* packed_size that answers one byte more after its first flip_after calls,
+ * on rank 0 only: the write measures each local block once, then packs
+ * them (measuring again) */
+static int flip_calls = 0, flip_after = 0;
+static int flip_size(const void *item, size_t *bytes, void *user)
+{
+  int rc = str_size(item, bytes, user);
+  if (t_rank == 0)
+    *bytes += (size_t)(flip_calls++ >= flip_after);
+  return rc;
+}
+
+/* A custom type changes its mind about a size between the measuring and
+ * the packing (in the rest of a round and in a buffer of its own): every
+ * rank fails with BPC_ETYPE, the old checkpoint stays, no temporary file. */
+START_TEST(test_size_changes)
+{
+  bpc_ctx_t *ctx = ctx_of(MPI_COMM_WORLD);
+  char path[256], tmp[300];
+  tpath(path, sizeof path, "flip");
+  snprintf(tmp, sizeof tmp, "%s.tmp.bpc", path);
+  const int nb = 2 * t_size + 1;
+  int rc = write_ckpt(ctx, path, nb, BPC_ASSIGN_CONTIGUOUS, 1, 4, 0, "old");
+  T_CHECK(rc == BPC_OK, "flip: first write: %s", bpc_last_error(ctx));
+  bpc_assign_t *a = NULL;
+  bpc_assign_create(ctx, nb, BPC_ASSIGN_CONTIGUOUS, NULL, &a);
+  io_gen_t G = {5, 1};
+  bpc_blocks_t *b = NULL;
+  bpc_blocks_create(a, io_create, io_destroy, &G, &b);
+  bpc_type_ops_t ops = str_ops();
+  ops.packed_size = flip_size;
+  bpc_type_t ft = bpc_type_custom(&ops, NULL);
+  const char *chunks[2] = {"4096", "1"}; /* packed into the round / into a buffer */
+  for (int c = 0; c < 2; c++) {
+    setenv("BPC_IO_CHUNK", chunks[c], 1);
+    flip_calls = 0;
+    const int *lg = NULL;
+    bpc_assign_local(a, &lg, &flip_after);
+    rc = bpc_io_write(ctx, path, b, &ft, NULL, "new", 3);
+    T_CHECK(rc == BPC_ETYPE, "flip (chunk %s): %s", chunks[c], bpc_last_error(ctx));
+    T_CHECK(access(tmp, F_OK) != 0, "flip: temporary file left behind");
+    read_check(ctx, path, nb, BPC_ASSIGN_ROUND_ROBIN, 1, 4, 0, "old", t_size);
+  }
+  unsetenv("BPC_IO_CHUNK");
+  bpc_blocks_destroy(&b);
+  bpc_assign_destroy(&a);
+  finish(&ctx, path);
+}
+END_TEST
+
+/* BPC_IO_KEEP_PREVIOUS=1: the replaced checkpoint stays as <path>.prev.bpc
+ * (complete and readable) and the next write goes over it in place, also
+ * when the new file is shorter or longer; a failed write leaves `path`
+ * alone and deletes the spare; a setting that differs between ranks is
+ * BPC_EMISMATCH everywhere. */
+START_TEST(test_keep_previous)
+{
+  bpc_ctx_t *ctx = ctx_of(MPI_COMM_WORLD);
+  char path[256], prev[300];
+  tpath(path, sizeof path, "keep");
+  snprintf(prev, sizeof prev, "%s.prev.bpc", path);
+  if (t_rank == 0)
+    unlink(prev);
+  MPI_Barrier(MPI_COMM_WORLD);
+  setenv("BPC_IO_KEEP_PREVIOUS", "1", 1);
+  setenv("BPC_IO_CHUNK", "4096", 1); /* several rounds, blocks across them */
+  const int nb[4] = {3 * t_size + 2, 5 * t_size, t_size, 4 * t_size + 1};
+  for (int gen = 0; gen < 4; gen++) {
+    int rc = write_ckpt(ctx, path, nb[gen], modes[gen % 3], gen % 2, 10 + gen, 0, "k");
+    T_CHECK(rc == BPC_OK, "keep: write %d: %s", gen, bpc_last_error(ctx));
+    read_check(ctx, path, nb[gen], modes[(gen + 1) % 3], gen % 2, 10 + gen, 0, "k", t_size);
+    if (gen == 0)
+      T_CHECK(access(prev, F_OK) != 0, "keep: a spare after the first write");
+    else
+      read_check(ctx, prev, nb[gen - 1], BPC_ASSIGN_ROUND_ROBIN, (gen - 1) % 2, 9 + gen, 0, "k",
+                 t_size);
+  }
+  /* a pack failing on rank 0 mid-write */
+  bpc_assign_t *a = NULL;
+  bpc_assign_create(ctx, nb[3], BPC_ASSIGN_CONTIGUOUS, NULL, &a);
+  io_gen_t G = {2, 1};
+  bpc_blocks_t *b = NULL;
+  bpc_blocks_create(a, io_create, io_destroy, &G, &b);
+  bpc_type_ops_t ops = str_ops();
+  ops.pack = failing_pack;
+  bpc_type_t ft = bpc_type_custom(&ops, NULL);
+  const int *gids = NULL;
+  int nl = 0;
+  bpc_assign_local(a, &gids, &nl);
+  fail_gid = -1;
+  for (int i = nl - 1; i >= 0 && t_rank == 0 && fail_gid < 0; i--)
+    if (gids[i] % 6 != 0)
+      fail_gid = gids[i];
+  int rc = bpc_io_write(ctx, path, b, &ft, NULL, "new", 3);
+  T_CHECK(rc == BPC_ECALLBACK, "keep: failing pack: %s", bpc_last_error(ctx));
+  T_CHECK(access(prev, F_OK) != 0, "keep: the spare is left after a failed write");
+  read_check(ctx, path, nb[3], BPC_ASSIGN_CONTIGUOUS, 1, 13, 0, "k", t_size);
+  /* the setting differs between ranks */
+  for (int m = 0; m < BAD_NMODES; m++) {
+    setenv("BPC_IO_KEEP_PREVIOUS", bad_here(m) ? "0" : "1", 1);
+    const bad_case_t kc = {"BPC_IO_KEEP_PREVIOUS differs", BPC_EMISMATCH, 1,
+                           "BPC_IO_KEEP_PREVIOUS"};
+    bpc_type_t good = io_type(1);
+    rc = bpc_io_write(ctx, path, b, &good, NULL, "new", 3);
+    bad_check(ctx, &kc, m, rc);
+  }
+  unsetenv("BPC_IO_KEEP_PREVIOUS");
+  unsetenv("BPC_IO_CHUNK");
+  bpc_blocks_destroy(&b);
+  bpc_assign_destroy(&a);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (t_rank == 0)
+    unlink(prev);
+  finish(&ctx, path);
 }
 END_TEST
 
@@ -606,6 +739,35 @@ START_TEST(test_crc_serial)
   T_CHECK(bpc__crc32c(0, "123456789", 9) == 0xE3069283u, "crc32c check value 0x%08x",
           bpc__crc32c(0, "123456789", 9));
   T_CHECK(bpc__crc32c(bpc__crc32c(0, "1234", 4), "56789", 5) == 0xE3069283u, "chained crc");
+  /* the instruction path (interleaved stripes of 8192 and 256 bytes, joined
+   * with shift matrices) against the byte-at-a-time table: lengths around
+   * every stripe boundary, every start alignment, chained in two pieces */
+  {
+    const size_t cap = 3 * 8192 * 3 + 3 * 256 * 3 + 64;
+    unsigned char *d = malloc(cap);
+    ck_assert_ptr_nonnull(d);
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    for (size_t i = 0; i < cap; i++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      d[i] = (unsigned char)x;
+    }
+    const size_t base[] = {0, 1, 7, 8, 767, 768, 769, 24575, 24576, 24577, 49152, 50000};
+    int bad = 0, tried = 0;
+    for (size_t bi = 0; bi < sizeof base / sizeof base[0]; bi++)
+      for (size_t extra = 0; extra < 3 * 256 + 9; extra += 37)
+        for (size_t off = 0; off < 8; off++) {
+          const size_t n = base[bi] + extra;
+          if (off + n > cap)
+            continue;
+          const uint32_t want = bpc__crc32c_table(0x1234u, d + off, n);
+          const size_t h = n / 3;
+          tried++;
+          bad += bpc__crc32c(0x1234u, d + off, n) != want;
+          bad += bpc__crc32c(bpc__crc32c(0x1234u, d + off, h), d + off + h, n - h) != want;
+        }
+    T_CHECK(bad == 0, "crc32c: %d of %d lengths differ from the table", bad, 2 * tried);
+    free(d);
+  }
   if (t_rank == 0) {
     bpc_ctx_t *sc = NULL;
     ck_assert_int_eq(bpc_init_serial(NULL, &sc), BPC_OK);
@@ -633,6 +795,8 @@ static Suite *make(void)
   tcase_add_test(tc, test_other_counts);
   tcase_add_test(tc, test_corrupt);
   tcase_add_test(tc, test_bad_args);
+  tcase_add_test(tc, test_keep_previous);
+  tcase_add_test(tc, test_size_changes);
   tcase_add_test(tc, test_big);
   suite_add_tcase(s, tc);
   return s;
