@@ -120,11 +120,25 @@ struct mt_geom {
   int wrap[3];
   const bpc_decomp_t *d;
   int nblocks;
+  /* per axis and coordinate c: nb[d][4 * c] distinct division indices of
+   * the valid (wrapped) coordinates among c - 1, c, c + 1 (1 to 3 of them,
+   * three when a block is one vertex wide) in nb[d][4 * c + 1 ..]; gidtab:
+   * the block gid of division coordinates i0 + D0 * (i1 + D1 * i2) */
+  int divs[3];
+  int *nb[3];
+  int *gidtab;
 };
 
+/* Fill the tables of geo (dims, wrap, d and nblocks set). 0, or -1 when out
+ * of memory. mt_geom_free releases them. */
+int mt_geom_tables(mt_geom_t *geo);
+void mt_geom_free(mt_geom_t *geo);
+
 /* Nonzero if vertex gid lies in the ghosted box (ghost 1) of a block not in
- * region blk[0..nblk) (ascending). */
-int mt_on_boundary(const mt_geom_t *geo, int64_t gid, const int *blk, int nblk);
+ * the region: inreg has a byte per block, nonzero for the region's. Exact:
+ * the owners of the vertex's 3x3x3 neighbourhood are the product of the
+ * per-axis division lists (no decomposition lookups per vertex). */
+int mt_on_boundary(const mt_geom_t *geo, int64_t gid, const unsigned char *inreg);
 
 /* --------------------------------------------------------------- fields */
 

@@ -24,52 +24,99 @@
 
 /* ------------------------------------------------------------- geometry */
 
-static int in_blocks(const int *blk, int n, int b)
+static int64_t wrapc(int64_t c, int64_t N, int wrap)
 {
-  int lo = 0, hi = n;
-  while (lo < hi) {
-    int mid = (lo + hi) / 2;
-    if (blk[mid] < b)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < n && blk[lo] == b;
+  if (c >= 0 && c < N)
+    return c;
+  return wrap ? (c % N + N) % N : -1;
 }
 
-int mt_on_boundary(const mt_geom_t *geo, int64_t gid, const int *blk, int nblk)
+void mt_geom_free(mt_geom_t *geo)
 {
-  int64_t c[3];
-  c[0] = gid % geo->dims[0];
-  c[1] = gid / geo->dims[0] % geo->dims[1];
-  c[2] = gid / geo->dims[0] / geo->dims[1];
-  for (int dz = -1; dz <= 1; dz++)
-    for (int dy = -1; dy <= 1; dy++)
-      for (int dx = -1; dx <= 1; dx++) {
-        const int del[3] = {dx, dy, dz};
-        int64_t p[3];
-        int ok = 1;
-        for (int d = 0; d < 3; d++) {
-          p[d] = c[d] + del[d];
-          if (p[d] < 0 || p[d] >= geo->dims[d]) {
-            if (geo->wrap[d])
-              p[d] = (p[d] + geo->dims[d]) % geo->dims[d];
-            else
-              ok = 0;
-          }
-        }
-        int b;
-        if (ok && bpc_decomp_point_to_gid(geo->d, p, &b) == BPC_OK && !in_blocks(blk, nblk, b))
-          return 1;
+  for (int d = 0; d < 3; d++) {
+    free(geo->nb[d]);
+    geo->nb[d] = NULL;
+  }
+  free(geo->gidtab);
+  geo->gidtab = NULL;
+}
+
+int mt_geom_tables(mt_geom_t *geo)
+{
+  int *div[3] = {NULL, NULL, NULL};
+  int rc = -1;
+  if (bpc_decomp_divs(geo->d, geo->divs) != BPC_OK)
+    return -1;
+  geo->gidtab = malloc(sizeof(int) * (size_t)geo->nblocks);
+  if (geo->gidtab == NULL)
+    goto cleanup;
+  for (int i2 = 0; i2 < geo->divs[2]; i2++)
+    for (int i1 = 0; i1 < geo->divs[1]; i1++)
+      for (int i0 = 0; i0 < geo->divs[0]; i0++) {
+        const int co[3] = {i0, i1, i2};
+        int g = 0;
+        bpc_decomp_coords_to_gid(geo->d, co, &g);
+        geo->gidtab[i0 + geo->divs[0] * (i1 + geo->divs[1] * i2)] = g;
       }
+  for (int d = 0; d < 3; d++) {
+    const int64_t N = geo->dims[d];
+    div[d] = malloc(sizeof(int) * (size_t)N);
+    geo->nb[d] = malloc(4 * sizeof(int) * (size_t)N);
+    if (div[d] == NULL || geo->nb[d] == NULL)
+      goto cleanup;
+    for (int i = 0; i < geo->divs[d]; i++) { /* division i: the core bounds of a block in it */
+      int co[3] = {0, 0, 0}, g = 0;
+      bpc_bounds_t core;
+      co[d] = i;
+      bpc_decomp_coords_to_gid(geo->d, co, &g);
+      bpc_decomp_bounds(geo->d, g, &core, NULL);
+      for (int64_t c = core.min[d]; c < core.max[d]; c++)
+        div[d][c] = i;
+    }
+    for (int64_t c = 0; c < N; c++) {
+      int *e = &geo->nb[d][4 * c];
+      e[0] = 0;
+      for (int q = -1; q <= 1; q++) {
+        int64_t w = wrapc(c + q, N, geo->wrap[d]);
+        if (w < 0)
+          continue;
+        int dup = 0;
+        for (int k = 0; k < e[0]; k++)
+          dup |= e[1 + k] == div[d][w];
+        if (!dup)
+          e[1 + e[0]++] = div[d][w];
+      }
+    }
+  }
+  rc = 0;
+cleanup:
+  for (int d = 0; d < 3; d++)
+    free(div[d]);
+  if (rc != 0)
+    mt_geom_free(geo);
+  return rc;
+}
+
+int mt_on_boundary(const mt_geom_t *geo, int64_t gid, const unsigned char *inreg)
+{
+  const int64_t X = geo->dims[0], Y = geo->dims[1];
+  const int *e0 = &geo->nb[0][4 * (gid % X)], *e1 = &geo->nb[1][4 * (gid / X % Y)],
+            *e2 = &geo->nb[2][4 * (gid / X / Y)];
+  const int D0 = geo->divs[0], D1 = geo->divs[1];
+  for (int k = 1; k <= e2[0]; k++)
+    for (int j = 1; j <= e1[0]; j++)
+      for (int i = 1; i <= e0[0]; i++)
+        if (!inreg[geo->gidtab[e0[i] + D0 * (e1[j] + D1 * e2[k])]])
+          return 1;
   return 0;
 }
 
 /* ------------------------------------------------------------ the boxes */
 
 /* One dimension of a ghosted box: its distinct coordinates in order, the
- * index of each one's -1 and +1 neighbour (-1: none in the box), and
- * whether all three of c-1, c, c+1 lie in the block's core. */
+ * index of each one's -1 and +1 neighbour (-1: none in the box), and (set
+ * by the local step) whether every valid one of c-1, c, c+1 lies in the
+ * block's own division of that axis. */
 typedef struct axis {
   int64_t m;
   int64_t *c, *lo, *hi;
@@ -90,13 +137,6 @@ static void axis_free(axis_t *a)
   free(a->hi);
   free(a->inner);
   free(a->core);
-}
-
-static int64_t wrapc(int64_t c, int64_t N, int wrap)
-{
-  if (c >= 0 && c < N)
-    return c;
-  return wrap ? (c % N + N) % N : -1;
 }
 
 static int axis_make(axis_t *a, int64_t lo, int64_t hi, int64_t N, int wrap)
@@ -126,16 +166,6 @@ static int axis_make(axis_t *a, int64_t lo, int64_t hi, int64_t N, int wrap)
     int64_t l = wrapc(a->c[i] - 1, N, wrap), h = wrapc(a->c[i] + 1, N, wrap);
     a->lo[i] = l >= 0 ? pos[l] : -1;
     a->hi[i] = h >= 0 ? pos[h] : -1;
-    /* in the core: [lo, hi) taken modulo N when it wraps */
-    int in = 1;
-    for (int64_t q = -1; q <= 1; q++) {
-      int64_t w = wrapc(a->c[i] + q, N, wrap);
-      int core = 0;
-      if (w >= 0)
-        core = (w >= lo && w < hi) || (wrap && hi - lo == N);
-      in &= core;
-    }
-    a->inner[i] = (unsigned char)in;
   }
   for (int64_t o = 0; o < hi - lo; o++)
     a->core[o] = pos[lo + o];
@@ -348,16 +378,20 @@ static int local_step(void *block, int gid, void *user)
     rc = 2;
     goto cleanup;
   }
-  const int one = gid;
+  int own[3] = {0, 0, 0};
+  bpc_decomp_gid_to_coords(geo->d, gid, own);
+  for (int d = 0; d < 3; d++) /* the 3x3x3 owners are the product of the axes' */
+    for (int64_t q = 0; q < b.a[d].m; q++) {
+      const int *e = &geo->nb[d][4 * b.a[d].c[q]];
+      b.a[d].inner[q] = (unsigned char)(e[0] == 1 && e[1] == own[d]);
+    }
   for (int64_t k = 0, i = 0; k < b.a[2].m; k++)
     for (int64_t j = 0; j < b.a[1].m; j++)
       for (int64_t q = 0; q < b.a[0].m; q++, i++) {
         g[i] = b.a[0].c[q] + geo->dims[0] * (b.a[1].c[j] + geo->dims[1] * b.a[2].c[k]);
         if (!isfinite(val[i]) && (R->bad[li] < 0 || g[i] < R->bad[li]))
           R->bad[li] = g[i];
-        bnd[i] = 0;
-        if (!(b.a[0].inner[q] && b.a[1].inner[j] && b.a[2].inner[k]))
-          bnd[i] = (unsigned char)mt_on_boundary(geo, g[i], &one, 1);
+        bnd[i] = !(b.a[0].inner[q] && b.a[1].inner[j] && b.a[2].inner[k]);
       }
   if (R->bad[li] >= 0) { /* the app reports it; nothing to sweep */
     rc = 0;
@@ -570,6 +604,7 @@ int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pai
   }
   R.geo.d = d;
   R.geo.nblocks = p->nblocks;
+  int lerr = mt_geom_tables(&R.geo) != 0;
   R.assign = bpc_decomp_assign(d);
   bpc_assign_local(R.assign, &R.gids, &R.nl);
   size_t nb = (size_t)(R.nl > 0 ? R.nl : 1);
@@ -579,7 +614,7 @@ int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pai
   R.err = calloc(nb, sizeof *R.err);
   R.msg = calloc(nb, sizeof *R.msg);
   R.blabs = calloc(nb, sizeof *R.blabs);
-  int lerr = !R.trees || !R.bpairs || !R.bad || !R.err || !R.msg || !R.blabs;
+  lerr |= !R.trees || !R.bpairs || !R.bad || !R.err || !R.msg || !R.blabs;
   if (p->labels && seg != NULL) {
     memset(seg, 0, sizeof *seg);
     seg->nl = R.nl;
@@ -684,6 +719,7 @@ cleanup:
   free(R.err);
   free(R.msg);
   bpc_blocks_destroy(&blocks);
+  mt_geom_free(&R.geo);
   bpc_decomp_destroy(&d);
   return ret;
 }

@@ -308,7 +308,7 @@ int mt_glue(const mt_geom_t *geo, mt_tree_t *const *trees, int k, int sub, mt_pa
   int64_t *gid = malloc(ct * sizeof *gid), *map = malloc(ct * sizeof *map);
   double *val = malloc(ct * sizeof *val);
   int64_t *deg = calloc(ct + 1, sizeof *deg), *adj = malloc(2 * ct * sizeof *adj);
-  unsigned char *bnd = malloc(ct);
+  unsigned char *bnd = malloc(ct), *inreg = NULL;
   int *blk = malloc(sizeof *blk * (size_t)(nblk > 0 ? nblk : 1));
   memset(out, 0, sizeof *out);
   if (!all || !gid || !map || !val || !deg || !adj || !bnd || !blk)
@@ -362,8 +362,13 @@ int mt_glue(const mt_geom_t *geo, mt_tree_t *const *trees, int k, int sub, mt_pa
     m += trees[t]->n;
   }
   int whole = nblk == geo->nblocks;
+  inreg = calloc((size_t)geo->nblocks, 1);
+  if (inreg == NULL)
+    goto cleanup;
+  for (int i = 0; i < nblk; i++)
+    inreg[blk[i]] = 1;
   for (int64_t i = 0; i < n && !whole; i++)
-    bnd[i] = (unsigned char)mt_on_boundary(geo, gid[i], blk, nblk);
+    bnd[i] = (unsigned char)mt_on_boundary(geo, gid[i], inreg);
   csr_t c = {deg, adj};
   mt_graph_t g = {n, val, gid, whole ? NULL : bnd, csr_nbrs, &c, maxdeg};
   /* labels: map (as int64 per vertex) is free now */
@@ -386,6 +391,7 @@ cleanup:
   free(deg);
   free(adj);
   free(bnd);
+  free(inreg);
   free(blk);
   return rc;
 }
