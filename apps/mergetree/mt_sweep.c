@@ -215,6 +215,35 @@ int mt_sweep(const mt_graph_t *g, int sub, mt_pairs_t *pairs, mt_tree_t *out, in
           mt_pairs_push(pairs, val[birth[i]], sub ? INFINITY : -INFINITY, gid[birth[i]], -1))
         goto cleanup;
 
+  /* Contract: without labels to decide, a kept vertex that is not on the
+   * boundary and has exactly one kept child only lies on the path from that
+   * child to its parent. No other region has it (it is not on the boundary),
+   * nothing dies there that is not final already (other components merging
+   * at it hold no boundary vertex: younger ones died, an elder one's birth
+   * would be a second child), so the path's edge carries the same
+   * connectivity at every threshold. What stays: boundary vertices, the
+   * elder births (leaves) and the vertices where two kept subtrees merge. */
+  if (label == NULL && g->bnd != NULL) {
+    int64_t *nch = ktip, *up = birth; /* free after the sweep */
+    for (int64_t i = 0; i < n; i++)
+      nch[i] = 0;
+    for (int64_t i = 0; i < n; i++)
+      if (kpar[i] >= 0)
+        nch[kpar[i]]++;
+    for (int64_t s = n - 1; s >= 0; s--) { /* parents are swept after children */
+      const int64_t v = order[s];
+      if (kpar[v] == KEPT_NOT)
+        continue;
+      if (!g->bnd[v] && nch[v] == 1)
+        up[v] = kpar[v] >= 0 ? up[kpar[v]] : -1;
+      else
+        up[v] = v;
+    }
+    for (int64_t i = 0; i < n; i++)
+      if (kpar[i] != KEPT_NOT)
+        kpar[i] = up[i] != i ? KEPT_NOT : kpar[i] >= 0 ? up[kpar[i]] : -1;
+  }
+
   /* the reduced tree: kept vertices, renumbered in index order */
   int64_t nk = 0;
   for (int64_t i = 0; i < n; i++)
