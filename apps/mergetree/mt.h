@@ -12,11 +12,15 @@
  * paired with -inf (superlevel) or +inf (sublevel), death vertex -1.
  *
  * The distributed algorithm (mt_sweep.c, mt_run.c): every block sweeps the
- * graph of its ghosted box (core + one vertex of ghosts); a vertex is on the
- * region's boundary when a block outside the region also has it. A pair
- * whose component holds no boundary vertex is final. What is left is a
- * reduced tree: the vertices whose subtree holds a boundary vertex, the
- * elder birth of each, and edges to the nearest kept vertex below. Merge-
+ * graph of its box (core plus its upper layer: each grid edge is in the box
+ * of the block owning its lower end, and neighbouring boxes share one layer
+ * of vertices); a vertex is on the region's boundary when a block outside
+ * the region also has it. A pair whose component holds no boundary vertex
+ * is final. What is left is a reduced tree: the boundary vertices, the
+ * elder birth of each subtree holding one, and the vertices where two such
+ * subtrees merge, each with an edge to the nearest kept vertex below (with
+ * a segmentation, whose labels are pending there, every vertex whose
+ * subtree holds a boundary vertex is kept). Merge-
  * reduce glues the trees of a group at their shared vertices, sweeps the
  * union and reduces it again for the larger region; at the full region
  * nothing is on the boundary and every pair is final.
@@ -121,8 +125,8 @@ struct mt_geom {
   const bpc_decomp_t *d;
   int nblocks;
   /* per axis and coordinate c: nb[d][4 * c] distinct division indices of
-   * the valid (wrapped) coordinates among c - 1, c, c + 1 (1 to 3 of them,
-   * three when a block is one vertex wide) in nb[d][4 * c + 1 ..]; gidtab:
+   * the valid (wrapped) coordinates among c - 1, c (1 or 2 of them) in
+   * nb[d][4 * c + 1 ..]; gidtab:
    * the block gid of division coordinates i0 + D0 * (i1 + D1 * i2) */
   int divs[3];
   int *nb[3];
@@ -134,10 +138,11 @@ struct mt_geom {
 int mt_geom_tables(mt_geom_t *geo);
 void mt_geom_free(mt_geom_t *geo);
 
-/* Nonzero if vertex gid lies in the ghosted box (ghost 1) of a block not in
- * the region: inreg has a byte per block, nonzero for the region's. Exact:
- * the owners of the vertex's 3x3x3 neighbourhood are the product of the
- * per-axis division lists (no decomposition lookups per vertex). */
+/* Nonzero if vertex gid lies in the box (core plus upper layer) of a block
+ * not in the region: inreg has a byte per block, nonzero for the region's.
+ * The blocks whose box holds vertex c own a point of {c - 1, c} per axis:
+ * the product of the per-axis division lists (no decomposition lookup per
+ * vertex). */
 int mt_on_boundary(const mt_geom_t *geo, int64_t gid, const unsigned char *inreg);
 
 /* --------------------------------------------------------------- fields */

@@ -1,12 +1,14 @@
 /*
  * apps/mergetree/mt_run.c - the distributed run of bpc-mergetree.
  *
- * 1. Decompose the grid (bpc_decomp_t, ghost width 1, optional wrap).
+ * 1. Decompose the grid (bpc_decomp_t, optional wrap).
  * 2. Local step, every local block in parallel (bpc_blocks_foreach, OpenMP):
- *    read the ghosted box (core plus one vertex of ghosts; with wrap the
- *    ghosts come from across the domain, and a point met twice is one
- *    vertex), sweep its grid graph (mt_sweep) with the boundary flags of the
- *    block: the final pairs stay with the block, the reduced tree is its item.
+ *    read the block's box, its core plus the upper layer (core [lo, hi) ->
+ *    [lo, hi] per axis: every grid edge lies in the box of the block owning
+ *    its lower end; with wrap that layer comes from across the domain, and a
+ *    point met twice is one vertex), sweep its grid graph (mt_sweep) with the
+ *    boundary flags of the block: the final pairs stay with the block, the
+ *    reduced tree is its item.
  * 3. Global step: bpc_merge of the trees as a custom variable-size item
  *    type (serialised: region blocks, then gid, value and parent per kept
  *    vertex). The callback glues the group's trees (mt_glue) and reduces
@@ -76,7 +78,7 @@ int mt_geom_tables(mt_geom_t *geo)
     for (int64_t c = 0; c < N; c++) {
       int *e = &geo->nb[d][4 * c];
       e[0] = 0;
-      for (int q = -1; q <= 1; q++) {
+      for (int q = -1; q <= 0; q++) {
         int64_t w = wrapc(c + q, N, geo->wrap[d]);
         if (w < 0)
           continue;
@@ -113,10 +115,10 @@ int mt_on_boundary(const mt_geom_t *geo, int64_t gid, const unsigned char *inreg
 
 /* ------------------------------------------------------------ the boxes */
 
-/* One dimension of a ghosted box: its distinct coordinates in order, the
+/* One dimension of a block's box: its distinct coordinates in order, the
  * index of each one's -1 and +1 neighbour (-1: none in the box), and (set
- * by the local step) whether every valid one of c-1, c, c+1 lies in the
- * block's own division of that axis. */
+ * by the local step) whether every valid one of c-1, c lies in the block's
+ * own division of that axis. */
 typedef struct axis {
   int64_t m;
   int64_t *c, *lo, *hi;
@@ -142,7 +144,7 @@ static void axis_free(axis_t *a)
 static int axis_make(axis_t *a, int64_t lo, int64_t hi, int64_t N, int wrap)
 {
   int64_t *pos = malloc(sizeof *pos * (size_t)N);
-  size_t cap = (size_t)(hi - lo + 2);
+  size_t cap = (size_t)(hi - lo + 1);
   a->c = malloc(sizeof *a->c * cap);
   a->lo = malloc(sizeof *a->lo * cap);
   a->hi = malloc(sizeof *a->hi * cap);
@@ -155,7 +157,7 @@ static int axis_make(axis_t *a, int64_t lo, int64_t hi, int64_t N, int wrap)
   }
   for (int64_t i = 0; i < N; i++)
     pos[i] = -1;
-  for (int64_t c = lo - 1; c <= hi; c++) {
+  for (int64_t c = lo; c <= hi; c++) { /* the core and the upper layer */
     int64_t w = wrapc(c, N, wrap);
     if (w >= 0 && pos[w] < 0) {
       pos[w] = a->m;
@@ -232,34 +234,75 @@ cleanup:
 
 /* --------------------------------------------------------- the item type */
 
+/* The wire format of a tree: a header {nblk, n, flags}, the region's blocks
+ * (int), then per kept vertex its gid (int32 when the grid has fewer than
+ * 2^31 vertices, else int64), its value (float32 when the field is float32:
+ * exact, else float64) and its parent's index (int32). */
+typedef struct wire {
+  int gid32, val32;
+} wire_t;
+
+enum { W_GID32 = 1, W_VAL32 = 2 };
+
+static size_t node_bytes(int64_t flags)
+{
+  return ((flags & W_GID32) ? 4 : 8) + ((flags & W_VAL32) ? 4 : 8) + 4;
+}
+
+static int64_t wire_flags(const wire_t *w)
+{
+  return (w->gid32 ? W_GID32 : 0) | (w->val32 ? W_VAL32 : 0);
+}
+
 static int tree_size(const void *item, size_t *bytes, void *user)
 {
-  (void)user;
   const mt_tree_t *t = item;
-  *bytes = t ? 2 * sizeof(int64_t) + sizeof(int) * (size_t)t->nblk +
-                   (size_t)t->n * (2 * sizeof(int64_t) + sizeof(double))
+  if (t != NULL && t->n > INT32_MAX)
+    return 1; /* parents are int32 */
+  *bytes = t ? 3 * sizeof(int64_t) + sizeof(int) * (size_t)t->nblk +
+                   (size_t)t->n * node_bytes(wire_flags(user))
              : 0;
   return 0;
 }
 
 static int tree_pack(const void *item, void *buf, size_t bytes, void *user)
 {
-  (void)user;
   (void)bytes;
   const mt_tree_t *t = item;
   if (t == NULL)
     return 0;
+  const int64_t fl = wire_flags(user);
   unsigned char *p = buf;
-  int64_t h[2] = {t->nblk, t->n};
+  int64_t h[3] = {t->nblk, t->n, fl};
   memcpy(p, h, sizeof h);
   p += sizeof h;
   memcpy(p, t->blk, sizeof(int) * (size_t)t->nblk);
   p += sizeof(int) * (size_t)t->nblk;
-  memcpy(p, t->gid, sizeof(int64_t) * (size_t)t->n);
-  p += sizeof(int64_t) * (size_t)t->n;
-  memcpy(p, t->val, sizeof(double) * (size_t)t->n);
-  p += sizeof(double) * (size_t)t->n;
-  memcpy(p, t->par, sizeof(int64_t) * (size_t)t->n);
+  for (int64_t i = 0; i < t->n; i++) {
+    if (fl & W_GID32) {
+      int32_t g = (int32_t)t->gid[i];
+      memcpy(p, &g, 4);
+      p += 4;
+    } else {
+      memcpy(p, &t->gid[i], 8);
+      p += 8;
+    }
+  }
+  for (int64_t i = 0; i < t->n; i++) {
+    if (fl & W_VAL32) {
+      float v = (float)t->val[i];
+      memcpy(p, &v, 4);
+      p += 4;
+    } else {
+      memcpy(p, &t->val[i], 8);
+      p += 8;
+    }
+  }
+  for (int64_t i = 0; i < t->n; i++) {
+    int32_t q = (int32_t)t->par[i];
+    memcpy(p, &q, 4);
+    p += 4;
+  }
   return 0;
 }
 
@@ -275,7 +318,7 @@ static void tree_destroy(void *item, void *user)
 static int tree_unpack(const void *buf, size_t bytes, void **item, void *user)
 {
   (void)user;
-  int64_t h[2];
+  int64_t h[3];
   const unsigned char *p = buf;
   mt_tree_t *t = calloc(1, sizeof *t);
   *item = NULL;
@@ -285,9 +328,8 @@ static int tree_unpack(const void *buf, size_t bytes, void **item, void *user)
   }
   memcpy(h, p, sizeof h);
   p += sizeof h;
-  if (h[0] < 0 || h[1] < 0 ||
-      bytes != sizeof h + sizeof(int) * (size_t)h[0] +
-                   (size_t)h[1] * (2 * sizeof(int64_t) + sizeof(double))) {
+  if (h[0] < 0 || h[1] < 0 || h[1] > INT32_MAX || (h[2] & ~(int64_t)(W_GID32 | W_VAL32)) ||
+      bytes != sizeof h + sizeof(int) * (size_t)h[0] + (size_t)h[1] * node_bytes(h[2])) {
     free(t);
     return 2; /* a damaged item */
   }
@@ -303,11 +345,38 @@ static int tree_unpack(const void *buf, size_t bytes, void **item, void *user)
   }
   memcpy(t->blk, p, sizeof(int) * (size_t)t->nblk);
   p += sizeof(int) * (size_t)t->nblk;
-  memcpy(t->gid, p, sizeof(int64_t) * (size_t)t->n);
-  p += sizeof(int64_t) * (size_t)t->n;
-  memcpy(t->val, p, sizeof(double) * (size_t)t->n);
-  p += sizeof(double) * (size_t)t->n;
-  memcpy(t->par, p, sizeof(int64_t) * (size_t)t->n);
+  for (int64_t i = 0; i < t->n; i++) {
+    if (h[2] & W_GID32) {
+      int32_t g;
+      memcpy(&g, p, 4);
+      t->gid[i] = g;
+      p += 4;
+    } else {
+      memcpy(&t->gid[i], p, 8);
+      p += 8;
+    }
+  }
+  for (int64_t i = 0; i < t->n; i++) {
+    if (h[2] & W_VAL32) {
+      float v;
+      memcpy(&v, p, 4);
+      t->val[i] = v;
+      p += 4;
+    } else {
+      memcpy(&t->val[i], p, 8);
+      p += 8;
+    }
+  }
+  for (int64_t i = 0; i < t->n; i++) {
+    int32_t q;
+    memcpy(&q, p, 4);
+    if (q < -1 || q >= t->n) {
+      tree_destroy(t, NULL);
+      return 2;
+    }
+    t->par[i] = q;
+    p += 4;
+  }
   *item = t;
   return 0;
 }
@@ -380,7 +449,7 @@ static int local_step(void *block, int gid, void *user)
   }
   int own[3] = {0, 0, 0};
   bpc_decomp_gid_to_coords(geo->d, gid, own);
-  for (int d = 0; d < 3; d++) /* the 3x3x3 owners are the product of the axes' */
+  for (int d = 0; d < 3; d++) /* the 2x2x2 owners are the product of the axes' */
     for (int64_t q = 0; q < b.a[d].m; q++) {
       const int *e = &geo->nb[d][4 * b.a[d].c[q]];
       b.a[d].inner[q] = (unsigned char)(e[0] == 1 && e[1] == own[d]);
@@ -669,7 +738,9 @@ int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pai
 
   /* global step */
   const bpc_type_ops_t ops = {tree_size, tree_pack, tree_unpack, tree_destroy, NULL};
-  bpc_type_t type = bpc_type_custom(&ops, NULL);
+  wire_t wire = {f->dims[0] * f->dims[1] * f->dims[2] <= INT32_MAX,
+                 f->source == MT_SYNTHETIC || !f->is_double};
+  bpc_type_t type = bpc_type_custom(&ops, &wire);
   bpc_merge_op_t op = {merge_trees, 1, 0, &R};
   bpc_merge_params_t mp = bpc_merge_params_default();
   mp.nthreads = p->nthreads;
