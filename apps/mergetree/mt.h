@@ -60,16 +60,22 @@ static inline int mt_before(double va, int64_t ga, double vb, int64_t gb, int su
   return sub ? ga < gb : ga > gb;
 }
 
+/* Vertex indices within one sweep (a block's box, a glued tree): 32 bits,
+ * half the memory of int64 per index array; a graph of more than
+ * MT_IDX_MAX vertices is refused (mt_sweep: -1; the local step names it). */
+typedef int32_t mt_idx_t;
+#define MT_IDX_MAX INT32_MAX
+
 /* A graph to sweep: n vertices with values and gids (distinct gids), a
  * neighbour enumeration, and which vertices are on the region's boundary. */
 typedef struct mt_graph {
-  int64_t n;
+  int64_t n; /* <= MT_IDX_MAX */
   const double *val;
   const int64_t *gid;
   const unsigned char *bnd; /* NULL: no boundary (the whole domain) */
   /* write the neighbours of i to out (at most 6 for a grid; CSR for trees);
    * return their number */
-  int (*nbrs)(const void *g, int64_t i, int64_t *out, int cap);
+  int (*nbrs)(const void *g, mt_idx_t i, mt_idx_t *out, int cap);
   const void *nbr_data;
   int maxdeg; /* capacity of out that nbrs needs */
 } mt_graph_t;
@@ -92,7 +98,7 @@ void mt_tree_free(mt_tree_t *t);
  * essential class), and make *out the reduced tree (nodes and parents; the
  * caller sets blk). label (optional, n entries): the gid of each vertex's
  * label, or -1 where it is not final yet (the vertex is kept). Returns 0,
- * or -1 when out of memory.
+ * or -1 when out of memory or g->n > MT_IDX_MAX.
  */
 int mt_sweep(const mt_graph_t *g, int sub, mt_pairs_t *pairs, mt_tree_t *out, int64_t *label);
 

@@ -175,7 +175,7 @@ static int axis_make(axis_t *a, int64_t lo, int64_t hi, int64_t N, int wrap)
   return 0;
 }
 
-static int grid_nbrs(const void *data, int64_t i, int64_t *out, int cap)
+static int grid_nbrs(const void *data, mt_idx_t i, mt_idx_t *out, int cap)
 {
   const box_t *b = data;
   const int64_t m0 = b->a[0].m, m1 = b->a[1].m;
@@ -188,7 +188,7 @@ static int grid_nbrs(const void *data, int64_t i, int64_t *out, int cap)
         continue;
       int64_t q[3] = {c[0], c[1], c[2]};
       q[d] = nb[s];
-      out[n++] = q[0] + m0 * (q[1] + m1 * q[2]);
+      out[n++] = (mt_idx_t)(q[0] + m0 * (q[1] + m1 * q[2]));
     }
   }
   return n;
@@ -435,6 +435,13 @@ static int local_step(void *block, int gid, void *user)
     if (axis_make(&b.a[d], core.min[d], core.max[d], geo->dims[d], geo->wrap[d]) != 0)
       goto cleanup;
   b.n = b.a[0].m * b.a[1].m * b.a[2].m;
+  if (b.n > MT_IDX_MAX) {
+    snprintf(R->msg[li], sizeof R->msg[li],
+             "block %d: %" PRId64 " vertices, more than a sweep indexes (%d): use more blocks",
+             gid, b.n, MT_IDX_MAX);
+    rc = 2;
+    goto cleanup;
+  }
   val = malloc(sizeof *val * (size_t)b.n);
   g = malloc(sizeof *g * (size_t)b.n);
   bnd = malloc((size_t)b.n);
