@@ -123,6 +123,15 @@ typedef struct mt_geom mt_geom_t;
 int mt_glue(const mt_geom_t *geo, mt_tree_t *const *trees, int k, int sub, mt_pairs_t *pairs,
             mt_tree_t *out, mt_labs_t *labs);
 
+/* The heap's high-water mark as sampled (glibc mallinfo2: bytes malloc'd
+ * and in use, MPI's and bpc's included, not MPI's shared memory) where the
+ * run peaks: at the end of every sweep, in every merge callback, after the
+ * merge. mt_heap_peak: the largest sample since the last reset minus the
+ * heap in use at that reset (bytes; -1 without mallinfo2), then, with
+ * reset, start again from what is in use now. Sampling is thread-safe. */
+void mt_heap_sample(void);
+int64_t mt_heap_peak(int reset);
+
 /* ------------------------------------------------------------- geometry */
 
 struct mt_geom {

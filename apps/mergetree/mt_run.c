@@ -526,6 +526,7 @@ static int merge_trees(bpc_merge_group_t *grp, void *user)
 {
   run_t *R = user;
   const int li = local_index(R, grp->gids[grp->root]);
+  mt_heap_sample(); /* the group's items are unpacked */
   mt_tree_t *out = calloc(1, sizeof *out);
   if (out == NULL || li < 0)
     return 1;
@@ -755,6 +756,7 @@ int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pai
   t0 = bpc_wtime(ctx);
   rc = bpc_merge(ctx, R.assign, &type, (void **)R.trees, &op, &mp, NULL);
   st->t_merge = bpc_wtime(ctx) - t0;
+  mt_heap_sample();
   if (rc != BPC_OK) {
     snprintf(msg, len, "merge failed: %s: %s", bpc_err_name(rc), bpc_last_error(ctx));
     goto cleanup;

@@ -22,6 +22,43 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ------------------------------------------------------- heap high-water */
+
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+#include <malloc.h>
+#define MT_HAVE_MALLINFO2 1
+#endif
+
+static size_t heap_peak, heap_base;
+
+void mt_heap_sample(void)
+{
+#ifdef MT_HAVE_MALLINFO2
+  struct mallinfo2 mi = mallinfo2();
+  size_t now = mi.uordblks + mi.hblkhd, old = __atomic_load_n(&heap_peak, __ATOMIC_RELAXED);
+  while (now > old &&
+         !__atomic_compare_exchange_n(&heap_peak, &old, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+    ;
+#endif
+}
+
+int64_t mt_heap_peak(int reset)
+{
+#ifdef MT_HAVE_MALLINFO2
+  size_t p = __atomic_load_n(&heap_peak, __ATOMIC_RELAXED);
+  int64_t above = p > heap_base ? (int64_t)(p - heap_base) : 0;
+  if (reset) {
+    struct mallinfo2 mi = mallinfo2();
+    heap_base = mi.uordblks + mi.hblkhd;
+    __atomic_store_n(&heap_peak, heap_base, __ATOMIC_RELAXED);
+  }
+  return above;
+#else
+  (void)reset;
+  return -1;
+#endif
+}
+
 /* Room for one more element of `elem` bytes in the vector *p of n of cap. */
 static int grow(void **p, size_t n, size_t *cap, size_t elem)
 {
@@ -266,6 +303,7 @@ int mt_sweep(const mt_graph_t *g, int sub, mt_pairs_t *pairs, mt_tree_t *out, in
       out->par[k] = kpar[i] >= 0 ? uf[kpar[i]] : -1;
     }
   rc = 0;
+  mt_heap_sample(); /* every array of the sweep (and the caller's) is alive */
 cleanup:
   if (rc != 0)
     mt_tree_free(out);
