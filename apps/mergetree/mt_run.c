@@ -397,6 +397,15 @@ typedef struct run {
   int64_t *bad;        /* per local block: first non-finite gid, or -1 */
   int *err;            /* per local block: 0, or 1 out of memory, 2 read error */
   char (*msg)[256];    /* per local block */
+  /* the rank's own region (see absorb): its tree so far, the block trees
+   * waiting to join it, the pairs and labels its glues made final */
+  mt_tree_t *acc;
+  mt_tree_t **pend;
+  int npend;
+  int64_t pend_nodes, local_nodes;
+  mt_pairs_t apairs;
+  mt_labs_t alabs;
+  int aerr;
 } run_t;
 
 static int local_index(const run_t *R, int gid)
@@ -411,6 +420,54 @@ static void *block_create(int gid, void *user)
 {
   (void)gid;
   return user;
+}
+
+/* Glue the waiting block trees into the rank's tree (R->acc). 0 or -1. */
+static int absorb_flush(run_t *R)
+{
+  if (R->npend == 0)
+    return 0;
+  if (R->acc == NULL && R->npend == 1) { /* nothing to glue with yet */
+    R->acc = R->pend[0];
+    R->npend = 0;
+    R->pend_nodes = 0;
+    return 0;
+  }
+  mt_tree_t *out = calloc(1, sizeof *out);
+  if (out == NULL)
+    return -1;
+  int k = 0;
+  if (R->acc != NULL)
+    R->pend[R->npend++] = R->acc; /* pend has room for every local block */
+  k = R->npend;
+  if (mt_glue(&R->geo, R->pend, k, R->p->sub, &R->apairs, out, R->seg ? &R->alabs : NULL) != 0) {
+    free(out);
+    if (R->acc != NULL)
+      R->npend--;
+    return -1;
+  }
+  for (int i = 0; i < k; i++)
+    tree_destroy(R->pend[i], NULL);
+  R->acc = out;
+  R->npend = 0;
+  R->pend_nodes = 0;
+  return 0;
+}
+
+/* A block's tree joins the rank's region at once rather than waiting for
+ * the merge: the rank keeps one tree (the boundary of its blocks' union,
+ * not the sum of the blocks' boundaries), and bpc_merge moves that one.
+ * Gluing is associative and order-free, so the pairs are the same. Trees
+ * wait until they hold as many vertices as the rank's tree (each glue
+ * re-sweeps it: so the glues cost O(total) and the waiting trees at most
+ * the rank's tree again). Called by one thread at a time. */
+static void absorb(run_t *R, mt_tree_t *t)
+{
+  R->local_nodes += t->n;
+  R->pend[R->npend++] = t;
+  R->pend_nodes += t->n;
+  if (R->pend_nodes >= (R->acc != NULL ? R->acc->n : 0) && absorb_flush(R) != 0)
+    R->aerr = 1;
 }
 
 /* The local step of one block. */
@@ -506,7 +563,8 @@ static int local_step(void *block, int gid, void *user)
     goto cleanup;
   }
   t->blk[0] = gid;
-  R->trees[li] = t;
+#pragma omp critical(mt_absorb)
+  absorb(R, t);
   rc = 0;
 cleanup:
   if (rc == 1)
@@ -691,7 +749,8 @@ int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pai
   R.err = calloc(nb, sizeof *R.err);
   R.msg = calloc(nb, sizeof *R.msg);
   R.blabs = calloc(nb, sizeof *R.blabs);
-  lerr |= !R.trees || !R.bpairs || !R.bad || !R.err || !R.msg || !R.blabs;
+  R.pend = calloc(nb + 1, sizeof *R.pend);
+  lerr |= !R.pend || !R.trees || !R.bpairs || !R.bad || !R.err || !R.msg || !R.blabs;
   if (p->labels && seg != NULL) {
     memset(seg, 0, sizeof *seg);
     seg->nl = R.nl;
@@ -712,7 +771,6 @@ int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pai
   }
   if (!lerr)
     bpc_blocks_foreach(blocks, local_step, &R, p->nthreads);
-  st->t_local = bpc_wtime(ctx) - t0;
   int64_t bad = -1;
   for (int i = 0; i < R.nl && !lerr; i++) {
     if (R.err[i]) {
@@ -721,9 +779,40 @@ int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pai
     }
     if (R.bad[i] >= 0 && (bad < 0 || R.bad[i] < bad))
       bad = R.bad[i];
-    if (R.trees[i])
-      st->local_nodes += R.trees[i]->n;
   }
+  st->local_nodes = R.local_nodes;
+  /* the rank's tree is the item of its first block; the others' are empty
+   * (no vertices, no blocks: the first one's tree lists them all) */
+  if (!lerr && bad < 0 && R.nl > 0) {
+    if (absorb_flush(&R) != 0 || R.aerr || R.acc == NULL) {
+      snprintf(msg, len, "out of memory gluing the local trees");
+      lerr = 1;
+    } else {
+      R.trees[0] = R.acc;
+      R.acc = NULL;
+      for (int i = 1; i < R.nl && !lerr; i++)
+        if ((R.trees[i] = calloc(1, sizeof *R.trees[i])) == NULL) {
+          snprintf(msg, len, "out of memory");
+          lerr = 1;
+        }
+    }
+    /* what the glues made final: with the first block's */
+    for (size_t q = 0; q < R.apairs.n && !lerr; q++) {
+      const mt_pair_t *x = &R.apairs.p[q];
+      if (mt_pairs_push(&R.bpairs[0], x->birth, x->death, x->bgid, x->dgid) != 0)
+        lerr = 1;
+    }
+    for (size_t q = 0; q < R.alabs.n && !lerr; q++)
+      if (mt_labs_push(&R.blabs[0], R.alabs.p[q].gid, R.alabs.p[q].label) != 0)
+        lerr = 1;
+    if (lerr && msg[0] == '\0')
+      snprintf(msg, len, "out of memory");
+  }
+  mt_pairs_free(&R.apairs);
+  free(R.alabs.p);
+  memset(&R.alabs, 0, sizeof R.alabs);
+  st->t_local = bpc_wtime(ctx) - t0;
+  mt_heap_sample();
   /* agree: any error, and the first non-finite vertex */
   int64_t v[2] = {lerr, bad < 0 ? INT64_MAX : bad}, w[2];
   MPI_Allreduce(v, w, 2, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
@@ -791,6 +880,12 @@ cleanup:
     }
   }
   free(R.blabs);
+  for (int i = 0; R.pend != NULL && i < R.npend; i++)
+    tree_destroy(R.pend[i], NULL);
+  free(R.pend);
+  tree_destroy(R.acc, NULL);
+  mt_pairs_free(&R.apairs);
+  free(R.alabs.p);
   if (ret != 0 && R.seg != NULL)
     mt_seg_free(R.seg);
   free(R.trees);
