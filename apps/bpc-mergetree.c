@@ -55,6 +55,9 @@ static const char *usage_text =
     "  --wrap               periodic boundary in every dimension\n"
     "  --sublevel           sublevel sets (minima merge); default superlevel\n"
     "  --threads N          OpenMP threads over local blocks (default: OpenMP's)\n"
+    "  --tile E             sweep blocks wider than E in tiles of at most E^3\n"
+    "                       vertices, so memory does not grow with the block\n"
+    "                       (default 32; 0: whole blocks; not with a segmentation)\n"
     "Output (rank 0):\n"
     "  --persistence T      keep pairs with |death - birth| >= T (default 0: all)\n"
     "  --thresholds LIST    print the number of components at each threshold\n"
@@ -80,7 +83,7 @@ static const char *usage_text =
 typedef struct opts {
   mt_field_t f;
   int counts[MAX_COUNTS], ncounts;
-  int wrap, sub, nthreads;
+  int wrap, sub, nthreads, tile;
   double persistence;
   double thresh[MAX_THRESH];
   int nthresh;
@@ -133,6 +136,7 @@ static int parse_args(int argc, char **argv, opts_t *o, char *msg, size_t len)
   o->counts[0] = 8;
   o->ncounts = 1;
   o->slice = -1;
+  o->tile = 32;
   int dims_given = 0, noise_given = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val = NULL;
@@ -207,6 +211,12 @@ static int parse_args(int argc, char **argv, opts_t *o, char *msg, size_t len)
         o->f.levels = (int)v[0];
       else
         o->nthreads = (int)v[0];
+    } else if (strcmp(a, "--tile") == 0) {
+      if (parse_ints(val, 0, 1e6, v, 1, &n) || n != 1) {
+        snprintf(msg, len, "%s '%s': want an integer in 0..1000000", a, val);
+        return -1;
+      }
+      o->tile = (int)v[0];
     } else if (strcmp(a, "--noise") == 0 || strcmp(a, "--persistence") == 0) {
       if (parse_list(val, v, 1, &n) || n != 1 || v[0] < 0) {
         snprintf(msg, len, "%s '%s': want a number >= 0", a, val);
@@ -385,7 +395,7 @@ static int run_count(bpc_ctx_t *ctx, const opts_t *o, int nblocks, int rank, int
                      FILE *pf)
 {
   mt_run_params_t rp = {nblocks, o->sub, {o->wrap, o->wrap, o->wrap}, o->nthreads,
-                        o->seg_npy || o->seg_vtk || o->seg_png};
+                        o->seg_npy || o->seg_vtk || o->seg_png, o->tile};
   mt_pairs_t pairs = {0};
   mt_seg_t seg = {0};
   mt_run_stats_t st;
@@ -553,7 +563,8 @@ static int bench_line(bpc_ctx_t *ctx, const opts_t *o, int nblocks, int rank, in
     if (o->gather)
       rc = gather_baseline(o, rank, size, &pairs, &st.bytes_sent);
     else {
-      mt_run_params_t rp = {nblocks, o->sub, {o->wrap, o->wrap, o->wrap}, o->nthreads, 0};
+      mt_run_params_t rp = {nblocks, o->sub, {o->wrap, o->wrap, o->wrap}, o->nthreads, 0,
+                            o->tile};
       rc = mt_run(ctx, &o->f, &rp, &pairs, NULL, &st, msg, sizeof msg);
     }
     double dt = MPI_Wtime() - t0;

@@ -132,6 +132,15 @@ int mt_glue(const mt_geom_t *geo, mt_tree_t *const *trees, int k, int sub, mt_pa
 void mt_heap_sample(void);
 int64_t mt_heap_peak(int reset);
 
+/* mt_glue with the region's boundary test given: onb(ctx, gid) nonzero for
+ * a vertex on it, or whole_given nonzero for a region that is the whole
+ * domain (no boundary: survivors are essential). For the tiles of one
+ * block (mt_run.c). */
+typedef int (*mt_onb_fn)(const void *ctx, int64_t gid);
+int mt_glue_region(const mt_geom_t *geo, mt_onb_fn onb, const void *ctx, int whole_given,
+                   mt_tree_t *const *trees, int k, int sub, mt_pairs_t *pairs, mt_tree_t *out,
+                   mt_labs_t *labs);
+
 /* ------------------------------------------------------------- geometry */
 
 struct mt_geom {
@@ -204,6 +213,8 @@ typedef struct mt_run_params {
   int wrap[3];
   int nthreads;
   int labels; /* nonzero: compute the segmentation */
+  int tile;   /* > 0: sweep a block wider than this in tiles of at most
+               * tile^3 vertices (not with labels); 0: whole blocks */
 } mt_run_params_t;
 
 /* The segmentation of this rank's blocks: per local block its core bounds

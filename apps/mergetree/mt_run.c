@@ -7,8 +7,10 @@
  *    [lo, hi] per axis: every grid edge lies in the box of the block owning
  *    its lower end; with wrap that layer comes from across the domain, and a
  *    point met twice is one vertex), sweep its grid graph (mt_sweep) with the
- *    boundary flags of the block: the final pairs stay with the block, the
- *    reduced tree is its item.
+ *    boundary flags of the block (a block wider than --tile in tiles, their
+ *    trees glued as they come): the final pairs stay with the block, the
+ *    reduced tree joins the rank's tree (absorb), which is the item of the
+ *    rank's first block.
  * 3. Global step: bpc_merge of the trees as a custom variable-size item
  *    type (serialised: region blocks, then gid, value and parent per kept
  *    vertex). The callback glues the group's trees (mt_glue) and reduces
@@ -470,26 +472,29 @@ static void absorb(run_t *R, mt_tree_t *t)
     R->aerr = 1;
 }
 
-/* The local step of one block. */
-static int local_step(void *block, int gid, void *user)
+/* Sweep the box of core [lo, hi) (plus the upper layer): *tout gets its
+ * reduced tree (no blocks listed), the final pairs go to R->bpairs[li],
+ * the labels (lab, n entries, when wanted) to *labp with the box in *bp
+ * (the caller frees both). The boundary is that of the core [lo, hi)
+ * itself: a vertex is on it when a valid point of {c - 1, c} on some axis
+ * lies outside (for a block's core: in another block; for a tile: in
+ * another tile or block); whole: no boundary at all. 0; 1 out of memory;
+ * 2 with a message; R->bad[li] set (and no tree) for a non-finite value. */
+static int sweep_box(run_t *R, int li, int gid, const int64_t lo[3], const int64_t hi[3],
+                     int whole, mt_tree_t **tout, box_t *bp, int64_t **labp, double **valp)
 {
-  (void)block;
-  run_t *R = user;
-  const int li = local_index(R, gid);
   const mt_geom_t *geo = &R->geo;
-  bpc_bounds_t core;
   box_t b;
   double *val = NULL;
   int64_t *g = NULL;
   unsigned char *bnd = NULL;
   int64_t *lab = NULL;
   int rc = 1;
+  *tout = NULL;
   memset(&b, 0, sizeof b);
-  R->bad[li] = -1;
-  bpc_decomp_bounds(geo->d, gid, &core, NULL);
   b.geo = geo;
   for (int d = 0; d < 3; d++)
-    if (axis_make(&b.a[d], core.min[d], core.max[d], geo->dims[d], geo->wrap[d]) != 0)
+    if (axis_make(&b.a[d], lo[d], hi[d], geo->dims[d], geo->wrap[d]) != 0)
       goto cleanup;
   b.n = b.a[0].m * b.a[1].m * b.a[2].m;
   if (b.n > MT_IDX_MAX) {
@@ -502,21 +507,24 @@ static int local_step(void *block, int gid, void *user)
   val = malloc(sizeof *val * (size_t)b.n);
   g = malloc(sizeof *g * (size_t)b.n);
   bnd = malloc((size_t)b.n);
-  if (R->seg != NULL)
+  if (labp != NULL)
     lab = malloc(sizeof *lab * (size_t)b.n);
-  if (!val || !g || !bnd || (R->seg != NULL && lab == NULL))
+  if (!val || !g || !bnd || (labp != NULL && lab == NULL))
     goto cleanup;
   if (mt_field_read(R->f, b.a[0].c, b.a[0].m, b.a[1].c, b.a[1].m, b.a[2].c, b.a[2].m, val,
                     R->msg[li], sizeof R->msg[li]) != 0) {
     rc = 2;
     goto cleanup;
   }
-  int own[3] = {0, 0, 0};
-  bpc_decomp_gid_to_coords(geo->d, gid, own);
-  for (int d = 0; d < 3; d++) /* the 2x2x2 owners are the product of the axes' */
+  for (int d = 0; d < 3; d++) /* the owners of {c-1, c}^3 are the product of the axes' */
     for (int64_t q = 0; q < b.a[d].m; q++) {
-      const int *e = &geo->nb[d][4 * b.a[d].c[q]];
-      b.a[d].inner[q] = (unsigned char)(e[0] == 1 && e[1] == own[d]);
+      int in = 1;
+      for (int64_t o = -1; o <= 0; o++) {
+        int64_t w = wrapc(b.a[d].c[q] + o, geo->dims[d], geo->wrap[d]);
+        if (w >= 0)
+          in &= w >= lo[d] && w < hi[d];
+      }
+      b.a[d].inner[q] = (unsigned char)in;
     }
   for (int64_t k = 0, i = 0; k < b.a[2].m; k++)
     for (int64_t j = 0; j < b.a[1].m; j++)
@@ -530,12 +538,177 @@ static int local_step(void *block, int gid, void *user)
     rc = 0;
     goto cleanup;
   }
-  mt_graph_t gr = {b.n, val, g, geo->nblocks == 1 ? NULL : bnd, grid_nbrs, &b, 6};
+  mt_graph_t gr = {b.n, val, g, whole ? NULL : bnd, grid_nbrs, &b, 6};
   mt_tree_t *t = calloc(1, sizeof *t);
   if (t == NULL || mt_sweep(&gr, R->p->sub, &R->bpairs[li], t, lab) != 0) {
     free(t);
     goto cleanup;
   }
+  *tout = t;
+  rc = 0;
+cleanup:
+  free(g);
+  free(bnd);
+  if (rc == 0 && labp != NULL && *tout != NULL) { /* the caller takes them */
+    *labp = lab;
+    *valp = val;
+    *bp = b;
+    return 0;
+  }
+  for (int d = 0; d < 3; d++)
+    axis_free(&b.a[d]);
+  free(val);
+  free(lab);
+  return rc;
+}
+
+/* The tiles of one block: tile index per axis of every domain coordinate in
+ * the block's core (-1 outside), and which tiles the glued tree holds. */
+typedef struct tiles {
+  const mt_geom_t *geo;
+  int k[3];
+  int *tix[3];
+  unsigned char *done;
+} tiles_t;
+
+/* On the boundary of the done tiles: a valid point of {c-1, c}^3 outside
+ * the block or in a tile not done. */
+static int tile_onb(const void *ctx, int64_t gid)
+{
+  const tiles_t *T = ctx;
+  const mt_geom_t *geo = T->geo;
+  const int64_t c[3] = {gid % geo->dims[0], gid / geo->dims[0] % geo->dims[1],
+                        gid / geo->dims[0] / geo->dims[1]};
+  int l[3][2], nl[3];
+  for (int d = 0; d < 3; d++) {
+    nl[d] = 0;
+    for (int64_t o = -1; o <= 0; o++) {
+      int64_t w = wrapc(c[d] + o, geo->dims[d], geo->wrap[d]);
+      if (w < 0)
+        continue;
+      if (T->tix[d][w] < 0)
+        return 1;
+      l[d][nl[d]++] = T->tix[d][w];
+    }
+  }
+  for (int z = 0; z < nl[2]; z++)
+    for (int y = 0; y < nl[1]; y++)
+      for (int x = 0; x < nl[0]; x++)
+        if (!T->done[l[0][x] + T->k[0] * (l[1][y] + T->k[1] * l[2][z])])
+          return 1;
+  return 0;
+}
+
+/* A block larger than a tile (--tile E: E^3 vertices) is swept tile by
+ * tile, the tiles' trees glued as they come (as the rank glues its blocks'
+ * trees): only one tile's arrays are alive at a time, so the memory of the
+ * local step no longer grows with the block. The last glue has every tile:
+ * its boundary is the block's. 0, 1 or 2 as sweep_box. */
+static int sweep_tiled(run_t *R, int li, int gid, const bpc_bounds_t *core, mt_tree_t **tout)
+{
+  const mt_geom_t *geo = &R->geo;
+  tiles_t T;
+  mt_tree_t **pend = NULL, *acc = NULL;
+  int npend = 0, rc = 1, nt = 1;
+  int64_t pend_nodes = 0;
+  memset(&T, 0, sizeof T);
+  T.geo = geo;
+  *tout = NULL;
+  for (int d = 0; d < 3; d++) {
+    const int64_t ext = core->max[d] - core->min[d];
+    T.k[d] = (int)((ext + R->p->tile - 1) / R->p->tile);
+    nt *= T.k[d];
+    T.tix[d] = malloc(sizeof(int) * (size_t)geo->dims[d]);
+    if (T.tix[d] == NULL)
+      goto cleanup;
+    for (int64_t c = 0; c < geo->dims[d]; c++)
+      T.tix[d][c] = -1;
+    for (int i = 0; i < T.k[d]; i++)
+      for (int64_t c = core->min[d] + ext * i / T.k[d]; c < core->min[d] + ext * (i + 1) / T.k[d]; c++)
+        T.tix[d][c] = i;
+  }
+  T.done = calloc((size_t)nt, 1);
+  pend = malloc(sizeof *pend * (size_t)(nt + 1));
+  if (T.done == NULL || pend == NULL)
+    goto cleanup;
+  int ndone = 0;
+  for (int tz = 0; tz < T.k[2]; tz++)
+    for (int ty = 0; ty < T.k[1]; ty++)
+      for (int tx = 0; tx < T.k[0]; tx++) {
+        const int ti[3] = {tx, ty, tz};
+        int64_t lo[3], hi[3];
+        for (int d = 0; d < 3; d++) {
+          const int64_t ext = core->max[d] - core->min[d];
+          lo[d] = core->min[d] + ext * ti[d] / T.k[d];
+          hi[d] = core->min[d] + ext * (ti[d] + 1) / T.k[d];
+        }
+        mt_tree_t *t = NULL;
+        rc = sweep_box(R, li, gid, lo, hi, 0, &t, NULL, NULL, NULL);
+        if (rc != 0 || t == NULL) /* an error, or a non-finite value */
+          goto cleanup;
+        rc = 1;
+        T.done[tx + T.k[0] * (ty + T.k[1] * tz)] = 1;
+        ndone++;
+        pend[npend++] = t;
+        pend_nodes += t->n;
+        if (ndone < nt && pend_nodes < (acc != NULL ? acc->n : 0) + 1)
+          continue;
+        if (acc != NULL)
+          pend[npend++] = acc;
+        mt_tree_t *out = calloc(1, sizeof *out);
+        if (out == NULL || mt_glue_region(geo, tile_onb, &T, ndone == nt && geo->nblocks == 1,
+                                          pend, npend, R->p->sub, &R->bpairs[li], out,
+                                          NULL) != 0) {
+          free(out);
+          goto cleanup;
+        }
+        for (int i = 0; i < npend; i++)
+          tree_destroy(pend[i], NULL);
+        npend = 0;
+        pend_nodes = 0;
+        acc = out;
+      }
+  *tout = acc;
+  acc = NULL;
+  rc = 0;
+cleanup:
+  for (int i = 0; i < npend; i++)
+    if (pend[i] != acc)
+      tree_destroy(pend[i], NULL);
+  tree_destroy(acc, NULL);
+  free(pend);
+  free(T.done);
+  for (int d = 0; d < 3; d++)
+    free(T.tix[d]);
+  return rc;
+}
+
+/* The local step of one block. */
+static int local_step(void *block, int gid, void *user)
+{
+  (void)block;
+  run_t *R = user;
+  const int li = local_index(R, gid);
+  const mt_geom_t *geo = &R->geo;
+  bpc_bounds_t core;
+  box_t b;
+  double *val = NULL;
+  int64_t *lab = NULL;
+  mt_tree_t *t = NULL;
+  int rc = 1, tiled = 0;
+  memset(&b, 0, sizeof b);
+  R->bad[li] = -1;
+  bpc_decomp_bounds(geo->d, gid, &core, NULL);
+  for (int d = 0; d < 3; d++)
+    tiled |= R->seg == NULL && R->p->tile > 0 && core.max[d] - core.min[d] > R->p->tile;
+  if (tiled)
+    rc = sweep_tiled(R, li, gid, &core, &t);
+  else
+    rc = sweep_box(R, li, gid, core.min, core.max, geo->nblocks == 1, &t, &b,
+                   R->seg != NULL ? &lab : NULL, &val);
+  if (rc != 0 || t == NULL)
+    goto cleanup;
+  rc = 1;
   if (lab != NULL) { /* the core's labels, -1 where the merge decides */
     const int64_t ex[3] = {core.max[0] - core.min[0], core.max[1] - core.min[1],
                            core.max[2] - core.min[2]};
@@ -544,10 +717,8 @@ static int local_step(void *block, int gid, void *user)
     R->seg->core[li] = core;
     R->seg->label[li] = out;
     R->seg->value[li] = fv;
-    if (out == NULL || fv == NULL) {
-      tree_destroy(t, NULL);
+    if (out == NULL || fv == NULL)
       goto cleanup;
-    }
     for (int64_t z = 0; z < ex[2]; z++)
       for (int64_t y = 0; y < ex[1]; y++)
         for (int64_t x = 0; x < ex[0]; x++) {
@@ -556,25 +727,24 @@ static int local_step(void *block, int gid, void *user)
           *fv++ = (float)val[i];
         }
   }
+  free(t->blk);
   t->nblk = 1;
   t->blk = malloc(sizeof(int));
-  if (t->blk == NULL) {
-    tree_destroy(t, NULL);
+  if (t->blk == NULL)
     goto cleanup;
-  }
   t->blk[0] = gid;
 #pragma omp critical(mt_absorb)
   absorb(R, t);
+  t = NULL;
   rc = 0;
 cleanup:
   if (rc == 1)
     snprintf(R->msg[li], sizeof R->msg[li], "block %d: out of memory", gid);
   R->err[li] = rc;
+  tree_destroy(t, NULL);
   for (int d = 0; d < 3; d++)
     axis_free(&b.a[d]);
   free(val);
-  free(g);
-  free(bnd);
   free(lab);
   return 0; /* errors are reported through R->err */
 }

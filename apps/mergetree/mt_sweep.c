@@ -366,6 +366,13 @@ static int cmp_int(const void *a, const void *b)
 int mt_glue(const mt_geom_t *geo, mt_tree_t *const *trees, int k, int sub, mt_pairs_t *pairs,
             mt_tree_t *out, mt_labs_t *labs)
 {
+  return mt_glue_region(geo, NULL, NULL, 0, trees, k, sub, pairs, out, labs);
+}
+
+int mt_glue_region(const mt_geom_t *geo, mt_onb_fn onb, const void *ctx, int whole_given,
+                   mt_tree_t *const *trees, int k, int sub, mt_pairs_t *pairs, mt_tree_t *out,
+                   mt_labs_t *labs)
+{
   int64_t total = 0;
   int nblk = 0, rc = -1;
   for (int t = 0; t < k; t++) {
@@ -432,14 +439,16 @@ int mt_glue(const mt_geom_t *geo, mt_tree_t *const *trees, int k, int sub, mt_pa
       }
     m += trees[t]->n;
   }
-  int whole = nblk == geo->nblocks;
-  inreg = calloc((size_t)geo->nblocks, 1);
-  if (inreg == NULL)
-    goto cleanup;
-  for (int i = 0; i < nblk; i++)
-    inreg[blk[i]] = 1;
+  int whole = onb != NULL ? whole_given : nblk == geo->nblocks;
+  if (onb == NULL) {
+    inreg = calloc((size_t)geo->nblocks, 1);
+    if (inreg == NULL)
+      goto cleanup;
+    for (int i = 0; i < nblk; i++)
+      inreg[blk[i]] = 1;
+  }
   for (int64_t i = 0; i < n && !whole; i++)
-    bnd[i] = (unsigned char)mt_on_boundary(geo, gid[i], inreg);
+    bnd[i] = (unsigned char)(onb != NULL ? onb(ctx, gid[i]) : mt_on_boundary(geo, gid[i], inreg));
   csr_t c = {deg, adj};
   mt_graph_t g = {n, val, gid, whole ? NULL : bnd, csr_nbrs, &c, maxdeg};
   /* labels: map (as int64 per vertex) is free now */
