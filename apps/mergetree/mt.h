@@ -134,12 +134,14 @@ int64_t mt_heap_peak(int reset);
 
 /* mt_glue with the region's boundary test given: onb(ctx, gid) nonzero for
  * a vertex on it, or whole_given nonzero for a region that is the whole
- * domain (no boundary: survivors are essential). For the tiles of one
- * block (mt_run.c). */
+ * domain (no boundary: survivors are essential); onb NULL: the geometry's
+ * test, as mt_glue. For the tiles of one block (mt_run.c). consume: free
+ * the input trees' arrays (mt_tree_free) once their union is built, before
+ * the sweep; the caller still destroys the (empty) trees. */
 typedef int (*mt_onb_fn)(const void *ctx, int64_t gid);
 int mt_glue_region(const mt_geom_t *geo, mt_onb_fn onb, const void *ctx, int whole_given,
-                   mt_tree_t *const *trees, int k, int sub, mt_pairs_t *pairs, mt_tree_t *out,
-                   mt_labs_t *labs);
+                   int consume, mt_tree_t *const *trees, int k, int sub, mt_pairs_t *pairs,
+                   mt_tree_t *out, mt_labs_t *labs);
 
 /* ------------------------------------------------------------- geometry */
 

@@ -442,7 +442,8 @@ static int absorb_flush(run_t *R)
   if (R->acc != NULL)
     R->pend[R->npend++] = R->acc; /* pend has room for every local block */
   k = R->npend;
-  if (mt_glue(&R->geo, R->pend, k, R->p->sub, &R->apairs, out, R->seg ? &R->alabs : NULL) != 0) {
+  if (mt_glue_region(&R->geo, NULL, NULL, 0, 1, R->pend, k, R->p->sub, &R->apairs, out,
+                     R->seg ? &R->alabs : NULL) != 0) {
     free(out);
     if (R->acc != NULL)
       R->npend--;
@@ -657,7 +658,7 @@ static int sweep_tiled(run_t *R, int li, int gid, const bpc_bounds_t *core, mt_t
           pend[npend++] = acc;
         mt_tree_t *out = calloc(1, sizeof *out);
         if (out == NULL || mt_glue_region(geo, tile_onb, &T, ndone == nt && geo->nblocks == 1,
-                                          pend, npend, R->p->sub, &R->bpairs[li], out,
+                                          1, pend, npend, R->p->sub, &R->bpairs[li], out,
                                           NULL) != 0) {
           free(out);
           goto cleanup;
@@ -758,8 +759,9 @@ static int merge_trees(bpc_merge_group_t *grp, void *user)
   mt_tree_t *out = calloc(1, sizeof *out);
   if (out == NULL || li < 0)
     return 1;
-  if (mt_glue(&R->geo, (mt_tree_t *const *)grp->items, grp->nitems, R->p->sub, &R->bpairs[li],
-              out, R->seg ? &R->blabs[li] : NULL) != 0) {
+  /* consume: the items are destroyed after the callback (the root's here) */
+  if (mt_glue_region(&R->geo, NULL, NULL, 0, 1, (mt_tree_t *const *)grp->items, grp->nitems,
+                     R->p->sub, &R->bpairs[li], out, R->seg ? &R->blabs[li] : NULL) != 0) {
     free(out);
     return 1;
   }

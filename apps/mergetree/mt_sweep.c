@@ -366,12 +366,12 @@ static int cmp_int(const void *a, const void *b)
 int mt_glue(const mt_geom_t *geo, mt_tree_t *const *trees, int k, int sub, mt_pairs_t *pairs,
             mt_tree_t *out, mt_labs_t *labs)
 {
-  return mt_glue_region(geo, NULL, NULL, 0, trees, k, sub, pairs, out, labs);
+  return mt_glue_region(geo, NULL, NULL, 0, 0, trees, k, sub, pairs, out, labs);
 }
 
 int mt_glue_region(const mt_geom_t *geo, mt_onb_fn onb, const void *ctx, int whole_given,
-                   mt_tree_t *const *trees, int k, int sub, mt_pairs_t *pairs, mt_tree_t *out,
-                   mt_labs_t *labs)
+                   int consume, mt_tree_t *const *trees, int k, int sub, mt_pairs_t *pairs,
+                   mt_tree_t *out, mt_labs_t *labs)
 {
   int64_t total = 0;
   int nblk = 0, rc = -1;
@@ -439,6 +439,15 @@ int mt_glue_region(const mt_geom_t *geo, mt_onb_fn onb, const void *ctx, int who
       }
     m += trees[t]->n;
   }
+  /* the sweep is the peak: drop what it does not need first */
+  free(all);
+  all = NULL;
+  if (labs == NULL) {
+    free(map);
+    map = NULL;
+  }
+  for (int t = 0; consume && t < k; t++)
+    mt_tree_free(trees[t]);
   int whole = onb != NULL ? whole_given : nblk == geo->nblocks;
   if (onb == NULL) {
     inreg = calloc((size_t)geo->nblocks, 1);
