@@ -756,8 +756,19 @@ static int merge_trees(bpc_merge_group_t *grp, void *user)
   run_t *R = user;
   const int li = local_index(R, grp->gids[grp->root]);
   mt_heap_sample(); /* the group's items are unpacked */
+  if (li < 0)
+    return 1;
+  /* the other local blocks' items are empty (the rank's tree lists their
+   * blocks): then the root's tree already is the group's */
+  int others = 0;
+  for (int i = 0; i < grp->nitems; i++) {
+    const mt_tree_t *t = grp->items[i];
+    others |= i != grp->root && (t->n > 0 || t->nblk > 0);
+  }
+  if (!others)
+    return 0;
   mt_tree_t *out = calloc(1, sizeof *out);
-  if (out == NULL || li < 0)
+  if (out == NULL)
     return 1;
   /* consume: the items are destroyed after the callback (the root's here) */
   if (mt_glue_region(&R->geo, NULL, NULL, 0, 1, (mt_tree_t *const *)grp->items, grp->nitems,
@@ -1014,6 +1025,20 @@ int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pai
   bpc_merge_params_t mp = bpc_merge_params_default();
   mp.nthreads = p->nthreads;
   mp.algorithm = "doubling";
+  /* rounds of the smallest groups (the prime factors of the block count,
+   * ascending): the rounds across ranks glue two or three trees at a time,
+   * not four or more, so the largest glue (whose inputs are near the
+   * interface of two big regions) stays small */
+  int kv[32], nk = 0;
+  for (int m = p->nblocks, q = 2; m > 1 && nk < 32; q++)
+    while (m % q == 0 && nk < 32) {
+      kv[nk++] = q;
+      m /= q;
+    }
+  if (nk > 0) {
+    mp.k = kv;
+    mp.nk = nk;
+  }
   t0 = bpc_wtime(ctx);
   rc = bpc_merge(ctx, R.assign, &type, (void **)R.trees, &op, &mp, NULL);
   st->t_merge = bpc_wtime(ctx) - t0;
