@@ -624,9 +624,12 @@ static int sweep_tiled(run_t *R, int li, int gid, const bpc_bounds_t *core, mt_t
       goto cleanup;
     for (int64_t c = 0; c < geo->dims[d]; c++)
       T.tix[d][c] = -1;
-    for (int i = 0; i < T.k[d]; i++)
-      for (int64_t c = core->min[d] + ext * i / T.k[d]; c < core->min[d] + ext * (i + 1) / T.k[d]; c++)
+    for (int i = 0; i < T.k[d]; i++) {
+      const int64_t t0 = core->min[d] + ext * i / T.k[d];
+      const int64_t t1 = core->min[d] + ext * (i + 1) / T.k[d];
+      for (int64_t c = t0; c < t1; c++)
         T.tix[d][c] = i;
+    }
   }
   T.done = calloc((size_t)nt, 1);
   pend = malloc(sizeof *pend * (size_t)(nt + 1));
