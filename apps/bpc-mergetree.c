@@ -45,7 +45,7 @@ static const char *usage_text =
     "  --field KIND         blobs (seeded Gaussian blobs plus noise), constant, noise\n"
     "  --seed S             seed of the synthetic field (default 1)\n"
     "  --blobs N            number of blobs (default 8)\n"
-    "  --noise A            noise amplitude (default 0.05)\n"
+    "  --noise A            noise amplitude (default 0.05; --bench: 0.001)\n"
     "  --levels L           quantise values to L levels per unit (plateaus: many ties)\n"
     "  --input FILE         a .npy file (float32/float64, little-endian, C order,\n"
     "                       shape (Z, Y, X)), or a raw file with --dims and --type\n"
@@ -55,6 +55,9 @@ static const char *usage_text =
     "  --wrap               periodic boundary in every dimension\n"
     "  --sublevel           sublevel sets (minima merge); default superlevel\n"
     "  --threads N          OpenMP threads over local blocks (default: OpenMP's)\n"
+    "  --tile E             sweep blocks wider than E in tiles of at most E^3\n"
+    "                       vertices, so memory does not grow with the block\n"
+    "                       (default 32; 0: whole blocks; not with a segmentation)\n"
     "Output (rank 0):\n"
     "  --persistence T      keep pairs with |death - birth| >= T (default 0: all)\n"
     "  --thresholds LIST    print the number of components at each threshold\n"
@@ -71,7 +74,8 @@ static const char *usage_text =
     "Benchmark (one table line per block count; no pairs printed):\n"
     "  --bench              time the run (default field 256,256,256): median of\n"
     "                       --reps R runs (default 3) of the max over ranks, bytes\n"
-    "                       sent per rank, peak memory (maxrss) per rank\n"
+    "                       sent per rank, peak memory per rank (maxrss, and the\n"
+    "                       run's own heap peak above what was in use before)\n"
     "  --baseline gather    time the baseline instead: gather the field to rank 0\n"
     "                       and sweep it there with one serial union-find\n"
     "  --help               this text\n";
@@ -79,7 +83,7 @@ static const char *usage_text =
 typedef struct opts {
   mt_field_t f;
   int counts[MAX_COUNTS], ncounts;
-  int wrap, sub, nthreads;
+  int wrap, sub, nthreads, tile;
   double persistence;
   double thresh[MAX_THRESH];
   int nthresh;
@@ -132,7 +136,8 @@ static int parse_args(int argc, char **argv, opts_t *o, char *msg, size_t len)
   o->counts[0] = 8;
   o->ncounts = 1;
   o->slice = -1;
-  int dims_given = 0;
+  o->tile = 32;
+  int dims_given = 0, noise_given = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val = NULL;
     if (strcmp(a, "--help") == 0) {
@@ -206,13 +211,21 @@ static int parse_args(int argc, char **argv, opts_t *o, char *msg, size_t len)
         o->f.levels = (int)v[0];
       else
         o->nthreads = (int)v[0];
+    } else if (strcmp(a, "--tile") == 0) {
+      if (parse_ints(val, 0, 1e6, v, 1, &n) || n != 1) {
+        snprintf(msg, len, "%s '%s': want an integer in 0..1000000", a, val);
+        return -1;
+      }
+      o->tile = (int)v[0];
     } else if (strcmp(a, "--noise") == 0 || strcmp(a, "--persistence") == 0) {
       if (parse_list(val, v, 1, &n) || n != 1 || v[0] < 0) {
         snprintf(msg, len, "%s '%s': want a number >= 0", a, val);
         return -1;
       }
-      if (a[2] == 'n')
+      if (a[2] == 'n') {
         o->f.noise = v[0];
+        noise_given = 1;
+      }
       else
         o->persistence = v[0];
     } else if (strcmp(a, "--input") == 0) {
@@ -281,6 +294,10 @@ static int parse_args(int argc, char **argv, opts_t *o, char *msg, size_t len)
   }
   if (o->bench && !dims_given)
     o->f.dims[0] = o->f.dims[1] = o->f.dims[2] = 256;
+  /* 0.05 swamps the blobs' tails: ~11% of the vertices are maxima, nearly
+   * pure noise (1/7); the bench's field has features and some noise */
+  if (o->bench && !noise_given)
+    o->f.noise = 0.001;
   if (o->bench && (o->f.path || o->seg_npy || o->seg_vtk || o->seg_png || o->pairs)) {
     snprintf(msg, len, "--bench runs the synthetic field and writes no files");
     return -1;
@@ -378,7 +395,7 @@ static int run_count(bpc_ctx_t *ctx, const opts_t *o, int nblocks, int rank, int
                      FILE *pf)
 {
   mt_run_params_t rp = {nblocks, o->sub, {o->wrap, o->wrap, o->wrap}, o->nthreads,
-                        o->seg_npy || o->seg_vtk || o->seg_png};
+                        o->seg_npy || o->seg_vtk || o->seg_png, o->tile};
   mt_pairs_t pairs = {0};
   mt_seg_t seg = {0};
   mt_run_stats_t st;
@@ -469,17 +486,23 @@ static int cmp_double(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
-/* FNV-1a over the sorted pairs: equal digests, equal pairs */
-static uint64_t digest(mt_pair_t *p, size_t n, int sub)
+/* An order-free digest of the pairs, without gathering them: the sum over
+ * ranks and pairs of each pair's FNV-1a hash (mod 2^64). Equal digests:
+ * equal pairs (but for a collision). Collective. */
+static uint64_t digest(const mt_pairs_t *v, size_t *npairs)
 {
-  uint64_t h = 1469598103934665603ull;
-  mt_pairs_sort(p, n, sub);
-  for (size_t i = 0; i < n; i++) {
-    const unsigned char *b = (const unsigned char *)&p[i];
-    for (size_t q = 0; q < sizeof *p; q++)
-      h = (h ^ b[q]) * 1099511628211ull;
+  uint64_t h = 0, all = 0, n = v->n, nall = 0;
+  for (size_t i = 0; i < v->n; i++) {
+    const unsigned char *b = (const unsigned char *)&v->p[i];
+    uint64_t x = 1469598103934665603ull;
+    for (size_t q = 0; q < sizeof *v->p; q++)
+      x = (x ^ b[q]) * 1099511628211ull;
+    h += x;
   }
-  return h;
+  MPI_Allreduce(&h, &all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(&n, &nall, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  *npairs = (size_t)nall;
+  return all;
 }
 
 /* The baseline: every rank makes its z slab, rank 0 gathers the field and
@@ -530,6 +553,7 @@ static int bench_line(bpc_ctx_t *ctx, const opts_t *o, int nblocks, int rank, in
   size_t npairs = 0;
   int rc = t == NULL;
   char msg[512] = "";
+  mt_heap_peak(1);
   for (int r = 0; r < o->reps && rc == 0; r++) {
     mt_pairs_t pairs = {0};
     mt_run_stats_t st;
@@ -539,16 +563,16 @@ static int bench_line(bpc_ctx_t *ctx, const opts_t *o, int nblocks, int rank, in
     if (o->gather)
       rc = gather_baseline(o, rank, size, &pairs, &st.bytes_sent);
     else {
-      mt_run_params_t rp = {nblocks, o->sub, {o->wrap, o->wrap, o->wrap}, o->nthreads, 0};
+      mt_run_params_t rp = {nblocks, o->sub, {o->wrap, o->wrap, o->wrap}, o->nthreads, 0,
+                            o->tile};
       rc = mt_run(ctx, &o->f, &rp, &pairs, NULL, &st, msg, sizeof msg);
     }
     double dt = MPI_Wtime() - t0;
     MPI_Allreduce(&dt, &t[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    if (rc == 0 && r == 0) { /* the pairs' digest, at rank 0 */
-      mt_pair_t *all = NULL;
-      if (gather_pairs(&pairs, rank, size, &all, &npairs) == 0 && rank == 0)
-        h = digest(all, npairs, o->sub);
-      free(all);
+    int any = rc;
+    MPI_Allreduce(&rc, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any == 0 && r == 0) { /* the pairs' digest (no gather: rank 0 stays a rank) */
+      h = digest(&pairs, &npairs);
       bytes = st.bytes_sent;
     }
     mt_pairs_free(&pairs);
@@ -561,9 +585,10 @@ static int bench_line(bpc_ctx_t *ctx, const opts_t *o, int nblocks, int rank, in
   }
   qsort(t, (size_t)o->reps, sizeof *t, cmp_double);
   uint64_t bmax = 0;
-  int64_t rss = max_rss_kib(), rmax = 0;
+  int64_t mem[2] = {max_rss_kib(), mt_heap_peak(0) / 1024}, mmax[2] = {0, 0};
   MPI_Reduce(&bytes, &bmax, 1, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
-  MPI_Reduce(&rss, &rmax, 1, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+  MPI_Reduce(mem, mmax, 2, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+  const int64_t rmax = mmax[0], hmax = mmax[1];
   if (rank == 0) {
     const double fb = (double)o->f.dims[0] * (double)o->f.dims[1] * (double)o->f.dims[2] * 4.0;
     const char *mode = o->gather ? "gather" : "bpc";
@@ -571,14 +596,17 @@ static int bench_line(bpc_ctx_t *ctx, const opts_t *o, int nblocks, int rank, in
       printf("{\"bench\": \"mergetree\", \"mode\": \"%s\", \"processes\": %d, \"blocks\": %d, "
              "\"dims\": [%" PRId64 ", %" PRId64 ", %" PRId64 "], \"time_s\": %.6f, "
              "\"bytes_per_rank_max\": %" PRIu64 ", \"field_bytes\": %.0f, "
-             "\"share_bytes\": %.0f, \"maxrss_kib_max\": %" PRId64 ", \"pairs\": %zu, "
+             "\"share_bytes\": %.0f, \"maxrss_kib_max\": %" PRId64 ", "
+             "\"heap_peak_kib_max\": %" PRId64 ", \"pairs\": %zu, "
              "\"digest\": \"%016" PRIx64 "\"}\n",
              mode, size, o->gather ? 0 : nblocks, o->f.dims[0], o->f.dims[1], o->f.dims[2],
-             t[o->reps / 2], bmax, fb, fb / size, rmax, npairs, h);
+             t[o->reps / 2], bmax, fb, fb / size, rmax, hmax, npairs, h);
     else
-      printf("%-7s %4d %7d %10.4f %14" PRIu64 " %8.4f %10.1f %8.2f %9zu %016" PRIx64 "\n", mode,
-             size, o->gather ? 0 : nblocks, t[o->reps / 2], bmax, (double)bmax / fb,
-             (double)rmax / 1024.0, (double)rmax * 1024.0 / (fb / size), npairs, h);
+      printf("%-7s %4d %7d %10.4f %14" PRIu64 " %8.4f %10.1f %8.2f %10.1f %8.2f %9zu %016" PRIx64
+             "\n",
+             mode, size, o->gather ? 0 : nblocks, t[o->reps / 2], bmax, (double)bmax / fb,
+             (double)rmax / 1024.0, (double)rmax * 1024.0 / (fb / size), (double)hmax / 1024.0,
+             (double)hmax * 1024.0 / (fb / size), npairs, h);
     fflush(stdout);
   }
   free(t);
@@ -660,11 +688,12 @@ int main(int argc, char **argv)
   ret = perr ? 1 : 0;
   if (o.bench && rank == 0 && !o.json)
     printf("# bpc-mergetree --bench: field %" PRId64 "x%" PRId64 "x%" PRId64 " float32, %s, "
-           "median of %d, time = max over ranks\n"
-           "%-7s %4s %7s %10s %14s %8s %10s %8s %9s %s\n",
-           o.f.dims[0], o.f.dims[1], o.f.dims[2], o.sub ? "sublevel" : "superlevel", o.reps,
+           "noise %g, median of %d, time = max over ranks\n"
+           "%-7s %4s %7s %10s %14s %8s %10s %8s %10s %8s %9s %s\n",
+           o.f.dims[0], o.f.dims[1], o.f.dims[2], o.sub ? "sublevel" : "superlevel", o.f.noise,
+           o.reps,
            "# mode", "P", "blocks", "time_s", "bytes/rank", "/field", "rss_MiB", "/share",
-           "pairs", "digest");
+           "heap_MiB", "/share", "pairs", "digest");
   for (int i = 0; i < o.ncounts && ret == 0 && o.bench; i++) {
     ret = bench_line(ctx, &o, o.counts[i], rank, size);
     if (o.gather)

@@ -12,11 +12,15 @@
  * paired with -inf (superlevel) or +inf (sublevel), death vertex -1.
  *
  * The distributed algorithm (mt_sweep.c, mt_run.c): every block sweeps the
- * graph of its ghosted box (core + one vertex of ghosts); a vertex is on the
- * region's boundary when a block outside the region also has it. A pair
- * whose component holds no boundary vertex is final. What is left is a
- * reduced tree: the vertices whose subtree holds a boundary vertex, the
- * elder birth of each, and edges to the nearest kept vertex below. Merge-
+ * graph of its box (core plus its upper layer: each grid edge is in the box
+ * of the block owning its lower end, and neighbouring boxes share one layer
+ * of vertices); a vertex is on the region's boundary when a block outside
+ * the region also has it. A pair whose component holds no boundary vertex
+ * is final. What is left is a reduced tree: the boundary vertices, the
+ * elder birth of each subtree holding one, and the vertices where two such
+ * subtrees merge, each with an edge to the nearest kept vertex below (with
+ * a segmentation, whose labels are pending there, every vertex whose
+ * subtree holds a boundary vertex is kept). Merge-
  * reduce glues the trees of a group at their shared vertices, sweeps the
  * union and reduces it again for the larger region; at the full region
  * nothing is on the boundary and every pair is final.
@@ -56,16 +60,22 @@ static inline int mt_before(double va, int64_t ga, double vb, int64_t gb, int su
   return sub ? ga < gb : ga > gb;
 }
 
+/* Vertex indices within one sweep (a block's box, a glued tree): 32 bits,
+ * half the memory of int64 per index array; a graph of more than
+ * MT_IDX_MAX vertices is refused (mt_sweep: -1; the local step names it). */
+typedef int32_t mt_idx_t;
+#define MT_IDX_MAX INT32_MAX
+
 /* A graph to sweep: n vertices with values and gids (distinct gids), a
  * neighbour enumeration, and which vertices are on the region's boundary. */
 typedef struct mt_graph {
-  int64_t n;
+  int64_t n; /* <= MT_IDX_MAX */
   const double *val;
   const int64_t *gid;
   const unsigned char *bnd; /* NULL: no boundary (the whole domain) */
   /* write the neighbours of i to out (at most 6 for a grid; CSR for trees);
    * return their number */
-  int (*nbrs)(const void *g, int64_t i, int64_t *out, int cap);
+  int (*nbrs)(const void *g, mt_idx_t i, mt_idx_t *out, int cap);
   const void *nbr_data;
   int maxdeg; /* capacity of out that nbrs needs */
 } mt_graph_t;
@@ -88,7 +98,7 @@ void mt_tree_free(mt_tree_t *t);
  * essential class), and make *out the reduced tree (nodes and parents; the
  * caller sets blk). label (optional, n entries): the gid of each vertex's
  * label, or -1 where it is not final yet (the vertex is kept). Returns 0,
- * or -1 when out of memory.
+ * or -1 when out of memory or g->n > MT_IDX_MAX.
  */
 int mt_sweep(const mt_graph_t *g, int sub, mt_pairs_t *pairs, mt_tree_t *out, int64_t *label);
 
@@ -113,6 +123,26 @@ typedef struct mt_geom mt_geom_t;
 int mt_glue(const mt_geom_t *geo, mt_tree_t *const *trees, int k, int sub, mt_pairs_t *pairs,
             mt_tree_t *out, mt_labs_t *labs);
 
+/* The heap's high-water mark as sampled (glibc mallinfo2: bytes malloc'd
+ * and in use, MPI's and bpc's included, not MPI's shared memory) where the
+ * run peaks: at the end of every sweep, in every merge callback, after the
+ * merge. mt_heap_peak: the largest sample since the last reset minus the
+ * heap in use at that reset (bytes; -1 without mallinfo2), then, with
+ * reset, start again from what is in use now. Sampling is thread-safe. */
+void mt_heap_sample(void);
+int64_t mt_heap_peak(int reset);
+
+/* mt_glue with the region's boundary test given: onb(ctx, gid) nonzero for
+ * a vertex on it, or whole_given nonzero for a region that is the whole
+ * domain (no boundary: survivors are essential); onb NULL: the geometry's
+ * test, as mt_glue. For the tiles of one block (mt_run.c). consume: free
+ * the input trees' arrays (mt_tree_free) once their union is built, before
+ * the sweep; the caller still destroys the (empty) trees. */
+typedef int (*mt_onb_fn)(const void *ctx, int64_t gid);
+int mt_glue_region(const mt_geom_t *geo, mt_onb_fn onb, const void *ctx, int whole_given,
+                   int consume, mt_tree_t *const *trees, int k, int sub, mt_pairs_t *pairs,
+                   mt_tree_t *out, mt_labs_t *labs);
+
 /* ------------------------------------------------------------- geometry */
 
 struct mt_geom {
@@ -120,11 +150,26 @@ struct mt_geom {
   int wrap[3];
   const bpc_decomp_t *d;
   int nblocks;
+  /* per axis and coordinate c: nb[d][4 * c] distinct division indices of
+   * the valid (wrapped) coordinates among c - 1, c (1 or 2 of them) in
+   * nb[d][4 * c + 1 ..]; gidtab:
+   * the block gid of division coordinates i0 + D0 * (i1 + D1 * i2) */
+  int divs[3];
+  int *nb[3];
+  int *gidtab;
 };
 
-/* Nonzero if vertex gid lies in the ghosted box (ghost 1) of a block not in
- * region blk[0..nblk) (ascending). */
-int mt_on_boundary(const mt_geom_t *geo, int64_t gid, const int *blk, int nblk);
+/* Fill the tables of geo (dims, wrap, d and nblocks set). 0, or -1 when out
+ * of memory. mt_geom_free releases them. */
+int mt_geom_tables(mt_geom_t *geo);
+void mt_geom_free(mt_geom_t *geo);
+
+/* Nonzero if vertex gid lies in the box (core plus upper layer) of a block
+ * not in the region: inreg has a byte per block, nonzero for the region's.
+ * The blocks whose box holds vertex c own a point of {c - 1, c} per axis:
+ * the product of the per-axis division lists (no decomposition lookup per
+ * vertex). */
+int mt_on_boundary(const mt_geom_t *geo, int64_t gid, const unsigned char *inreg);
 
 /* --------------------------------------------------------------- fields */
 
@@ -170,6 +215,8 @@ typedef struct mt_run_params {
   int wrap[3];
   int nthreads;
   int labels; /* nonzero: compute the segmentation */
+  int tile;   /* > 0: sweep a block wider than this in tiles of at most
+               * tile^3 vertices (not with labels); 0: whole blocks */
 } mt_run_params_t;
 
 /* The segmentation of this rank's blocks: per local block its core bounds

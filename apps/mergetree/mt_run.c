@@ -1,12 +1,16 @@
 /*
  * apps/mergetree/mt_run.c - the distributed run of bpc-mergetree.
  *
- * 1. Decompose the grid (bpc_decomp_t, ghost width 1, optional wrap).
+ * 1. Decompose the grid (bpc_decomp_t, optional wrap).
  * 2. Local step, every local block in parallel (bpc_blocks_foreach, OpenMP):
- *    read the ghosted box (core plus one vertex of ghosts; with wrap the
- *    ghosts come from across the domain, and a point met twice is one
- *    vertex), sweep its grid graph (mt_sweep) with the boundary flags of the
- *    block: the final pairs stay with the block, the reduced tree is its item.
+ *    read the block's box, its core plus the upper layer (core [lo, hi) ->
+ *    [lo, hi] per axis: every grid edge lies in the box of the block owning
+ *    its lower end; with wrap that layer comes from across the domain, and a
+ *    point met twice is one vertex), sweep its grid graph (mt_sweep) with the
+ *    boundary flags of the block (a block wider than --tile in tiles, their
+ *    trees glued as they come): the final pairs stay with the block, the
+ *    reduced tree joins the rank's tree (absorb), which is the item of the
+ *    rank's first block.
  * 3. Global step: bpc_merge of the trees as a custom variable-size item
  *    type (serialised: region blocks, then gid, value and parent per kept
  *    vertex). The callback glues the group's trees (mt_glue) and reduces
@@ -24,52 +28,99 @@
 
 /* ------------------------------------------------------------- geometry */
 
-static int in_blocks(const int *blk, int n, int b)
+static int64_t wrapc(int64_t c, int64_t N, int wrap)
 {
-  int lo = 0, hi = n;
-  while (lo < hi) {
-    int mid = (lo + hi) / 2;
-    if (blk[mid] < b)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < n && blk[lo] == b;
+  if (c >= 0 && c < N)
+    return c;
+  return wrap ? (c % N + N) % N : -1;
 }
 
-int mt_on_boundary(const mt_geom_t *geo, int64_t gid, const int *blk, int nblk)
+void mt_geom_free(mt_geom_t *geo)
 {
-  int64_t c[3];
-  c[0] = gid % geo->dims[0];
-  c[1] = gid / geo->dims[0] % geo->dims[1];
-  c[2] = gid / geo->dims[0] / geo->dims[1];
-  for (int dz = -1; dz <= 1; dz++)
-    for (int dy = -1; dy <= 1; dy++)
-      for (int dx = -1; dx <= 1; dx++) {
-        const int del[3] = {dx, dy, dz};
-        int64_t p[3];
-        int ok = 1;
-        for (int d = 0; d < 3; d++) {
-          p[d] = c[d] + del[d];
-          if (p[d] < 0 || p[d] >= geo->dims[d]) {
-            if (geo->wrap[d])
-              p[d] = (p[d] + geo->dims[d]) % geo->dims[d];
-            else
-              ok = 0;
-          }
-        }
-        int b;
-        if (ok && bpc_decomp_point_to_gid(geo->d, p, &b) == BPC_OK && !in_blocks(blk, nblk, b))
-          return 1;
+  for (int d = 0; d < 3; d++) {
+    free(geo->nb[d]);
+    geo->nb[d] = NULL;
+  }
+  free(geo->gidtab);
+  geo->gidtab = NULL;
+}
+
+int mt_geom_tables(mt_geom_t *geo)
+{
+  int *div[3] = {NULL, NULL, NULL};
+  int rc = -1;
+  if (bpc_decomp_divs(geo->d, geo->divs) != BPC_OK)
+    return -1;
+  geo->gidtab = malloc(sizeof(int) * (size_t)geo->nblocks);
+  if (geo->gidtab == NULL)
+    goto cleanup;
+  for (int i2 = 0; i2 < geo->divs[2]; i2++)
+    for (int i1 = 0; i1 < geo->divs[1]; i1++)
+      for (int i0 = 0; i0 < geo->divs[0]; i0++) {
+        const int co[3] = {i0, i1, i2};
+        int g = 0;
+        bpc_decomp_coords_to_gid(geo->d, co, &g);
+        geo->gidtab[i0 + geo->divs[0] * (i1 + geo->divs[1] * i2)] = g;
       }
+  for (int d = 0; d < 3; d++) {
+    const int64_t N = geo->dims[d];
+    div[d] = malloc(sizeof(int) * (size_t)N);
+    geo->nb[d] = malloc(4 * sizeof(int) * (size_t)N);
+    if (div[d] == NULL || geo->nb[d] == NULL)
+      goto cleanup;
+    for (int i = 0; i < geo->divs[d]; i++) { /* division i: the core bounds of a block in it */
+      int co[3] = {0, 0, 0}, g = 0;
+      bpc_bounds_t core;
+      co[d] = i;
+      bpc_decomp_coords_to_gid(geo->d, co, &g);
+      bpc_decomp_bounds(geo->d, g, &core, NULL);
+      for (int64_t c = core.min[d]; c < core.max[d]; c++)
+        div[d][c] = i;
+    }
+    for (int64_t c = 0; c < N; c++) {
+      int *e = &geo->nb[d][4 * c];
+      e[0] = 0;
+      for (int q = -1; q <= 0; q++) {
+        int64_t w = wrapc(c + q, N, geo->wrap[d]);
+        if (w < 0)
+          continue;
+        int dup = 0;
+        for (int k = 0; k < e[0]; k++)
+          dup |= e[1 + k] == div[d][w];
+        if (!dup)
+          e[1 + e[0]++] = div[d][w];
+      }
+    }
+  }
+  rc = 0;
+cleanup:
+  for (int d = 0; d < 3; d++)
+    free(div[d]);
+  if (rc != 0)
+    mt_geom_free(geo);
+  return rc;
+}
+
+int mt_on_boundary(const mt_geom_t *geo, int64_t gid, const unsigned char *inreg)
+{
+  const int64_t X = geo->dims[0], Y = geo->dims[1];
+  const int *e0 = &geo->nb[0][4 * (gid % X)], *e1 = &geo->nb[1][4 * (gid / X % Y)],
+            *e2 = &geo->nb[2][4 * (gid / X / Y)];
+  const int D0 = geo->divs[0], D1 = geo->divs[1];
+  for (int k = 1; k <= e2[0]; k++)
+    for (int j = 1; j <= e1[0]; j++)
+      for (int i = 1; i <= e0[0]; i++)
+        if (!inreg[geo->gidtab[e0[i] + D0 * (e1[j] + D1 * e2[k])]])
+          return 1;
   return 0;
 }
 
 /* ------------------------------------------------------------ the boxes */
 
-/* One dimension of a ghosted box: its distinct coordinates in order, the
- * index of each one's -1 and +1 neighbour (-1: none in the box), and
- * whether all three of c-1, c, c+1 lie in the block's core. */
+/* One dimension of a block's box: its distinct coordinates in order, the
+ * index of each one's -1 and +1 neighbour (-1: none in the box), and (set
+ * by the local step) whether every valid one of c-1, c lies in the block's
+ * own division of that axis. */
 typedef struct axis {
   int64_t m;
   int64_t *c, *lo, *hi;
@@ -92,17 +143,10 @@ static void axis_free(axis_t *a)
   free(a->core);
 }
 
-static int64_t wrapc(int64_t c, int64_t N, int wrap)
-{
-  if (c >= 0 && c < N)
-    return c;
-  return wrap ? (c % N + N) % N : -1;
-}
-
 static int axis_make(axis_t *a, int64_t lo, int64_t hi, int64_t N, int wrap)
 {
   int64_t *pos = malloc(sizeof *pos * (size_t)N);
-  size_t cap = (size_t)(hi - lo + 2);
+  size_t cap = (size_t)(hi - lo + 1);
   a->c = malloc(sizeof *a->c * cap);
   a->lo = malloc(sizeof *a->lo * cap);
   a->hi = malloc(sizeof *a->hi * cap);
@@ -115,7 +159,7 @@ static int axis_make(axis_t *a, int64_t lo, int64_t hi, int64_t N, int wrap)
   }
   for (int64_t i = 0; i < N; i++)
     pos[i] = -1;
-  for (int64_t c = lo - 1; c <= hi; c++) {
+  for (int64_t c = lo; c <= hi; c++) { /* the core and the upper layer */
     int64_t w = wrapc(c, N, wrap);
     if (w >= 0 && pos[w] < 0) {
       pos[w] = a->m;
@@ -126,16 +170,6 @@ static int axis_make(axis_t *a, int64_t lo, int64_t hi, int64_t N, int wrap)
     int64_t l = wrapc(a->c[i] - 1, N, wrap), h = wrapc(a->c[i] + 1, N, wrap);
     a->lo[i] = l >= 0 ? pos[l] : -1;
     a->hi[i] = h >= 0 ? pos[h] : -1;
-    /* in the core: [lo, hi) taken modulo N when it wraps */
-    int in = 1;
-    for (int64_t q = -1; q <= 1; q++) {
-      int64_t w = wrapc(a->c[i] + q, N, wrap);
-      int core = 0;
-      if (w >= 0)
-        core = (w >= lo && w < hi) || (wrap && hi - lo == N);
-      in &= core;
-    }
-    a->inner[i] = (unsigned char)in;
   }
   for (int64_t o = 0; o < hi - lo; o++)
     a->core[o] = pos[lo + o];
@@ -143,7 +177,7 @@ static int axis_make(axis_t *a, int64_t lo, int64_t hi, int64_t N, int wrap)
   return 0;
 }
 
-static int grid_nbrs(const void *data, int64_t i, int64_t *out, int cap)
+static int grid_nbrs(const void *data, mt_idx_t i, mt_idx_t *out, int cap)
 {
   const box_t *b = data;
   const int64_t m0 = b->a[0].m, m1 = b->a[1].m;
@@ -156,7 +190,7 @@ static int grid_nbrs(const void *data, int64_t i, int64_t *out, int cap)
         continue;
       int64_t q[3] = {c[0], c[1], c[2]};
       q[d] = nb[s];
-      out[n++] = q[0] + m0 * (q[1] + m1 * q[2]);
+      out[n++] = (mt_idx_t)(q[0] + m0 * (q[1] + m1 * q[2]));
     }
   }
   return n;
@@ -202,34 +236,75 @@ cleanup:
 
 /* --------------------------------------------------------- the item type */
 
+/* The wire format of a tree: a header {nblk, n, flags}, the region's blocks
+ * (int), then per kept vertex its gid (int32 when the grid has fewer than
+ * 2^31 vertices, else int64), its value (float32 when the field is float32:
+ * exact, else float64) and its parent's index (int32). */
+typedef struct wire {
+  int gid32, val32;
+} wire_t;
+
+enum { W_GID32 = 1, W_VAL32 = 2 };
+
+static size_t node_bytes(int64_t flags)
+{
+  return ((flags & W_GID32) ? 4 : 8) + ((flags & W_VAL32) ? 4 : 8) + 4;
+}
+
+static int64_t wire_flags(const wire_t *w)
+{
+  return (w->gid32 ? W_GID32 : 0) | (w->val32 ? W_VAL32 : 0);
+}
+
 static int tree_size(const void *item, size_t *bytes, void *user)
 {
-  (void)user;
   const mt_tree_t *t = item;
-  *bytes = t ? 2 * sizeof(int64_t) + sizeof(int) * (size_t)t->nblk +
-                   (size_t)t->n * (2 * sizeof(int64_t) + sizeof(double))
+  if (t != NULL && t->n > INT32_MAX)
+    return 1; /* parents are int32 */
+  *bytes = t ? 3 * sizeof(int64_t) + sizeof(int) * (size_t)t->nblk +
+                   (size_t)t->n * node_bytes(wire_flags(user))
              : 0;
   return 0;
 }
 
 static int tree_pack(const void *item, void *buf, size_t bytes, void *user)
 {
-  (void)user;
   (void)bytes;
   const mt_tree_t *t = item;
   if (t == NULL)
     return 0;
+  const int64_t fl = wire_flags(user);
   unsigned char *p = buf;
-  int64_t h[2] = {t->nblk, t->n};
+  int64_t h[3] = {t->nblk, t->n, fl};
   memcpy(p, h, sizeof h);
   p += sizeof h;
   memcpy(p, t->blk, sizeof(int) * (size_t)t->nblk);
   p += sizeof(int) * (size_t)t->nblk;
-  memcpy(p, t->gid, sizeof(int64_t) * (size_t)t->n);
-  p += sizeof(int64_t) * (size_t)t->n;
-  memcpy(p, t->val, sizeof(double) * (size_t)t->n);
-  p += sizeof(double) * (size_t)t->n;
-  memcpy(p, t->par, sizeof(int64_t) * (size_t)t->n);
+  for (int64_t i = 0; i < t->n; i++) {
+    if (fl & W_GID32) {
+      int32_t g = (int32_t)t->gid[i];
+      memcpy(p, &g, 4);
+      p += 4;
+    } else {
+      memcpy(p, &t->gid[i], 8);
+      p += 8;
+    }
+  }
+  for (int64_t i = 0; i < t->n; i++) {
+    if (fl & W_VAL32) {
+      float v = (float)t->val[i];
+      memcpy(p, &v, 4);
+      p += 4;
+    } else {
+      memcpy(p, &t->val[i], 8);
+      p += 8;
+    }
+  }
+  for (int64_t i = 0; i < t->n; i++) {
+    int32_t q = (int32_t)t->par[i];
+    memcpy(p, &q, 4);
+    p += 4;
+  }
   return 0;
 }
 
@@ -245,7 +320,7 @@ static void tree_destroy(void *item, void *user)
 static int tree_unpack(const void *buf, size_t bytes, void **item, void *user)
 {
   (void)user;
-  int64_t h[2];
+  int64_t h[3];
   const unsigned char *p = buf;
   mt_tree_t *t = calloc(1, sizeof *t);
   *item = NULL;
@@ -255,9 +330,8 @@ static int tree_unpack(const void *buf, size_t bytes, void **item, void *user)
   }
   memcpy(h, p, sizeof h);
   p += sizeof h;
-  if (h[0] < 0 || h[1] < 0 ||
-      bytes != sizeof h + sizeof(int) * (size_t)h[0] +
-                   (size_t)h[1] * (2 * sizeof(int64_t) + sizeof(double))) {
+  if (h[0] < 0 || h[1] < 0 || h[1] > INT32_MAX || (h[2] & ~(int64_t)(W_GID32 | W_VAL32)) ||
+      bytes != sizeof h + sizeof(int) * (size_t)h[0] + (size_t)h[1] * node_bytes(h[2])) {
     free(t);
     return 2; /* a damaged item */
   }
@@ -273,11 +347,38 @@ static int tree_unpack(const void *buf, size_t bytes, void **item, void *user)
   }
   memcpy(t->blk, p, sizeof(int) * (size_t)t->nblk);
   p += sizeof(int) * (size_t)t->nblk;
-  memcpy(t->gid, p, sizeof(int64_t) * (size_t)t->n);
-  p += sizeof(int64_t) * (size_t)t->n;
-  memcpy(t->val, p, sizeof(double) * (size_t)t->n);
-  p += sizeof(double) * (size_t)t->n;
-  memcpy(t->par, p, sizeof(int64_t) * (size_t)t->n);
+  for (int64_t i = 0; i < t->n; i++) {
+    if (h[2] & W_GID32) {
+      int32_t g;
+      memcpy(&g, p, 4);
+      t->gid[i] = g;
+      p += 4;
+    } else {
+      memcpy(&t->gid[i], p, 8);
+      p += 8;
+    }
+  }
+  for (int64_t i = 0; i < t->n; i++) {
+    if (h[2] & W_VAL32) {
+      float v;
+      memcpy(&v, p, 4);
+      t->val[i] = v;
+      p += 4;
+    } else {
+      memcpy(&t->val[i], p, 8);
+      p += 8;
+    }
+  }
+  for (int64_t i = 0; i < t->n; i++) {
+    int32_t q;
+    memcpy(&q, p, 4);
+    if (q < -1 || q >= t->n) {
+      tree_destroy(t, NULL);
+      return 2;
+    }
+    t->par[i] = q;
+    p += 4;
+  }
   *item = t;
   return 0;
 }
@@ -298,6 +399,15 @@ typedef struct run {
   int64_t *bad;        /* per local block: first non-finite gid, or -1 */
   int *err;            /* per local block: 0, or 1 out of memory, 2 read error */
   char (*msg)[256];    /* per local block */
+  /* the rank's own region (see absorb): its tree so far, the block trees
+   * waiting to join it, the pairs and labels its glues made final */
+  mt_tree_t *acc;
+  mt_tree_t **pend;
+  int npend;
+  int64_t pend_nodes, local_nodes;
+  mt_pairs_t apairs;
+  mt_labs_t alabs;
+  int aerr;
 } run_t;
 
 static int local_index(const run_t *R, int gid)
@@ -314,6 +424,269 @@ static void *block_create(int gid, void *user)
   return user;
 }
 
+/* Glue the waiting block trees into the rank's tree (R->acc). 0 or -1. */
+static int absorb_flush(run_t *R)
+{
+  if (R->npend == 0)
+    return 0;
+  if (R->acc == NULL && R->npend == 1) { /* nothing to glue with yet */
+    R->acc = R->pend[0];
+    R->npend = 0;
+    R->pend_nodes = 0;
+    return 0;
+  }
+  mt_tree_t *out = calloc(1, sizeof *out);
+  if (out == NULL)
+    return -1;
+  int k = 0;
+  if (R->acc != NULL)
+    R->pend[R->npend++] = R->acc; /* pend has room for every local block */
+  k = R->npend;
+  if (mt_glue_region(&R->geo, NULL, NULL, 0, 1, R->pend, k, R->p->sub, &R->apairs, out,
+                     R->seg ? &R->alabs : NULL) != 0) {
+    free(out);
+    if (R->acc != NULL)
+      R->npend--;
+    return -1;
+  }
+  for (int i = 0; i < k; i++)
+    tree_destroy(R->pend[i], NULL);
+  R->acc = out;
+  R->npend = 0;
+  R->pend_nodes = 0;
+  return 0;
+}
+
+/* A block's tree joins the rank's region at once rather than waiting for
+ * the merge: the rank keeps one tree (the boundary of its blocks' union,
+ * not the sum of the blocks' boundaries), and bpc_merge moves that one.
+ * Gluing is associative and order-free, so the pairs are the same. Trees
+ * wait until they hold as many vertices as the rank's tree (each glue
+ * re-sweeps it: so the glues cost O(total) and the waiting trees at most
+ * the rank's tree again). Called by one thread at a time. */
+static void absorb(run_t *R, mt_tree_t *t)
+{
+  R->local_nodes += t->n;
+  R->pend[R->npend++] = t;
+  R->pend_nodes += t->n;
+  if (R->pend_nodes >= (R->acc != NULL ? R->acc->n : 0) && absorb_flush(R) != 0)
+    R->aerr = 1;
+}
+
+/* Sweep the box of core [lo, hi) (plus the upper layer): *tout gets its
+ * reduced tree (no blocks listed), the final pairs go to R->bpairs[li],
+ * the labels (lab, n entries, when wanted) to *labp with the box in *bp
+ * (the caller frees both). The boundary is that of the core [lo, hi)
+ * itself: a vertex is on it when a valid point of {c - 1, c} on some axis
+ * lies outside (for a block's core: in another block; for a tile: in
+ * another tile or block); whole: no boundary at all. 0; 1 out of memory;
+ * 2 with a message; R->bad[li] set (and no tree) for a non-finite value. */
+static int sweep_box(run_t *R, int li, int gid, const int64_t lo[3], const int64_t hi[3],
+                     int whole, mt_tree_t **tout, box_t *bp, int64_t **labp, double **valp)
+{
+  const mt_geom_t *geo = &R->geo;
+  box_t b;
+  double *val = NULL;
+  int64_t *g = NULL;
+  unsigned char *bnd = NULL;
+  int64_t *lab = NULL;
+  int rc = 1;
+  *tout = NULL;
+  memset(&b, 0, sizeof b);
+  b.geo = geo;
+  for (int d = 0; d < 3; d++)
+    if (axis_make(&b.a[d], lo[d], hi[d], geo->dims[d], geo->wrap[d]) != 0)
+      goto cleanup;
+  b.n = b.a[0].m * b.a[1].m * b.a[2].m;
+  if (b.n > MT_IDX_MAX) {
+    snprintf(R->msg[li], sizeof R->msg[li],
+             "block %d: %" PRId64 " vertices, more than a sweep indexes (%d): use more blocks",
+             gid, b.n, MT_IDX_MAX);
+    rc = 2;
+    goto cleanup;
+  }
+  val = malloc(sizeof *val * (size_t)b.n);
+  g = malloc(sizeof *g * (size_t)b.n);
+  bnd = malloc((size_t)b.n);
+  if (labp != NULL)
+    lab = malloc(sizeof *lab * (size_t)b.n);
+  if (!val || !g || !bnd || (labp != NULL && lab == NULL))
+    goto cleanup;
+  if (mt_field_read(R->f, b.a[0].c, b.a[0].m, b.a[1].c, b.a[1].m, b.a[2].c, b.a[2].m, val,
+                    R->msg[li], sizeof R->msg[li]) != 0) {
+    rc = 2;
+    goto cleanup;
+  }
+  for (int d = 0; d < 3; d++) /* the owners of {c-1, c}^3 are the product of the axes' */
+    for (int64_t q = 0; q < b.a[d].m; q++) {
+      int in = 1;
+      for (int64_t o = -1; o <= 0; o++) {
+        int64_t w = wrapc(b.a[d].c[q] + o, geo->dims[d], geo->wrap[d]);
+        if (w >= 0)
+          in &= w >= lo[d] && w < hi[d];
+      }
+      b.a[d].inner[q] = (unsigned char)in;
+    }
+  for (int64_t k = 0, i = 0; k < b.a[2].m; k++)
+    for (int64_t j = 0; j < b.a[1].m; j++)
+      for (int64_t q = 0; q < b.a[0].m; q++, i++) {
+        g[i] = b.a[0].c[q] + geo->dims[0] * (b.a[1].c[j] + geo->dims[1] * b.a[2].c[k]);
+        if (!isfinite(val[i]) && (R->bad[li] < 0 || g[i] < R->bad[li]))
+          R->bad[li] = g[i];
+        bnd[i] = !(b.a[0].inner[q] && b.a[1].inner[j] && b.a[2].inner[k]);
+      }
+  if (R->bad[li] >= 0) { /* the app reports it; nothing to sweep */
+    rc = 0;
+    goto cleanup;
+  }
+  mt_graph_t gr = {b.n, val, g, whole ? NULL : bnd, grid_nbrs, &b, 6};
+  mt_tree_t *t = calloc(1, sizeof *t);
+  if (t == NULL || mt_sweep(&gr, R->p->sub, &R->bpairs[li], t, lab) != 0) {
+    free(t);
+    goto cleanup;
+  }
+  *tout = t;
+  rc = 0;
+cleanup:
+  free(g);
+  free(bnd);
+  if (rc == 0 && labp != NULL && *tout != NULL) { /* the caller takes them */
+    *labp = lab;
+    *valp = val;
+    *bp = b;
+    return 0;
+  }
+  for (int d = 0; d < 3; d++)
+    axis_free(&b.a[d]);
+  free(val);
+  free(lab);
+  return rc;
+}
+
+/* The tiles of one block: tile index per axis of every domain coordinate in
+ * the block's core (-1 outside), and which tiles the glued tree holds. */
+typedef struct tiles {
+  const mt_geom_t *geo;
+  int k[3];
+  int *tix[3];
+  unsigned char *done;
+} tiles_t;
+
+/* On the boundary of the done tiles: a valid point of {c-1, c}^3 outside
+ * the block or in a tile not done. */
+static int tile_onb(const void *ctx, int64_t gid)
+{
+  const tiles_t *T = ctx;
+  const mt_geom_t *geo = T->geo;
+  const int64_t c[3] = {gid % geo->dims[0], gid / geo->dims[0] % geo->dims[1],
+                        gid / geo->dims[0] / geo->dims[1]};
+  int l[3][2], nl[3];
+  for (int d = 0; d < 3; d++) {
+    nl[d] = 0;
+    for (int64_t o = -1; o <= 0; o++) {
+      int64_t w = wrapc(c[d] + o, geo->dims[d], geo->wrap[d]);
+      if (w < 0)
+        continue;
+      if (T->tix[d][w] < 0)
+        return 1;
+      l[d][nl[d]++] = T->tix[d][w];
+    }
+  }
+  for (int z = 0; z < nl[2]; z++)
+    for (int y = 0; y < nl[1]; y++)
+      for (int x = 0; x < nl[0]; x++)
+        if (!T->done[l[0][x] + T->k[0] * (l[1][y] + T->k[1] * l[2][z])])
+          return 1;
+  return 0;
+}
+
+/* A block larger than a tile (--tile E: E^3 vertices) is swept tile by
+ * tile, the tiles' trees glued as they come (as the rank glues its blocks'
+ * trees): only one tile's arrays are alive at a time, so the memory of the
+ * local step no longer grows with the block. The last glue has every tile:
+ * its boundary is the block's. 0, 1 or 2 as sweep_box. */
+static int sweep_tiled(run_t *R, int li, int gid, const bpc_bounds_t *core, mt_tree_t **tout)
+{
+  const mt_geom_t *geo = &R->geo;
+  tiles_t T;
+  mt_tree_t **pend = NULL, *acc = NULL;
+  int npend = 0, rc = 1, nt = 1;
+  int64_t pend_nodes = 0;
+  memset(&T, 0, sizeof T);
+  T.geo = geo;
+  *tout = NULL;
+  for (int d = 0; d < 3; d++) {
+    const int64_t ext = core->max[d] - core->min[d];
+    T.k[d] = (int)((ext + R->p->tile - 1) / R->p->tile);
+    nt *= T.k[d];
+    T.tix[d] = malloc(sizeof(int) * (size_t)geo->dims[d]);
+    if (T.tix[d] == NULL)
+      goto cleanup;
+    for (int64_t c = 0; c < geo->dims[d]; c++)
+      T.tix[d][c] = -1;
+    for (int i = 0; i < T.k[d]; i++) {
+      const int64_t t0 = core->min[d] + ext * i / T.k[d];
+      const int64_t t1 = core->min[d] + ext * (i + 1) / T.k[d];
+      for (int64_t c = t0; c < t1; c++)
+        T.tix[d][c] = i;
+    }
+  }
+  T.done = calloc((size_t)nt, 1);
+  pend = malloc(sizeof *pend * (size_t)(nt + 1));
+  if (T.done == NULL || pend == NULL)
+    goto cleanup;
+  int ndone = 0;
+  for (int tz = 0; tz < T.k[2]; tz++)
+    for (int ty = 0; ty < T.k[1]; ty++)
+      for (int tx = 0; tx < T.k[0]; tx++) {
+        const int ti[3] = {tx, ty, tz};
+        int64_t lo[3], hi[3];
+        for (int d = 0; d < 3; d++) {
+          const int64_t ext = core->max[d] - core->min[d];
+          lo[d] = core->min[d] + ext * ti[d] / T.k[d];
+          hi[d] = core->min[d] + ext * (ti[d] + 1) / T.k[d];
+        }
+        mt_tree_t *t = NULL;
+        rc = sweep_box(R, li, gid, lo, hi, 0, &t, NULL, NULL, NULL);
+        if (rc != 0 || t == NULL) /* an error, or a non-finite value */
+          goto cleanup;
+        rc = 1;
+        T.done[tx + T.k[0] * (ty + T.k[1] * tz)] = 1;
+        ndone++;
+        pend[npend++] = t;
+        pend_nodes += t->n;
+        if (ndone < nt && pend_nodes < (acc != NULL ? acc->n : 0) + 1)
+          continue;
+        if (acc != NULL)
+          pend[npend++] = acc;
+        mt_tree_t *out = calloc(1, sizeof *out);
+        if (out == NULL || mt_glue_region(geo, tile_onb, &T, ndone == nt && geo->nblocks == 1,
+                                          1, pend, npend, R->p->sub, &R->bpairs[li], out,
+                                          NULL) != 0) {
+          free(out);
+          goto cleanup;
+        }
+        for (int i = 0; i < npend; i++)
+          tree_destroy(pend[i], NULL);
+        npend = 0;
+        pend_nodes = 0;
+        acc = out;
+      }
+  *tout = acc;
+  acc = NULL;
+  rc = 0;
+cleanup:
+  for (int i = 0; i < npend; i++)
+    if (pend[i] != acc)
+      tree_destroy(pend[i], NULL);
+  tree_destroy(acc, NULL);
+  free(pend);
+  free(T.done);
+  for (int d = 0; d < 3; d++)
+    free(T.tix[d]);
+  return rc;
+}
+
 /* The local step of one block. */
 static int local_step(void *block, int gid, void *user)
 {
@@ -324,51 +697,22 @@ static int local_step(void *block, int gid, void *user)
   bpc_bounds_t core;
   box_t b;
   double *val = NULL;
-  int64_t *g = NULL;
-  unsigned char *bnd = NULL;
   int64_t *lab = NULL;
-  int rc = 1;
+  mt_tree_t *t = NULL;
+  int rc = 1, tiled = 0;
   memset(&b, 0, sizeof b);
   R->bad[li] = -1;
   bpc_decomp_bounds(geo->d, gid, &core, NULL);
-  b.geo = geo;
   for (int d = 0; d < 3; d++)
-    if (axis_make(&b.a[d], core.min[d], core.max[d], geo->dims[d], geo->wrap[d]) != 0)
-      goto cleanup;
-  b.n = b.a[0].m * b.a[1].m * b.a[2].m;
-  val = malloc(sizeof *val * (size_t)b.n);
-  g = malloc(sizeof *g * (size_t)b.n);
-  bnd = malloc((size_t)b.n);
-  if (R->seg != NULL)
-    lab = malloc(sizeof *lab * (size_t)b.n);
-  if (!val || !g || !bnd || (R->seg != NULL && lab == NULL))
+    tiled |= R->seg == NULL && R->p->tile > 0 && core.max[d] - core.min[d] > R->p->tile;
+  if (tiled)
+    rc = sweep_tiled(R, li, gid, &core, &t);
+  else
+    rc = sweep_box(R, li, gid, core.min, core.max, geo->nblocks == 1, &t, &b,
+                   R->seg != NULL ? &lab : NULL, &val);
+  if (rc != 0 || t == NULL)
     goto cleanup;
-  if (mt_field_read(R->f, b.a[0].c, b.a[0].m, b.a[1].c, b.a[1].m, b.a[2].c, b.a[2].m, val,
-                    R->msg[li], sizeof R->msg[li]) != 0) {
-    rc = 2;
-    goto cleanup;
-  }
-  const int one = gid;
-  for (int64_t k = 0, i = 0; k < b.a[2].m; k++)
-    for (int64_t j = 0; j < b.a[1].m; j++)
-      for (int64_t q = 0; q < b.a[0].m; q++, i++) {
-        g[i] = b.a[0].c[q] + geo->dims[0] * (b.a[1].c[j] + geo->dims[1] * b.a[2].c[k]);
-        if (!isfinite(val[i]) && (R->bad[li] < 0 || g[i] < R->bad[li]))
-          R->bad[li] = g[i];
-        bnd[i] = 0;
-        if (!(b.a[0].inner[q] && b.a[1].inner[j] && b.a[2].inner[k]))
-          bnd[i] = (unsigned char)mt_on_boundary(geo, g[i], &one, 1);
-      }
-  if (R->bad[li] >= 0) { /* the app reports it; nothing to sweep */
-    rc = 0;
-    goto cleanup;
-  }
-  mt_graph_t gr = {b.n, val, g, geo->nblocks == 1 ? NULL : bnd, grid_nbrs, &b, 6};
-  mt_tree_t *t = calloc(1, sizeof *t);
-  if (t == NULL || mt_sweep(&gr, R->p->sub, &R->bpairs[li], t, lab) != 0) {
-    free(t);
-    goto cleanup;
-  }
+  rc = 1;
   if (lab != NULL) { /* the core's labels, -1 where the merge decides */
     const int64_t ex[3] = {core.max[0] - core.min[0], core.max[1] - core.min[1],
                            core.max[2] - core.min[2]};
@@ -377,10 +721,8 @@ static int local_step(void *block, int gid, void *user)
     R->seg->core[li] = core;
     R->seg->label[li] = out;
     R->seg->value[li] = fv;
-    if (out == NULL || fv == NULL) {
-      tree_destroy(t, NULL);
+    if (out == NULL || fv == NULL)
       goto cleanup;
-    }
     for (int64_t z = 0; z < ex[2]; z++)
       for (int64_t y = 0; y < ex[1]; y++)
         for (int64_t x = 0; x < ex[0]; x++) {
@@ -389,24 +731,24 @@ static int local_step(void *block, int gid, void *user)
           *fv++ = (float)val[i];
         }
   }
+  free(t->blk);
   t->nblk = 1;
   t->blk = malloc(sizeof(int));
-  if (t->blk == NULL) {
-    tree_destroy(t, NULL);
+  if (t->blk == NULL)
     goto cleanup;
-  }
   t->blk[0] = gid;
-  R->trees[li] = t;
+#pragma omp critical(mt_absorb)
+  absorb(R, t);
+  t = NULL;
   rc = 0;
 cleanup:
   if (rc == 1)
     snprintf(R->msg[li], sizeof R->msg[li], "block %d: out of memory", gid);
   R->err[li] = rc;
+  tree_destroy(t, NULL);
   for (int d = 0; d < 3; d++)
     axis_free(&b.a[d]);
   free(val);
-  free(g);
-  free(bnd);
   free(lab);
   return 0; /* errors are reported through R->err */
 }
@@ -416,11 +758,24 @@ static int merge_trees(bpc_merge_group_t *grp, void *user)
 {
   run_t *R = user;
   const int li = local_index(R, grp->gids[grp->root]);
-  mt_tree_t *out = calloc(1, sizeof *out);
-  if (out == NULL || li < 0)
+  mt_heap_sample(); /* the group's items are unpacked */
+  if (li < 0)
     return 1;
-  if (mt_glue(&R->geo, (mt_tree_t *const *)grp->items, grp->nitems, R->p->sub, &R->bpairs[li],
-              out, R->seg ? &R->blabs[li] : NULL) != 0) {
+  /* the other local blocks' items are empty (the rank's tree lists their
+   * blocks): then the root's tree already is the group's */
+  int others = 0;
+  for (int i = 0; i < grp->nitems; i++) {
+    const mt_tree_t *t = grp->items[i];
+    others |= i != grp->root && (t->n > 0 || t->nblk > 0);
+  }
+  if (!others)
+    return 0;
+  mt_tree_t *out = calloc(1, sizeof *out);
+  if (out == NULL)
+    return 1;
+  /* consume: the items are destroyed after the callback (the root's here) */
+  if (mt_glue_region(&R->geo, NULL, NULL, 0, 1, (mt_tree_t *const *)grp->items, grp->nitems,
+                     R->p->sub, &R->bpairs[li], out, R->seg ? &R->blabs[li] : NULL) != 0) {
     free(out);
     return 1;
   }
@@ -570,6 +925,7 @@ int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pai
   }
   R.geo.d = d;
   R.geo.nblocks = p->nblocks;
+  int lerr = mt_geom_tables(&R.geo) != 0;
   R.assign = bpc_decomp_assign(d);
   bpc_assign_local(R.assign, &R.gids, &R.nl);
   size_t nb = (size_t)(R.nl > 0 ? R.nl : 1);
@@ -579,7 +935,8 @@ int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pai
   R.err = calloc(nb, sizeof *R.err);
   R.msg = calloc(nb, sizeof *R.msg);
   R.blabs = calloc(nb, sizeof *R.blabs);
-  int lerr = !R.trees || !R.bpairs || !R.bad || !R.err || !R.msg || !R.blabs;
+  R.pend = calloc(nb + 1, sizeof *R.pend);
+  lerr |= !R.pend || !R.trees || !R.bpairs || !R.bad || !R.err || !R.msg || !R.blabs;
   if (p->labels && seg != NULL) {
     memset(seg, 0, sizeof *seg);
     seg->nl = R.nl;
@@ -600,7 +957,6 @@ int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pai
   }
   if (!lerr)
     bpc_blocks_foreach(blocks, local_step, &R, p->nthreads);
-  st->t_local = bpc_wtime(ctx) - t0;
   int64_t bad = -1;
   for (int i = 0; i < R.nl && !lerr; i++) {
     if (R.err[i]) {
@@ -609,9 +965,40 @@ int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pai
     }
     if (R.bad[i] >= 0 && (bad < 0 || R.bad[i] < bad))
       bad = R.bad[i];
-    if (R.trees[i])
-      st->local_nodes += R.trees[i]->n;
   }
+  st->local_nodes = R.local_nodes;
+  /* the rank's tree is the item of its first block; the others' are empty
+   * (no vertices, no blocks: the first one's tree lists them all) */
+  if (!lerr && bad < 0 && R.nl > 0) {
+    if (absorb_flush(&R) != 0 || R.aerr || R.acc == NULL) {
+      snprintf(msg, len, "out of memory gluing the local trees");
+      lerr = 1;
+    } else {
+      R.trees[0] = R.acc;
+      R.acc = NULL;
+      for (int i = 1; i < R.nl && !lerr; i++)
+        if ((R.trees[i] = calloc(1, sizeof *R.trees[i])) == NULL) {
+          snprintf(msg, len, "out of memory");
+          lerr = 1;
+        }
+    }
+    /* what the glues made final: with the first block's */
+    for (size_t q = 0; q < R.apairs.n && !lerr; q++) {
+      const mt_pair_t *x = &R.apairs.p[q];
+      if (mt_pairs_push(&R.bpairs[0], x->birth, x->death, x->bgid, x->dgid) != 0)
+        lerr = 1;
+    }
+    for (size_t q = 0; q < R.alabs.n && !lerr; q++)
+      if (mt_labs_push(&R.blabs[0], R.alabs.p[q].gid, R.alabs.p[q].label) != 0)
+        lerr = 1;
+    if (lerr && msg[0] == '\0')
+      snprintf(msg, len, "out of memory");
+  }
+  mt_pairs_free(&R.apairs);
+  free(R.alabs.p);
+  memset(&R.alabs, 0, sizeof R.alabs);
+  st->t_local = bpc_wtime(ctx) - t0;
+  mt_heap_sample();
   /* agree: any error, and the first non-finite vertex */
   int64_t v[2] = {lerr, bad < 0 ? INT64_MAX : bad}, w[2];
   MPI_Allreduce(v, w, 2, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
@@ -634,14 +1021,31 @@ int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pai
 
   /* global step */
   const bpc_type_ops_t ops = {tree_size, tree_pack, tree_unpack, tree_destroy, NULL};
-  bpc_type_t type = bpc_type_custom(&ops, NULL);
+  wire_t wire = {f->dims[0] * f->dims[1] * f->dims[2] <= INT32_MAX,
+                 f->source == MT_SYNTHETIC || !f->is_double};
+  bpc_type_t type = bpc_type_custom(&ops, &wire);
   bpc_merge_op_t op = {merge_trees, 1, 0, &R};
   bpc_merge_params_t mp = bpc_merge_params_default();
   mp.nthreads = p->nthreads;
   mp.algorithm = "doubling";
+  /* rounds of the smallest groups (the prime factors of the block count,
+   * ascending): the rounds across ranks glue two or three trees at a time,
+   * not four or more, so the largest glue (whose inputs are near the
+   * interface of two big regions) stays small */
+  int kv[32], nk = 0;
+  for (int m = p->nblocks, q = 2; m > 1 && nk < 32; q++)
+    while (m % q == 0 && nk < 32) {
+      kv[nk++] = q;
+      m /= q;
+    }
+  if (nk > 0) {
+    mp.k = kv;
+    mp.nk = nk;
+  }
   t0 = bpc_wtime(ctx);
   rc = bpc_merge(ctx, R.assign, &type, (void **)R.trees, &op, &mp, NULL);
   st->t_merge = bpc_wtime(ctx) - t0;
+  mt_heap_sample();
   if (rc != BPC_OK) {
     snprintf(msg, len, "merge failed: %s: %s", bpc_err_name(rc), bpc_last_error(ctx));
     goto cleanup;
@@ -676,6 +1080,12 @@ cleanup:
     }
   }
   free(R.blabs);
+  for (int i = 0; R.pend != NULL && i < R.npend; i++)
+    tree_destroy(R.pend[i], NULL);
+  free(R.pend);
+  tree_destroy(R.acc, NULL);
+  mt_pairs_free(&R.apairs);
+  free(R.alabs.p);
   if (ret != 0 && R.seg != NULL)
     mt_seg_free(R.seg);
   free(R.trees);
@@ -684,6 +1094,7 @@ cleanup:
   free(R.err);
   free(R.msg);
   bpc_blocks_destroy(&blocks);
+  mt_geom_free(&R.geo);
   bpc_decomp_destroy(&d);
   return ret;
 }

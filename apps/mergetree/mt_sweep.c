@@ -22,6 +22,43 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ------------------------------------------------------- heap high-water */
+
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+#include <malloc.h>
+#define MT_HAVE_MALLINFO2 1
+#endif
+
+static size_t heap_peak, heap_base;
+
+void mt_heap_sample(void)
+{
+#ifdef MT_HAVE_MALLINFO2
+  struct mallinfo2 mi = mallinfo2();
+  size_t now = mi.uordblks + mi.hblkhd, old = __atomic_load_n(&heap_peak, __ATOMIC_RELAXED);
+  while (now > old &&
+         !__atomic_compare_exchange_n(&heap_peak, &old, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+    ;
+#endif
+}
+
+int64_t mt_heap_peak(int reset)
+{
+#ifdef MT_HAVE_MALLINFO2
+  size_t p = __atomic_load_n(&heap_peak, __ATOMIC_RELAXED);
+  int64_t above = p > heap_base ? (int64_t)(p - heap_base) : 0;
+  if (reset) {
+    struct mallinfo2 mi = mallinfo2();
+    heap_base = mi.uordblks + mi.hblkhd;
+    __atomic_store_n(&heap_peak, heap_base, __ATOMIC_RELAXED);
+  }
+  return above;
+#else
+  (void)reset;
+  return -1;
+#endif
+}
+
 /* Room for one more element of `elem` bytes in the vector *p of n of cap. */
 static int grow(void **p, size_t n, size_t *cap, size_t elem)
 {
@@ -84,16 +121,16 @@ void mt_tree_free(mt_tree_t *t)
 }
 
 /* Bottom-up merge sort of idx[0..n) into sweep order (tmp: n entries). */
-static void sort_sweep(int64_t *idx, int64_t *tmp, int64_t n, const double *val,
+static void sort_sweep(mt_idx_t *idx, mt_idx_t *tmp, mt_idx_t n, const double *val,
                        const int64_t *gid, int sub)
 {
-  int64_t *a = idx, *b = tmp;
-  for (int64_t w = 1; w < n; w *= 2) {
-    for (int64_t lo = 0; lo < n; lo += 2 * w) {
-      int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-      int64_t i = lo, j = mid, o = lo;
+  mt_idx_t *a = idx, *b = tmp;
+  for (mt_idx_t w = 1; w < n; w *= 2) {
+    for (mt_idx_t lo = 0; lo < n; lo += 2 * w) {
+      mt_idx_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+      mt_idx_t i = lo, j = mid, o = lo;
       while (i < mid && j < hi) {
-        int64_t x = a[i], y = a[j];
+        mt_idx_t x = a[i], y = a[j];
         if (mt_before(val[y], gid[y], val[x], gid[x], sub))
           b[o++] = a[j++];
         else
@@ -104,7 +141,7 @@ static void sort_sweep(int64_t *idx, int64_t *tmp, int64_t n, const double *val,
       while (j < hi)
         b[o++] = a[j++];
     }
-    int64_t *t = a;
+    mt_idx_t *t = a;
     a = b;
     b = t;
   }
@@ -112,7 +149,7 @@ static void sort_sweep(int64_t *idx, int64_t *tmp, int64_t n, const double *val,
     memcpy(idx, a, (size_t)n * sizeof *idx);
 }
 
-static int64_t find(int64_t *uf, int64_t x)
+static mt_idx_t find(mt_idx_t *uf, mt_idx_t x)
 {
   while (uf[x] != x) {
     uf[x] = uf[uf[x]];
@@ -136,62 +173,64 @@ int mt_labs_push(mt_labs_t *v, int64_t gid, int64_t label)
 
 int mt_sweep(const mt_graph_t *g, int sub, mt_pairs_t *pairs, mt_tree_t *out, int64_t *label)
 {
-  const int64_t n = g->n;
+  if (g->n > MT_IDX_MAX)
+    return -1;
+  const mt_idx_t n = (mt_idx_t)g->n;
   const size_t nn = (size_t)(n > 0 ? n : 1);
-  int64_t *order = malloc(nn * sizeof *order), *uf = malloc(nn * sizeof *uf);
-  int64_t *birth = malloc(nn * sizeof *birth), *ktip = malloc(nn * sizeof *ktip);
-  int64_t *kpar = malloc(nn * sizeof *kpar);
+  mt_idx_t *order = malloc(nn * sizeof *order), *uf = malloc(nn * sizeof *uf);
+  mt_idx_t *birth = malloc(nn * sizeof *birth), *ktip = malloc(nn * sizeof *ktip);
+  mt_idx_t *kpar = malloc(nn * sizeof *kpar);
   unsigned char *hasb = malloc(nn);
-  int64_t *nb = malloc(sizeof *nb * (size_t)(g->maxdeg > 0 ? g->maxdeg : 1));
-  int64_t *roots = malloc(sizeof *roots * (size_t)(g->maxdeg > 0 ? g->maxdeg : 1));
+  mt_idx_t *nb = malloc(sizeof *nb * (size_t)(g->maxdeg > 0 ? g->maxdeg : 1));
+  mt_idx_t *roots = malloc(sizeof *roots * (size_t)(g->maxdeg > 0 ? g->maxdeg : 1));
   int rc = -1;
   memset(out, 0, sizeof *out);
   if (!order || !uf || !birth || !ktip || !kpar || !hasb || !nb || !roots)
     goto cleanup;
   /* sort (uf serves as the merge sort's buffer) */
-  for (int64_t i = 0; i < n; i++)
+  for (mt_idx_t i = 0; i < n; i++)
     order[i] = i;
   sort_sweep(order, uf, n, g->val, g->gid, sub);
-  for (int64_t i = 0; i < n; i++) {
+  for (mt_idx_t i = 0; i < n; i++) {
     uf[i] = -1; /* not yet swept */
     kpar[i] = KEPT_NOT;
   }
   const double *val = g->val;
   const int64_t *gid = g->gid;
-  for (int64_t s = 0; s < n; s++) {
-    const int64_t v = order[s];
+  for (mt_idx_t s = 0; s < n; s++) {
+    const mt_idx_t v = order[s];
     int nr = 0;
     int m = g->nbrs(g->nbr_data, v, nb, g->maxdeg);
     for (int j = 0; j < m; j++) {
       if (nb[j] == v || uf[nb[j]] < 0)
         continue;
-      int64_t r = find(uf, nb[j]), dup = 0;
+      mt_idx_t r = find(uf, nb[j]), dup = 0;
       for (int q = 0; q < nr && !dup; q++)
         dup = roots[q] == r;
       if (!dup)
         roots[nr++] = r;
     }
     /* the elder birth and the boundary flag of the merged component */
-    int64_t eld = v;
+    mt_idx_t eld = v;
     unsigned char hb = g->bnd ? g->bnd[v] : 0;
     for (int q = 0; q < nr; q++) {
-      int64_t b = birth[roots[q]];
+      mt_idx_t b = birth[roots[q]];
       if (eld == v || mt_before(val[b], gid[b], val[eld], gid[eld], sub))
         eld = b;
       hb |= hasb[roots[q]];
     }
     for (int q = 0; q < nr; q++) {
-      int64_t r = roots[q], b = birth[r];
+      mt_idx_t r = roots[q], b = birth[r];
       if (b != eld && !hasb[r] &&
           mt_pairs_push(pairs, val[b], val[v], gid[b], gid[v]) != 0)
         goto cleanup;
     }
-    int64_t tip = -1;
+    mt_idx_t tip = -1;
     if (hb) {
       kpar[v] = -1;
       tip = v;
       for (int q = 0; q < nr; q++) {
-        int64_t r = roots[q];
+        mt_idx_t r = roots[q];
         if (ktip[r] >= 0)
           kpar[ktip[r]] = v;
         else if (birth[r] == eld)
@@ -200,7 +239,7 @@ int mt_sweep(const mt_graph_t *g, int sub, mt_pairs_t *pairs, mt_tree_t *out, in
     }
     /* union: v and every root, the set data at the new root */
     uf[v] = v;
-    int64_t rep = v;
+    mt_idx_t rep = v;
     for (int q = 0; q < nr; q++)
       uf[roots[q]] = rep;
     birth[rep] = eld;
@@ -210,14 +249,43 @@ int mt_sweep(const mt_graph_t *g, int sub, mt_pairs_t *pairs, mt_tree_t *out, in
       label[v] = hb ? -1 : gid[eld];
   }
   if (g->bnd == NULL) /* the whole domain: the survivors are essential */
-    for (int64_t i = 0; i < n; i++)
+    for (mt_idx_t i = 0; i < n; i++)
       if (uf[i] == i &&
           mt_pairs_push(pairs, val[birth[i]], sub ? INFINITY : -INFINITY, gid[birth[i]], -1))
         goto cleanup;
 
+  /* Contract: without labels to decide, a kept vertex that is not on the
+   * boundary and has exactly one kept child only lies on the path from that
+   * child to its parent. No other region has it (it is not on the boundary),
+   * nothing dies there that is not final already (other components merging
+   * at it hold no boundary vertex: younger ones died, an elder one's birth
+   * would be a second child), so the path's edge carries the same
+   * connectivity at every threshold. What stays: boundary vertices, the
+   * elder births (leaves) and the vertices where two kept subtrees merge. */
+  if (label == NULL && g->bnd != NULL) {
+    mt_idx_t *nch = ktip, *up = birth; /* free after the sweep */
+    for (mt_idx_t i = 0; i < n; i++)
+      nch[i] = 0;
+    for (mt_idx_t i = 0; i < n; i++)
+      if (kpar[i] >= 0)
+        nch[kpar[i]]++;
+    for (mt_idx_t s = n - 1; s >= 0; s--) { /* parents are swept after children */
+      const mt_idx_t v = order[s];
+      if (kpar[v] == KEPT_NOT)
+        continue;
+      if (!g->bnd[v] && nch[v] == 1)
+        up[v] = kpar[v] >= 0 ? up[kpar[v]] : -1;
+      else
+        up[v] = v;
+    }
+    for (mt_idx_t i = 0; i < n; i++)
+      if (kpar[i] != KEPT_NOT)
+        kpar[i] = up[i] != i ? KEPT_NOT : kpar[i] >= 0 ? up[kpar[i]] : -1;
+  }
+
   /* the reduced tree: kept vertices, renumbered in index order */
-  int64_t nk = 0;
-  for (int64_t i = 0; i < n; i++)
+  mt_idx_t nk = 0;
+  for (mt_idx_t i = 0; i < n; i++)
     if (kpar[i] != KEPT_NOT)
       uf[i] = nk++; /* uf is free now: new index */
   out->n = nk;
@@ -227,14 +295,15 @@ int mt_sweep(const mt_graph_t *g, int sub, mt_pairs_t *pairs, mt_tree_t *out, in
   out->par = malloc(ck * sizeof *out->par);
   if (!out->gid || !out->val || !out->par)
     goto cleanup;
-  for (int64_t i = 0; i < n; i++)
+  for (mt_idx_t i = 0; i < n; i++)
     if (kpar[i] != KEPT_NOT) {
-      int64_t k = uf[i];
+      mt_idx_t k = uf[i];
       out->gid[k] = gid[i];
       out->val[k] = val[i];
       out->par[k] = kpar[i] >= 0 ? uf[kpar[i]] : -1;
     }
   rc = 0;
+  mt_heap_sample(); /* every array of the sweep (and the caller's) is alive */
 cleanup:
   if (rc != 0)
     mt_tree_free(out);
@@ -252,14 +321,14 @@ cleanup:
 /* --------------------------------------------------------------- gluing */
 
 typedef struct csr {
-  int64_t *off, *adj;
+  mt_idx_t *off, *adj;
 } csr_t;
 
-static int csr_nbrs(const void *data, int64_t i, int64_t *out, int cap)
+static int csr_nbrs(const void *data, mt_idx_t i, mt_idx_t *out, int cap)
 {
   const csr_t *c = data;
   int m = 0;
-  for (int64_t e = c->off[i]; e < c->off[i + 1] && m < cap; e++)
+  for (mt_idx_t e = c->off[i]; e < c->off[i + 1] && m < cap; e++)
     out[m++] = c->adj[e];
   return m;
 }
@@ -297,6 +366,13 @@ static int cmp_int(const void *a, const void *b)
 int mt_glue(const mt_geom_t *geo, mt_tree_t *const *trees, int k, int sub, mt_pairs_t *pairs,
             mt_tree_t *out, mt_labs_t *labs)
 {
+  return mt_glue_region(geo, NULL, NULL, 0, 0, trees, k, sub, pairs, out, labs);
+}
+
+int mt_glue_region(const mt_geom_t *geo, mt_onb_fn onb, const void *ctx, int whole_given,
+                   int consume, mt_tree_t *const *trees, int k, int sub, mt_pairs_t *pairs,
+                   mt_tree_t *out, mt_labs_t *labs)
+{
   int64_t total = 0;
   int nblk = 0, rc = -1;
   for (int t = 0; t < k; t++) {
@@ -307,10 +383,12 @@ int mt_glue(const mt_geom_t *geo, mt_tree_t *const *trees, int k, int sub, mt_pa
   gv_t *all = malloc(ct * sizeof *all);
   int64_t *gid = malloc(ct * sizeof *gid), *map = malloc(ct * sizeof *map);
   double *val = malloc(ct * sizeof *val);
-  int64_t *deg = calloc(ct + 1, sizeof *deg), *adj = malloc(2 * ct * sizeof *adj);
-  unsigned char *bnd = malloc(ct);
+  mt_idx_t *deg = calloc(ct + 1, sizeof *deg), *adj = NULL;
+  unsigned char *bnd = malloc(ct), *inreg = NULL;
   int *blk = malloc(sizeof *blk * (size_t)(nblk > 0 ? nblk : 1));
   memset(out, 0, sizeof *out);
+  if (total <= MT_IDX_MAX / 2) /* edge offsets are mt_idx_t */
+    adj = malloc(2 * ct * sizeof *adj);
   if (!all || !gid || !map || !val || !deg || !adj || !bnd || !blk)
     goto cleanup;
   /* the region's blocks */
@@ -348,22 +426,38 @@ int mt_glue(const mt_geom_t *geo, mt_tree_t *const *trees, int k, int sub, mt_pa
       maxdeg = (int)deg[i + 1];
     deg[i + 1] += deg[i];
   }
-  int64_t *fill = all != NULL ? (int64_t *)all : NULL; /* reuse: n cursors */
+  mt_idx_t *fill = (mt_idx_t *)all; /* reuse: n cursors */
   for (int64_t i = 0; i < n; i++)
     fill[i] = deg[i];
   m = map;
   for (int t = 0; t < k; t++) {
     for (int64_t i = 0; i < trees[t]->n; i++)
       if (trees[t]->par[i] >= 0) {
-        int64_t a = m[i], b = m[trees[t]->par[i]];
+        mt_idx_t a = (mt_idx_t)m[i], b = (mt_idx_t)m[trees[t]->par[i]];
         adj[fill[a]++] = b;
         adj[fill[b]++] = a;
       }
     m += trees[t]->n;
   }
-  int whole = nblk == geo->nblocks;
+  /* the sweep is the peak: drop what it does not need first */
+  free(all);
+  all = NULL;
+  if (labs == NULL) {
+    free(map);
+    map = NULL;
+  }
+  for (int t = 0; consume && t < k; t++)
+    mt_tree_free(trees[t]);
+  int whole = onb != NULL ? whole_given : nblk == geo->nblocks;
+  if (onb == NULL) {
+    inreg = calloc((size_t)geo->nblocks, 1);
+    if (inreg == NULL)
+      goto cleanup;
+    for (int i = 0; i < nblk; i++)
+      inreg[blk[i]] = 1;
+  }
   for (int64_t i = 0; i < n && !whole; i++)
-    bnd[i] = (unsigned char)mt_on_boundary(geo, gid[i], blk, nblk);
+    bnd[i] = (unsigned char)(onb != NULL ? onb(ctx, gid[i]) : mt_on_boundary(geo, gid[i], inreg));
   csr_t c = {deg, adj};
   mt_graph_t g = {n, val, gid, whole ? NULL : bnd, csr_nbrs, &c, maxdeg};
   /* labels: map (as int64 per vertex) is free now */
@@ -386,6 +480,7 @@ cleanup:
   free(deg);
   free(adj);
   free(bnd);
+  free(inreg);
   free(blk);
   return rc;
 }

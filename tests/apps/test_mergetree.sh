@@ -7,7 +7,8 @@
 # points wide), superlevel and sublevel, with and without wrap: the pairs
 # and the component counts for block counts 1 2 7 8 10 27 32 at 1 2 3 4
 # processes equal the reference byte for byte, and every block count prints
-# the same text (process counts: see below). test_mergetree_io.sh checks
+# the same text (process counts: see below); three fields again with blocks
+# swept in tiles of 1, 2 and 3 vertices (--tile). test_mergetree_io.sh checks
 # the segmentation, the inputs, the bench and the bad inputs. Under
 # AddressSanitizer every mpirun takes ~20 s here (slow unwinder): raise
 # BPC_TEST_TIMEOUT (run-test.sh's 300 s) for these two scripts, or set
@@ -23,11 +24,11 @@ counts=1,2,7,8,10,27,32
 # at two counts, rotating through 1..4 (each count gets five cases), which
 # keeps the script within run-test.sh's time limit under AddressSanitizer
 
-# check FIELD-ARGS RUN-ARGS THRESHOLDS: the field is dumped, mt_ref gives the
-# reference, and every run must match it.
+# check FIELD-ARGS RUN-ARGS THRESHOLDS [APP-ARGS]: the field is dumped, mt_ref
+# gives the reference, and every run (with APP-ARGS too) must match it.
 ncase=0
 check() {
-  fargs=$1 rargs=$2 th=$3
+  fargs=$1 rargs=$2 th=$3 aargs=${4:-}
   ncase=$((ncase + 1))
   c=$tmp/c$ncase
   # BPC_MT_QUICK=1 (CI's sanitizer stage): every third case, at 3 processes
@@ -42,7 +43,7 @@ check() {
   [ -n "${BPC_MT_QUICK:-}" ] && nps=${BPC_MT_NPS:-3}
   for np in $nps; do
     # shellcheck disable=SC2086
-    if ! "$MPIRUN" -np "$np" "$app" $fargs $rargs --blocks $counts --thresholds "$th" \
+    if ! "$MPIRUN" -np "$np" "$app" $fargs $rargs $aargs --blocks $counts --thresholds "$th" \
         >"$c.out" 2>"$c.err"; then
       echo "FAIL: np=$np $fargs $rargs: exit status $?"; cat "$c.err"; fail=1; continue
     fi
@@ -71,6 +72,11 @@ check "--dims 9,8,7 --field constant" "" 1,2
 check "--dims 9,8,7 --field constant" "--sublevel --wrap" 0.5,1
 check "--dims 5,7,4 --field noise --noise 1" "--wrap" 0
 check "--dims 5,7,4 --field noise --noise 1 --levels 2" "--sublevel --wrap" 0
+# blocks swept in tiles (--tile; the default 32 never splits these fields):
+# tiles of 1 to 3 vertices, with wrap, ties and one-vertex-wide blocks
+check "$blobs" "--sublevel --wrap" 0.1,0.3 "--tile 2"
+check "--dims 10,8,7 --field noise --levels 3" "--wrap" 0.333333343267441,0.5 "--tile 3"
+check "--dims 5,7,4 --field noise --noise 1" "--wrap" 0 "--tile 1"
 
 if [ -n "${BPC_MT_QUICK:-}" ]; then
   echo "test_mergetree: BPC_MT_QUICK: every third of $ncase field cases, at ${BPC_MT_NPS:-3} processes"
