@@ -1,6 +1,6 @@
 #!/bin/sh
-# tests/run-test.sh PROGRAM - run one Check suite for `make check`.
-#   tests/unit/*: run directly (serial suites).
+# tests/run-test.sh PROGRAM - run one test for `make check`.
+#   tests/unit/*, the scripts: run directly, with a timeout.
 #   tests/mpi/*:  run under $MPIRUN at every process count listed for it in
 #                 $BPC_TESTLIST, with CK_FORK=no, a timeout per run
 #                 (BPC_TEST_TIMEOUT seconds, default 300), oversubscription
@@ -12,6 +12,8 @@
 # stacks the leak suppressions need cost a slow unwind per malloc).
 # The suite itself sums failures over ranks (tests/mpi/mpi_check.h), so any
 # failing rank makes the run exit nonzero. Exit 0 only if every run passed.
+# Every run prints a "run-test.sh: NAME ... (N s)" line into the test's log
+# (.ci/run lists the slowest tests from them).
 set -u
 prog=$1
 name=$(basename "$prog")
@@ -36,8 +38,12 @@ fi
 case "$prog" in
   */mpi/*) ;;
   *)
+    start=$(date +%s)
     timeout -k 10 "$timeout_s" "$prog"
-    exit $?
+    rc=$?
+    # the time, for finding what makes a stage slow (like the MPI lines below)
+    echo "run-test.sh: $name exit $rc ($(($(date +%s) - start)) s)"
+    exit $rc
     ;;
 esac
 
