@@ -278,7 +278,8 @@ static int tree_pack(const void *item, void *buf, size_t bytes, void *user)
   int64_t h[3] = {t->nblk, t->n, fl};
   memcpy(p, h, sizeof h);
   p += sizeof h;
-  memcpy(p, t->blk, sizeof(int) * (size_t)t->nblk);
+  if (t->nblk > 0) /* blk may be NULL then (memcpy wants a pointer even for 0 bytes) */
+    memcpy(p, t->blk, sizeof(int) * (size_t)t->nblk);
   p += sizeof(int) * (size_t)t->nblk;
   for (int64_t i = 0; i < t->n; i++) {
     if (fl & W_GID32) {
