@@ -10,9 +10,12 @@
  * whole rows), in place in its own image. Optionally the whole image is
  * gathered to one rank. Strategies (one file each in
  * lib/composite/strategies/, listed by bpc_algorithms("composite")):
- * radix-k, binary swap, direct send, shift-based, parallel pipeline. Active pixels: pieces that are mostly
- * transparent travel as a bounding range plus run-length-encoded
- * transparent runs; the result is bit-identical to the dense path.
+ * radix-k, binary swap, direct send, shift-based, parallel pipeline.
+ * Active pixels: pieces travel as runs of non-empty pixels; with radix-k
+ * (radixk, binary-swap, direct-send) they are blended straight into the
+ * receiving image touching only those runs, and each block remembers where
+ * its non-empty pixels are from round to round, so sparse images cost work
+ * in proportion to their non-empty pixels. See doc/composite.md.
  */
 #ifndef BPC_COMPOSITE_H
 #define BPC_COMPOSITE_H
@@ -32,16 +35,25 @@ typedef struct bpc_image {
   float *depth;      /* width * height floats, or NULL (no depth) */
 } bpc_image_t;
 
-/* Operators. */
+/* A rectangle of pixels: columns [x, x + width), rows [y, y + height). */
+typedef struct bpc_composite_rect {
+  int x, y, width, height;
+} bpc_composite_rect_t;
+
+/* Operators. An empty pixel is rgba all +0.0f and, with depth, depth equal
+ * to params.empty_depth (bit for bit; +infinity by default): it is the
+ * identity of every operator, so compositing skips it. */
 typedef enum bpc_composite_op {
   /* front + (1 - front.a) * back per channel (premultiplied), in the
-   * visibility order (position 0 in front); not commutative. Transparent
-   * pixel: all zero. Depth, when present, becomes the front's depth unless
-   * the front pixel is fully transparent (a = 0), then the back's. */
+   * visibility order (position 0 in front); not commutative. Depth, when
+   * present, becomes the front's depth unless the front pixel is empty,
+   * then the back's (the depth of the nearest non-empty pixel; a pixel
+   * with alpha 0 and colour > 0, or with rgba 0 and another depth, is not
+   * empty). */
   BPC_COMPOSITE_OVER = 0,
   /* the pixel with the smaller depth wins (ties: the larger rgba bit pattern
-   * wins, so the operator commutes exactly); needs depth. Empty pixel:
-   * rgba 0 and depth +infinity. */
+   * wins, so the operator commutes exactly); needs depth. Depths must not
+   * exceed the empty depth (an empty pixel would win over them). */
   BPC_COMPOSITE_ZBUFFER = 1,
   /* params.user_op */
   BPC_COMPOSITE_USER = 2
@@ -51,8 +63,9 @@ typedef enum bpc_composite_op {
  * A user operator on `npix` pixels of `stride` floats each (4 = rgba, or 5
  * = rgba then depth when the images have depth): in_first != 0: inout = in
  * o inout; else inout = inout o in. Must be associative and pixel-wise, and
- * thread-safe for disjoint ranges (see bpc_swap_op_fn). A fully empty pixel
- * (rgba 0, depth +infinity) must be its identity when active pixels are on.
+ * thread-safe for disjoint ranges (see bpc_swap_op_fn). The empty pixel
+ * (rgba 0, depth params.empty_depth) must be its identity when active
+ * pixels are on (empty input pixels are then skipped, never passed).
  * Return 0, or nonzero to fail the call (BPC_ECALLBACK on every rank).
  */
 typedef int (*bpc_composite_user_fn)(float *inout, const float *in, size_t npix, int stride,
@@ -97,6 +110,27 @@ typedef struct bpc_composite_params {
   const int *order;
   bpc_composite_split_t split;
   int active_pixels; /* nonzero (default): encode sparse pieces; 0: dense */
+  /* Depth of an empty pixel (images with depth): +infinity by default; e.g.
+   * 1.0f for a [0, 1] depth range (IceT's convention). The same on every
+   * rank. Pixels with rgba 0 and another depth are not empty. */
+  float empty_depth;
+  /* Optional: one rectangle per local block (local order) that holds every
+   * non-empty pixel of that block's image (e.g. the screen-space bounds of
+   * the block's data; IceT's valid viewport); pixels outside it are never
+   * looked at, so the first pass over a sparse image shrinks to the
+   * rectangle. A width or height of 0 says the image is empty. NULL =
+   * unknown (the whole image is scanned). A rectangle too small is the
+   * caller's error: pixels outside it are then dropped from what other
+   * blocks receive, and the result is unspecified. Rectangles outside the
+   * image are BPC_EINVAL. Not compared across ranks. */
+  const bpc_composite_rect_t *valid;
+  /* Optional: one output image per local block (same size and depth
+   * presence as the input). NULL (default): the call works in place in
+   * `images` (no copy). Given: `images` are only read (the call copies
+   * them into the outputs first: one pass over each image) and the
+   * outputs receive what the input would have: the block's piece of the
+   * final image at pieces[i].offset, scratch elsewhere. */
+  bpc_image_t *output;
   /* Gather the final image to this rank (-1 = no gather, the default):
    * gather_rgba (width*height*4 floats) and, when the images have depth,
    * gather_depth (width*height, may be NULL to skip it) on that rank. */
@@ -107,7 +141,8 @@ typedef struct bpc_composite_params {
 } bpc_composite_params_t;
 
 /* Defaults: auto, over, automatic k, identity order, pixel ranges, active
- * pixels on, no gather, default threads. */
+ * pixels on, empty depth +infinity, no valid rectangles, in place, no
+ * gather, default threads. */
 bpc_composite_params_t bpc_composite_params_default(void);
 
 /* The piece of the final image a block owns. */
@@ -124,7 +159,9 @@ typedef struct bpc_composite_info {
   bpc_swap_info_t swap;      /* the swap schedule that ran */
   unsigned long long bytes_dense;   /* bytes this rank's pieces would take dense */
   unsigned long long bytes_sent;    /* bytes actually sent by this rank's pieces */
-  unsigned long long bytes_saved;   /* bytes_dense - bytes_sent (active pixels) */
+  unsigned long long bytes_saved;   /* bytes_dense - bytes_sent (active pixels), or 0 when
+                                     * encoding cost more (with depth on radix-k every piece
+                                     * is encoded: 24 bytes more for a dense one) */
 } bpc_composite_info_t;
 
 /*
@@ -132,11 +169,13 @@ typedef struct bpc_composite_info {
  * context (every rank calls it, also ranks without blocks) with the same
  * assignment and params (except gather buffers).
  *  images: one per local block (local order); all images of all blocks must
- *    have the same width, height and depth presence. rgba is read and
- *    overwritten: on return the block's piece of the final image is at
- *    pixel `pieces[i].offset` of images[i].rgba (and .depth); the rest of
- *    rgba (and, for the z-buffer, depth) is scratch. May be NULL when this
- *    rank has no blocks.
+ *    have the same width, height and depth presence. Without
+ *    params.output, rgba is read and overwritten: on return the block's
+ *    piece of the final image is at pixel `pieces[i].offset` of
+ *    images[i].rgba (and .depth); the rest of rgba (and, with depth,
+ *    depth) is scratch. With params.output the images are only read and
+ *    the outputs get all of that instead. May be NULL when this rank has
+ *    no blocks.
  *  pieces: out, one per local block (may be NULL).
  *  info:   out (may be NULL).
  * With a gather, the pieces travel to the gather rank through bpc's
@@ -145,14 +184,18 @@ typedef struct bpc_composite_info {
  * nothing is sent before they are found):
  *  BPC_ENULL (ctx, assign, images or an image's rgba NULL where needed,
  *  user_op.fn NULL for BPC_COMPOSITE_USER, gather_rgba NULL on the gather
- *  rank), BPC_EINVAL (images of different sizes or depth presence among
- *  this rank's blocks, negative sizes, z-buffer without depth, unknown op
- *  or split, gather_rank out of range, nthreads < 0), BPC_EALGO (unknown
+ *  rank, an output's rgba or depth NULL where its input has them),
+ *  BPC_EINVAL (images of different sizes or depth presence among this
+ *  rank's blocks, an output of another size or depth presence than its
+ *  input, negative sizes, z-buffer without depth, unknown op or split,
+ *  gather_rank out of range, nthreads < 0, a valid rectangle not inside
+ *  the image), BPC_EALGO (unknown
  *  strategy, also in BPC_COMPOSITE_ALGORITHM), BPC_EKVEC (params.k does not
  *  fit the block count), BPC_EPERM (order is not a permutation),
  *  BPC_EMISMATCH (valid values that differ between ranks: image width,
  *  height or depth presence, op, split, strategy, k-vector, order,
- *  active_pixels, gather_rank, the user operator's commutativity), and
+ *  active_pixels, empty_depth, gather_rank, the user operator's
+ *  commutativity), and
  *  bpc_swap's errors (BPC_ECALLBACK, ...).
  */
 int bpc_composite(bpc_ctx_t *ctx, const bpc_assign_t *assign, bpc_image_t *images,

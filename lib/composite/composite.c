@@ -11,6 +11,7 @@
  */
 #include "composite/composite_internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,6 +25,7 @@ bpc_composite_params_t bpc_composite_params_default(void)
   p.op = BPC_COMPOSITE_OVER;
   p.split = BPC_COMPOSITE_PIXELS;
   p.active_pixels = 1;
+  p.empty_depth = INFINITY;
   p.gather_rank = -1;
   return p;
 }
@@ -74,6 +76,28 @@ static int check_local(bpc__cp_call_t *c, int nranks)
                       "%d%s); every block's image must have the same size and depth presence",
                       i, im0->width, im0->height, im0->depth ? " with depth" : "", im->width,
                       im->height, im->depth ? " with depth" : "");
+    if (P->valid != NULL) {
+      const bpc_composite_rect_t *v = &P->valid[i];
+      if (v->x < 0 || v->y < 0 || v->width < 0 || v->height < 0 ||
+          (long long)v->x + v->width > im->width || (long long)v->y + v->height > im->height)
+        return bpc__err(ctx, BPC_EINVAL,
+                        "composite: valid rectangle of local block %d (x %d, y %d, %d x %d) is "
+                        "not inside its %d x %d image", i, v->x, v->y, v->width, v->height,
+                        im->width, im->height);
+    }
+    if (P->output != NULL) {
+      const bpc_image_t *o = &P->output[i];
+      if (o->width != im->width || o->height != im->height || (o->depth != NULL) != (im->depth != NULL))
+        return bpc__err(ctx, BPC_EINVAL,
+                        "composite: output of local block %d is %d x %d%s, its input %d x %d%s",
+                        i, o->width, o->height, o->depth ? " with depth" : "", im->width,
+                        im->height, im->depth ? " with depth" : "");
+      if (o->rgba == NULL && (size_t)o->width * (size_t)o->height > 0)
+        return bpc__err(ctx, BPC_ENULL, "composite: output rgba of local block %d is NULL", i);
+      if (o->rgba == im->rgba && o->rgba != NULL)
+        return bpc__err(ctx, BPC_EINVAL, "composite: output of local block %d is its input "
+                                         "(pass output NULL to work in place)", i);
+    }
   }
   if (c->nlocal > 0) {
     c->width = c->images[0].width;
@@ -156,6 +180,7 @@ static int composite_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, bpc_image
   bpc__sig_bytes(&sig, "order", P.order,
                  sizeof(int) * (size_t)(P.order != NULL ? c.nblocks : 0));
   bpc__sig_int(&sig, "active_pixels", P.active_pixels != 0);
+  bpc__sig_bytes(&sig, "empty_depth", &P.empty_depth, sizeof P.empty_depth);
   bpc__sig_int(&sig, "gather_rank", P.gather_rank);
   bpc__sig_int(&sig, "user_op.commutative",
                P.op == BPC_COMPOSITE_USER ? P.user_op.commutative != 0 : 0);
@@ -187,7 +212,7 @@ static int composite_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, bpc_image
     info->swap = c.sinfo;
     info->bytes_dense = c.cp.bytes_dense;
     info->bytes_sent = c.cp.bytes_sent;
-    info->bytes_saved = c.cp.bytes_dense - c.cp.bytes_sent;
+    info->bytes_saved = c.cp.bytes_dense > c.cp.bytes_sent ? c.cp.bytes_dense - c.cp.bytes_sent : 0;
   }
 
 cleanup:

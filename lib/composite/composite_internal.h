@@ -14,10 +14,19 @@
 #ifndef BPC_LIB_COMPOSITE_INTERNAL_H
 #define BPC_LIB_COMPOSITE_INTERNAL_H
 
+#include <stdint.h>
+#include <string.h>
+
 #include "bpc/composite.h"
 #include "comm/coll.h"
 #include "core/core.h"
 #include "core/registry.h"
+
+/* A sorted list of disjoint pixel runs [r[2i], r[2i+1]) (active.c). */
+typedef struct bpc__cp_runs {
+  size_t *r;
+  size_t n, cap;
+} bpc__cp_runs_t;
 
 /* One compositing call's pixel format and codec counters (the `user` of
  * the operator and of the codec). */
@@ -27,7 +36,18 @@ typedef struct bpc__cp {
   size_t px_per_elem;     /* pixels per swap element: 1, or width (rows) */
   bpc_composite_user_fn ufn;
   void *user;
+  float empty_depth;      /* depth of an empty pixel (stride 5) */
   int encode;             /* active pixels on for this call */
+  /* radix-k's sparse hooks: per local block its swap buffer and a superset
+   * of its active pixels as runs (NULL when not used) */
+  int nlocal;
+  float **px;
+  bpc__cp_runs_t *runs;
+  /* planar (images with depth on radix-k): px holds rgba only (4 floats a
+   * pixel) and dpx each block's depth plane; pieces always travel encoded
+   * (5 floats a pixel) */
+  int planar;
+  float **dpx;
   unsigned long long bytes_dense, bytes_sent; /* what this rank's sends cost */
   unsigned long long pieces_encoded;
 } bpc__cp_t;
@@ -52,9 +72,11 @@ typedef struct bpc__cp_call {
   size_t npix, count, es;         /* pixels, swap elements, element bytes */
   void **bufs;                    /* per local block: the buffer the swap reduces */
   float **packed;                 /* per local block: rgba+depth interleaved, or NULL */
+  size_t *packed_cap;             /* their pool capacities */
   bpc_swap_piece_t *sp;           /* per local block: the owned piece (elements) */
   int *pos_of;                    /* gather rank: pos_of[gid] */
   int sparse;                     /* some local image is less than half active */
+  int planar;                     /* depth on radix-k: rgba and depth stay apart */
   bpc_swap_info_t sinfo;          /* what the swap ran */
 } bpc__cp_call_t;
 
@@ -69,6 +91,12 @@ int bpc__cp_pick(bpc_ctx_t *ctx, const char *name, const bpc__algo_t **row,
 /* The pixel operators as a bpc_swap_op_fn; user is a bpc__cp_t
  * (operators.c). */
 int bpc__cp_op(void *inout, const void *in, size_t count, int in_first, void *user);
+/* The same on npix pixels (the one place the operators are computed). */
+int bpc__cp_px(const bpc__cp_t *cp, float *o, const float *a, size_t npix, int in_first);
+/* The same into planar pixels: rgba o4 (4 floats each) and depth od, with
+ * `a` interleaved (5 floats each). */
+int bpc__cp_px_planar(const bpc__cp_t *cp, float *o4, float *od, const float *a, size_t npix,
+                      int in_first);
 
 /* Layout (layout.c). */
 /* The swap buffers of this rank's blocks (rgba in place, or rgba+depth
@@ -85,19 +113,58 @@ void bpc__cp_unpack(bpc__cp_call_t *c, bpc_composite_piece_t *pieces);
 /* Gather the final image to P->gather_rank through the exchange (not
  * agreed: the caller agrees on the outcome). */
 int bpc__cp_gather(bpc__cp_call_t *c);
-/* Free what bpc__cp_pack made. */
+/* With active pixels on radix-k: each local block's runs (active.c), from
+ * a scan of its image or valid rectangle; BPC_ENOMEM with a message. */
+int bpc__cp_runs(bpc__cp_call_t *c);
+/* Free what bpc__cp_pack and bpc__cp_runs made. */
 void bpc__cp_free(bpc__cp_call_t *c);
 
-/* Active-pixel codec (active.c), the bpc_swap_codec_t callbacks; user is a
- * bpc__cp_t. */
+/* Active pixels (active.c). The codec of shift and ring
+ * (bpc_swap_codec_t; user is a bpc__cp_t): */
 size_t bpc__cp_encode(void *dst, size_t cap, const void *src, size_t count, void *user);
 int bpc__cp_decode(void *dst, size_t count, const void *src, size_t bytes, void *user);
+/* radix-k's sparse hooks (bpc__swap_sparse_t; user is a bpc__cp_t with px
+ * and runs set): */
+size_t bpc__cp_encode_block(void *dst, size_t cap, int lb, size_t off, size_t count, void *user);
+int bpc__cp_check(const void *src, size_t bytes, size_t count, void *user);
+int bpc__cp_blend(int lb, size_t off, void *inout, size_t count, const void *src, size_t bytes,
+                  size_t lo, size_t len, int in_first, void *user);
+/* Planar: the most bytes a piece of count elements encodes into. */
+size_t bpc__cp_bound(size_t count, void *user);
+void bpc__cp_absorb(int lb, size_t off, size_t count, const void *src, size_t bytes, void *user);
+void bpc__cp_keep(int lb, size_t off, size_t count, void *user);
+/* The runs of local block lb's image (width x height pixels at px): a scan
+ * of the whole image, or of `valid` only. -1: out of memory. */
+int bpc__cp_runs_build(bpc__cp_t *cp, int lb, size_t width, size_t height,
+                       const bpc_composite_rect_t *valid);
+void bpc__cp_runs_free(bpc__cp_t *cp);
 
 /* Fraction of non-empty pixels of an image in the internal layout (npix
  * pixels of stride floats), estimated from every 7th pixel. */
-double bpc__cp_active_fraction(const float *px, size_t npix, int stride);
+double bpc__cp_active_fraction(const float *px, size_t npix, int stride, float empty_depth);
 
-/* Is the pixel empty (rgba all zero bits; depth, if any, +infinity)? */
-int bpc__cp_empty(const float *px, int stride);
+/* Is the pixel empty (rgba all zero bits; depth, if any, the empty depth)? */
+int bpc__cp_empty(const bpc__cp_t *cp, const float *px);
+/* The same, inline: edbits = the empty depth's bits. */
+static inline int bpc__cp_px_empty(const float *px, int stride, uint32_t edbits)
+{
+  uint64_t a, b;
+  memcpy(&a, px, sizeof a);
+  memcpy(&b, px + 2, sizeof b);
+  if ((a | b) != 0)
+    return 0;
+  if (stride == 5) {
+    uint32_t d;
+    memcpy(&d, px + 4, sizeof d);
+    return d == edbits;
+  }
+  return 1;
+}
+static inline uint32_t bpc__cp_fbits(float f)
+{
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
 
 #endif /* BPC_LIB_COMPOSITE_INTERNAL_H */

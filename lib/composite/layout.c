@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "comm/comm.h"
+#include "engines/swap/swap_common.h"
 #include "engines/swap/swap_internal.h"
 
 int bpc__cp_pack(bpc__cp_call_t *c)
@@ -27,8 +28,9 @@ int bpc__cp_pack(bpc__cp_call_t *c)
   const size_t npix = (size_t)c->width * (size_t)c->height;
   c->bufs = calloc((size_t)nl, sizeof *c->bufs);
   c->packed = calloc((size_t)nl, sizeof *c->packed);
+  c->packed_cap = calloc((size_t)nl, sizeof *c->packed_cap);
   c->sp = calloc((size_t)nl, sizeof *c->sp);
-  if (c->bufs == NULL || c->packed == NULL || c->sp == NULL)
+  if (c->bufs == NULL || c->packed == NULL || c->packed_cap == NULL || c->sp == NULL)
     return bpc__err(ctx, BPC_ENOMEM, "composite: out of memory for %d blocks", c->nlocal);
   if (P->gather_rank == c->rank) {
     c->pos_of = malloc(sizeof(int) * (size_t)(c->nblocks > 0 ? c->nblocks : 1));
@@ -38,11 +40,24 @@ int bpc__cp_pack(bpc__cp_call_t *c)
     for (int p = 0; p < c->nblocks; p++)
       c->pos_of[P->order != NULL ? P->order[p] : p] = p;
   }
+  /* depth on radix-k: rgba and depth stay in their planes (active.c) */
+  c->planar = c->hasdepth && c->swap_algo == BPC_SWAP_RADIXK && npix <= UINT32_MAX;
+  if (c->planar && (c->cp.dpx = calloc((size_t)nl, sizeof *c->cp.dpx)) == NULL)
+    return bpc__err(ctx, BPC_ENOMEM, "composite: out of memory for %d blocks", c->nlocal);
   double minfrac = 1.0;
   for (int i = 0; i < c->nlocal; i++) {
     const bpc_image_t *im = &c->images[i];
-    if (c->hasdepth) {
-      float *pk = c->packed[i] = malloc(npix * 5 * sizeof(float) + 1);
+    if (c->planar) {
+      const bpc_image_t *w = P->output != NULL ? &P->output[i] : im;
+      if (P->output != NULL && npix > 0) { /* the input stays as it is */
+        memcpy(w->rgba, im->rgba, npix * 4 * sizeof(float));
+        memcpy(w->depth, im->depth, npix * sizeof(float));
+      }
+      c->bufs[i] = w->rgba;
+      c->cp.dpx[i] = w->depth;
+    } else if (c->hasdepth) { /* read from the input; written back to the output */
+      /* from the context's pool: its pages stay mapped from call to call */
+      float *pk = c->packed[i] = bpc__pool_get(ctx, npix * 5 * sizeof(float) + 1, &c->packed_cap[i]);
       if (pk == NULL)
         return bpc__err(ctx, BPC_ENOMEM, "composite: out of memory packing a %d x %d image",
                         c->width, c->height);
@@ -51,11 +66,30 @@ int bpc__cp_pack(bpc__cp_call_t *c)
         pk[5 * p + 4] = im->depth[p];
       }
       c->bufs[i] = pk;
+    } else if (P->output != NULL) { /* the input stays as it is */
+      if (npix > 0)
+        memcpy(P->output[i].rgba, im->rgba, npix * 4 * sizeof(float));
+      c->bufs[i] = P->output[i].rgba;
     } else {
       c->bufs[i] = im->rgba;
     }
     if (P->active_pixels) {
-      double f = bpc__cp_active_fraction(c->bufs[i], npix, stride);
+      /* an estimate (every 7th pixel; of the valid rectangle only, if given) */
+      double f = 0.0;
+      const bpc_composite_rect_t *v = P->valid != NULL ? &P->valid[i] : NULL;
+      /* planar: rgba decides (an estimate: rgba 0 with a depth counts as empty) */
+      const int est = c->planar ? 4 : stride;
+      if (v == NULL) {
+        f = bpc__cp_active_fraction(c->bufs[i], npix, est, P->empty_depth);
+      } else if (npix > 0 && v->width > 0 && v->height > 0) {
+        double act = 0.0;
+        for (int y = v->y; y < v->y + v->height; y += 7)
+          act += bpc__cp_active_fraction((const float *)c->bufs[i] +
+                                             ((size_t)y * (size_t)c->width + (size_t)v->x) *
+                                                 (size_t)est,
+                                         (size_t)v->width, est, P->empty_depth);
+        f = act * 7.0 * (double)v->width / (double)npix;
+      }
       if (f < minfrac)
         minfrac = f;
     }
@@ -73,9 +107,12 @@ void bpc__cp_format(bpc__cp_call_t *c)
   cp->px_per_elem = P->split == BPC_COMPOSITE_ROWS ? (size_t)c->width : 1;
   cp->ufn = P->user_op.fn;
   cp->user = P->user_op.user;
+  cp->empty_depth = P->empty_depth;
   c->npix = (size_t)c->width * (size_t)c->height;
   c->count = c->npix == 0 ? 0 : P->split == BPC_COMPOSITE_ROWS ? (size_t)c->height : c->npix;
-  c->es = sizeof(float) * (size_t)cp->stride * (cp->px_per_elem > 0 ? cp->px_per_elem : 1);
+  cp->planar = c->planar;
+  c->es = sizeof(float) * (size_t)(c->planar ? 4 : cp->stride) *
+          (cp->px_per_elem > 0 ? cp->px_per_elem : 1);
 }
 
 /*
@@ -84,9 +121,9 @@ void bpc__cp_format(bpc__cp_call_t *c)
  * internal entry (lib/engines/swap/swap_internal.h). Compositing has
  * already agreed on everything the schedule depends on (block count, image
  * format, strategy, k-vector, order), so the swap does not pick or agree on
- * its arguments again: plan (local), one agreement on the plan's outcome
- * (an allocation may fail on one rank), execute (which agrees on the
- * result). The statistics record is "composite".
+ * its arguments again: plan (local) and, with active pixels on radix-k,
+ * each block's runs (active.c), one agreement on their outcome (an
+ * allocation may fail on one rank), execute (which agrees on the result). The statistics record is "composite".
  */
 int bpc__cp_swap(bpc__cp_call_t *c)
 {
@@ -98,6 +135,10 @@ int bpc__cp_swap(bpc__cp_call_t *c)
   S.nthreads = P->nthreads;
   const bpc_swap_codec_t codec = {bpc__cp_encode, bpc__cp_decode, &c->cp};
   S.codec = &codec;
+  const bpc__swap_sparse_t sparse = {bpc__cp_encode_block, bpc__cp_check,
+                                     bpc__cp_blend,        bpc__cp_absorb,
+                                     bpc__cp_keep,         c->planar ? bpc__cp_bound : NULL,
+                                     &c->cp};
   const bpc_swap_op_t op = {bpc__cp_op,
                             P->op == BPC_COMPOSITE_ZBUFFER ||
                                 (P->op == BPC_COMPOSITE_USER && P->user_op.commutative),
@@ -106,9 +147,12 @@ int bpc__cp_swap(bpc__cp_call_t *c)
   bpc__swap_plan_t plan;
   int rc = bpc__swap_plan_by_id(c->ctx, c->assign, &type, c->count, &op, &S,
                                 (bpc_swap_algorithm_t)c->swap_algo, &plan);
+  if (rc == BPC_OK) /* radix-k: each block's active pixels as runs, found once */
+    rc = bpc__cp_runs(c);
   rc = bpc__agree(c->ctx, rc);
   if (rc == BPC_OK) {
     plan.engine = "composite";
+    plan.sparse = c->cp.runs != NULL ? &sparse : NULL;
     rc = bpc__swap_exec(&plan, c->nlocal > 0 ? c->bufs : NULL, c->nlocal > 0 ? c->sp : NULL,
                         &c->sinfo);
   }
@@ -125,9 +169,9 @@ void bpc__cp_unpack(bpc__cp_call_t *c, bpc_composite_piece_t *pieces)
       pieces[i].offset = off;
       pieces[i].count = n;
     }
-    if (c->hasdepth) {
+    if (c->hasdepth && !c->planar) {
       const float *pk = c->packed[i];
-      bpc_image_t *im = &c->images[i];
+      bpc_image_t *im = c->P->output != NULL ? &c->P->output[i] : &c->images[i];
       for (size_t p = off; p < off + n; p++) {
         memcpy(im->rgba + 4 * p, pk + 5 * p, 4 * sizeof(float));
         im->depth[p] = pk[5 * p + 4];
@@ -151,66 +195,84 @@ static int gather_rank_of(const void *arg, int gid)
 /*
  * Every block sends its piece (elements [offset, offset + count) of its
  * swap buffer, without a copy) to the virtual block on the gather rank, which
- * has posted every piece's place in the final image (without depth: the
- * user's gather_rgba itself) as its receive destination beforehand, so each
- * piece lands there straight from the wire (a local one with one copy).
- * With depth, the interleaved image is split into gather_rgba and
- * gather_depth at the end. If the gather rank cannot allocate that image,
- * it still takes every piece (into pool buffers) and fails afterwards.
+ * has posted every piece's place in the final image (the user's gather_rgba
+ * itself) as its receive destination beforehand, so each piece lands there
+ * straight from the wire (a local one with one copy). Planar (depth on
+ * radix-k): the depth piece travels as a second message (seq 1) straight
+ * into gather_depth (a scratch plane when that is NULL). Interleaved depth
+ * (shift, pipeline): the interleaved image is split into gather_rgba and
+ * gather_depth at the end. If the gather rank cannot allocate what it
+ * needs, it still takes every piece (into pool buffers) and fails
+ * afterwards.
  */
 int bpc__cp_gather(bpc__cp_call_t *c)
 {
   bpc_ctx_t *ctx = c->ctx;
   const bpc_composite_params_t *P = c->P;
   const int root = P->gather_rank, vgid = c->nblocks;
-  const size_t es = c->es;
-  unsigned char *gbuf = NULL, *dst = NULL;
+  const int nplanes = c->planar ? 2 : 1;
+  const size_t ppe = c->cp.px_per_elem > 0 ? c->cp.px_per_elem : 1;
+  const size_t esq[2] = {c->es, sizeof(float) * ppe};
+  unsigned char *gbuf = NULL, *dst[2] = {NULL, NULL};
+  size_t gcap = 0;
   bpc__exch_t *ex = NULL;
   int rc = bpc__exch_open(ctx, NULL, gather_rank_of, c, &ex);
   if (rc != BPC_OK)
     return rc;
   bpc__stats_set_round(ctx, ctx->last.nrounds); /* a round of its own, after the swap's */
   if (c->rank == root) {
-    if (c->hasdepth && (gbuf = malloc(c->npix * 5 * sizeof(float) + 1)) == NULL)
+    const int interleaved = c->hasdepth && !c->planar;
+    const int scratch_depth = c->planar && P->gather_depth == NULL;
+    if ((interleaved || scratch_depth) &&
+        (gbuf = bpc__pool_get(ctx, c->npix * (interleaved ? 5 : 1) * sizeof(float) + 1, &gcap)) ==
+            NULL)
       rc = bpc__err(ctx, BPC_ENOMEM, "composite: out of memory to gather a %d x %d image",
                     c->width, c->height);
-    dst = c->hasdepth ? gbuf : (unsigned char *)P->gather_rgba;
-    for (int g = 0; g < c->nblocks && dst != NULL; g++) {
-      bpc_swap_piece_t pc;
-      bpc_swap_piece_of(&c->sinfo, c->count, c->pos_of[g], &pc);
-      if (pc.count > 0) {
-        int rc2 = bpc__exch_recv_into(ex, vgid, g, 0, dst + pc.offset * es, pc.count * es);
+    dst[0] = interleaved ? gbuf : (unsigned char *)P->gather_rgba;
+    dst[1] = scratch_depth ? gbuf : (unsigned char *)P->gather_depth;
+    for (int q = 0; q < nplanes; q++)
+      for (int g = 0; g < c->nblocks && dst[q] != NULL; g++) {
+        bpc_swap_piece_t pc;
+        bpc_swap_piece_of(&c->sinfo, c->count, c->pos_of[g], &pc);
+        if (pc.count > 0) {
+          int rc2 = bpc__exch_recv_into(ex, vgid, g, q, dst[q] + pc.offset * esq[q],
+                                        pc.count * esq[q]);
+          rc = rc != BPC_OK ? rc : rc2;
+        }
+      }
+  }
+  for (int q = 0; q < nplanes; q++)
+    for (int i = 0; i < c->nlocal; i++)
+      if (c->sp[i].count > 0) {
+        const unsigned char *src = q == 0 ? (const unsigned char *)c->bufs[i]
+                                          : (const unsigned char *)c->cp.dpx[i];
+        int rc2 = bpc__exch_send(ex, c->lgids[i], vgid, q, src + c->sp[i].offset * esq[q],
+                                 c->sp[i].count * esq[q], 0);
         rc = rc != BPC_OK ? rc : rc2;
       }
-    }
-  }
-  for (int i = 0; i < c->nlocal; i++)
-    if (c->sp[i].count > 0) {
-      int rc2 = bpc__exch_send(ex, c->lgids[i], vgid, 0,
-                               (unsigned char *)c->bufs[i] + c->sp[i].offset * es,
-                               c->sp[i].count * es, 0);
+  for (int q = 0; q < nplanes && c->rank == root; q++)
+    for (int g = 0; g < c->nblocks; g++) {
+      bpc_swap_piece_t pc;
+      bpc__msg_t *m = NULL;
+      bpc_swap_piece_of(&c->sinfo, c->count, c->pos_of[g], &pc);
+      if (pc.count == 0)
+        continue;
+      int rc2 = bpc__exch_wait(ex, vgid, g, q, &m);
+      if (rc2 == BPC_OK && m->bytes != pc.count * esq[q])
+        rc2 = bpc__err(ctx, BPC_ETRUNC, "composite: block %d's gathered piece has %zu bytes, "
+                                        "expected %zu", g, m->bytes, pc.count * esq[q]);
+      else if (rc2 == BPC_OK && dst[q] != NULL && m->data != dst[q] + pc.offset * esq[q])
+        memcpy(dst[q] + pc.offset * esq[q], m->data, m->bytes); /* arrived before its place was posted */
+      bpc__msg_release(ex, m);
       rc = rc != BPC_OK ? rc : rc2;
+      if (rc2 != BPC_OK && m == NULL) {
+        q = nplanes; /* the exchange itself failed */
+        break;
+      }
     }
-  for (int g = 0; g < c->nblocks && c->rank == root; g++) {
-    bpc_swap_piece_t pc;
-    bpc__msg_t *m = NULL;
-    bpc_swap_piece_of(&c->sinfo, c->count, c->pos_of[g], &pc);
-    if (pc.count == 0)
-      continue;
-    int rc2 = bpc__exch_wait(ex, vgid, g, 0, &m);
-    if (rc2 == BPC_OK && m->bytes != pc.count * es)
-      rc2 = bpc__err(ctx, BPC_ETRUNC, "composite: block %d's gathered piece has %zu bytes, "
-                                      "expected %zu", g, m->bytes, pc.count * es);
-    else if (rc2 == BPC_OK && dst != NULL && m->data != dst + pc.offset * es)
-      memcpy(dst + pc.offset * es, m->data, m->bytes); /* arrived before its place was posted */
-    bpc__msg_release(ex, m);
-    rc = rc != BPC_OK ? rc : rc2;
-    if (rc2 != BPC_OK && m == NULL)
-      break; /* the exchange itself failed */
-  }
   int rc2 = bpc__exch_close(&ex);
   rc = rc != BPC_OK ? rc : rc2;
-  if (rc == BPC_OK && c->rank == root && c->hasdepth) {
+  if (rc == BPC_OK && c->rank == root && c->hasdepth && !c->planar) {
     const size_t ps = 5 * sizeof(float);
     for (size_t p = 0; p < c->npix; p++) {
       memcpy(P->gather_rgba + 4 * p, gbuf + p * ps, 4 * sizeof(float));
@@ -218,15 +280,36 @@ int bpc__cp_gather(bpc__cp_call_t *c)
         memcpy(P->gather_depth + p, gbuf + p * ps + 4 * sizeof(float), sizeof(float));
     }
   }
-  free(gbuf);
+  bpc__pool_put(ctx, gbuf, gcap);
   return rc;
+}
+
+int bpc__cp_runs(bpc__cp_call_t *c)
+{
+  bpc__cp_t *cp = &c->cp;
+  if ((!cp->encode && !c->planar) || c->swap_algo != BPC_SWAP_RADIXK || c->nlocal == 0)
+    return BPC_OK;
+  cp->nlocal = c->nlocal;
+  cp->px = (float **)c->bufs;
+  cp->runs = calloc((size_t)c->nlocal, sizeof *cp->runs);
+  int bad = cp->runs == NULL;
+  for (int i = 0; i < c->nlocal && !bad; i++)
+    bad = bpc__cp_runs_build(cp, i, (size_t)c->width, (size_t)c->height,
+                             c->P->valid != NULL ? &c->P->valid[i] : NULL) != 0;
+  if (bad)
+    return bpc__err(c->ctx, BPC_ENOMEM, "composite: out of memory for the active pixels of %d "
+                                        "block(s)", c->nlocal);
+  return BPC_OK;
 }
 
 void bpc__cp_free(bpc__cp_call_t *c)
 {
+  bpc__cp_runs_free(&c->cp);
+  free(c->cp.dpx);
   for (int i = 0; c->packed != NULL && i < c->nlocal; i++)
-    free(c->packed[i]);
+    bpc__pool_put(c->ctx, c->packed[i], c->packed_cap[i]);
   free(c->packed);
+  free(c->packed_cap);
   free(c->bufs);
   free(c->sp);
   free(c->pos_of);

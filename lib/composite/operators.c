@@ -1,9 +1,12 @@
 /*
  * lib/composite/operators.c - the pixel operators, as the swap engine's
  * operator on elements of px_per_elem pixels of `stride` floats: "over"
- * (front + (1 - front.a) * back, depth from the front unless it is fully
- * transparent), the z-buffer (smaller depth wins; ties to the larger rgba
- * bit pattern, so it commutes exactly) and the user's operator.
+ * (front + (1 - front.a) * back, depth from the front unless the front is
+ * empty), the z-buffer (smaller depth wins; ties to the larger rgba bit
+ * pattern, so it commutes exactly) and the user's operator. The empty
+ * pixel (rgba 0, the empty depth) is an identity of over and the z-buffer
+ * (bit for bit, for finite pixels without negative zeros and depths not
+ * above the empty depth), which is what lets active.c skip it.
  */
 #include "composite/composite_internal.h"
 
@@ -13,10 +16,14 @@
 int bpc__cp_op(void *inout, const void *in, size_t count, int in_first, void *user)
 {
   const bpc__cp_t *cp = user;
-  const size_t n = count * cp->px_per_elem;
+  if (cp->planar) /* planar pieces only ever meet the buffer through the blend */
+    return -1;
+  return bpc__cp_px(cp, inout, in, count * cp->px_per_elem, in_first);
+}
+
+int bpc__cp_px(const bpc__cp_t *cp, float *o, const float *a, size_t n, int in_first)
+{
   const int st = cp->stride;
-  float *o = inout;
-  const float *a = in;
   if (cp->op == BPC_COMPOSITE_USER)
     return cp->ufn(o, a, n, st, in_first, cp->user);
   if (cp->op == BPC_COMPOSITE_OVER) {
@@ -39,6 +46,7 @@ int bpc__cp_op(void *inout, const void *in, size_t count, int in_first, void *us
         }
       }
     } else {
+      const uint32_t ed = bpc__cp_fbits(cp->empty_depth);
       for (size_t i = 0; i < 5 * n; i += 5) {
         const float *f = in_first ? a + i : o + i; /* front */
         const float *b = in_first ? o + i : a + i; /* back */
@@ -46,7 +54,7 @@ int bpc__cp_op(void *inout, const void *in, size_t count, int in_first, void *us
         float r[5];
         for (int c = 0; c < 4; c++)
           r[c] = f[c] + t * b[c];
-        r[4] = f[3] != 0.0f ? f[4] : b[4];
+        r[4] = bpc__cp_px_empty(f, 5, ed) ? b[4] : f[4];
         memcpy(o + i, r, sizeof r);
       }
     }
@@ -67,6 +75,68 @@ int bpc__cp_op(void *inout, const void *in, size_t count, int in_first, void *us
     }
     if (take)
       memcpy(o + i, a + i, 5 * sizeof(float));
+  }
+  return 0;
+}
+
+int bpc__cp_px_planar(const bpc__cp_t *cp, float *o4, float *od, const float *a, size_t n,
+                      int in_first)
+{
+  const uint32_t ed = bpc__cp_fbits(cp->empty_depth);
+  if (cp->op == BPC_COMPOSITE_USER) { /* through an interleaved scratch */
+    enum { CH = 64 };
+    float t[5 * CH];
+    for (size_t i0 = 0; i0 < n; i0 += CH) {
+      const size_t m = n - i0 < CH ? n - i0 : CH;
+      for (size_t i = 0; i < m; i++) {
+        memcpy(t + 5 * i, o4 + 4 * (i0 + i), 4 * sizeof(float));
+        t[5 * i + 4] = od[i0 + i];
+      }
+      int rc = cp->ufn(t, a + 5 * i0, m, 5, in_first, cp->user);
+      if (rc != 0)
+        return rc;
+      for (size_t i = 0; i < m; i++) {
+        memcpy(o4 + 4 * (i0 + i), t + 5 * i, 4 * sizeof(float));
+        od[i0 + i] = t[5 * i + 4];
+      }
+    }
+    return 0;
+  }
+  if (cp->op == BPC_COMPOSITE_OVER) {
+    for (size_t i = 0; i < n; i++) {
+      float *o = o4 + 4 * i;
+      const float *x = a + 5 * i;
+      float f[5], b[5], r[4];
+      memcpy(in_first ? f : b, x, 5 * sizeof(float));
+      memcpy(in_first ? b : f, o, 4 * sizeof(float));
+      (in_first ? b : f)[4] = od[i];
+      const float t = 1.0f - f[3];
+      for (int c = 0; c < 4; c++)
+        r[c] = f[c] + t * b[c];
+      od[i] = bpc__cp_px_empty(f, 5, ed) ? b[4] : f[4];
+      memcpy(o, r, sizeof r);
+    }
+    return 0;
+  }
+  /* z-buffer: smaller depth wins; ties go to the larger rgba bit pattern */
+  for (size_t i = 0; i < n; i++) {
+    const float *x = a + 5 * i;
+    float *o = o4 + 4 * i;
+    int take = x[4] < od[i];
+    if (!take && x[4] == od[i]) {
+      uint32_t wa[4], wo[4];
+      memcpy(wa, x, sizeof wa);
+      memcpy(wo, o, sizeof wo);
+      for (int c = 0; c < 4; c++)
+        if (wa[c] != wo[c]) {
+          take = wa[c] > wo[c];
+          break;
+        }
+    }
+    if (take) {
+      memcpy(o, x, 4 * sizeof(float));
+      od[i] = x[4];
+    }
   }
   return 0;
 }

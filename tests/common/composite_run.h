@@ -87,7 +87,9 @@ static inline void cr_reference(int n, const int *order, int W, int H, int kind,
       cr_pixel(order ? order[pos] : pos, p, W, H, kind, seed, b, &bd);
       if (op != BPC_COMPOSITE_ZBUFFER) { /* over (or the tests' user over) */
         const float t = 1.0f - acc[3];
-        if (acc[3] == 0.0f)
+        uint32_t wa[4];
+        memcpy(wa, acc, sizeof wa);
+        if ((wa[0] | wa[1] | wa[2] | wa[3]) == 0 && ad == INFINITY) /* an empty front */
           ad = bd;
         for (int c = 0; c < 4; c++)
           acc[c] = acc[c] + t * b[c];

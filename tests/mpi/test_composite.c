@@ -231,6 +231,219 @@ START_TEST(test_few_blocks)
 }
 END_TEST
 
+/* ---- exact sparse images: the active-pixel paths against the dense one,
+ * bit for bit. Every value is a small dyadic fraction (alpha 0, 0.5 or 1,
+ * colour alpha * k/8, emissive colour k/8 with alpha 0), so "over" is
+ * exactly associative for up to 16 layers and every association gives
+ * the same bits: any difference is a wrong pixel, not rounding. Images:
+ * two discs with holes, single pixels at and beside the piece borders of
+ * every block count up to 16 (where pieces and rounds cut), emissive
+ * pixels, and (with depth) pixels with rgba 0 and a depth, which are not
+ * empty. */
+enum { EW = 29, EH = 13, ENP = EW * EH };
+
+static int ex_is_border(size_t p)
+{
+  for (int m = 2; m <= 16; m++)
+    for (int j = 1; j < m; j++) {
+      const size_t b = (size_t)ENP * (size_t)j / (size_t)m;
+      if (p == b || p + 1 == b)
+        return 1;
+    }
+  return 0;
+}
+
+static void ex_pixel(int gid, size_t p, int seed, float ed, float *px, float *d)
+{
+  const uint32_t g = (uint32_t)gid * 131u + (uint32_t)seed * 7u;
+  const int x = (int)(p % EW), y = (int)(p / EW);
+  int act = 0;
+  for (int c = 0; c < 2; c++) {
+    const int cx = (int)(cr_hash(g * 4u + (uint32_t)c) % EW);
+    const int cy = (int)(cr_hash(g * 4u + (uint32_t)c + 2u) % EH);
+    const int r = 2 + (int)(cr_hash(g + (uint32_t)c * 9u) % 3u);
+    if ((x - cx) * (x - cx) + (y - cy) * (y - cy) <= r * r &&
+        cr_hash(g ^ (uint32_t)p * 2654435761u) % 8u != 0) /* holes */
+      act = 1;
+  }
+  if (ex_is_border(p) && cr_hash(g * 3u + (uint32_t)p) % 2u == 0)
+    act = 1;
+  px[0] = px[1] = px[2] = px[3] = 0.0f;
+  if (d)
+    *d = ed;
+  if (!act)
+    return;
+  const uint32_t h = cr_hash(g * 977u + (uint32_t)p);
+  const int kind = (int)(h % 16u);
+  const float a = kind < 2 ? 0.0f : kind < 9 ? 0.5f : 1.0f;
+  for (int c = 0; c < 3; c++) {
+    const float k = (float)((h >> (4 + 3 * c)) % 9u) / 8.0f;
+    px[c] = kind == 0 ? k : a * k; /* kind 0: emissive (alpha 0, colour k) */
+  }
+  if (kind == 0 && px[0] == 0.0f)
+    px[0] = 0.125f;
+  px[3] = a; /* kind 1: rgba 0 with a depth (not empty when it has depth) */
+  if (d) {
+    const float lv = (float)((h >> 20) % 5u);
+    *d = isinf(ed) ? lv : lv * 0.25f * ed;
+    if (kind == 1 && *d == ed)
+      *d = 0.0f;
+  }
+}
+
+static int ex_empty(const float *px, const float *d, float ed)
+{
+  uint32_t w[4];
+  memcpy(w, px, sizeof w);
+  return (w[0] | w[1] | w[2] | w[3]) == 0 && (d == NULL || memcmp(d, &ed, sizeof ed) == 0);
+}
+
+/* The serial reference of one pixel: front to back in the order. */
+static void ex_reference(int n, const int *order, size_t p, int seed, float ed, int op, int hasd,
+                         float *acc, float *ad)
+{
+  ex_pixel(order[0], p, seed, ed, acc, hasd ? ad : NULL);
+  for (int pos = 1; pos < n; pos++) {
+    float b[4], bd = ed;
+    ex_pixel(order[pos], p, seed, ed, b, hasd ? &bd : NULL);
+    if (op != BPC_COMPOSITE_ZBUFFER) {
+      if (hasd && ex_empty(acc, ad, ed))
+        *ad = bd;
+      const float t = 1.0f - acc[3];
+      for (int c = 0; c < 4; c++)
+        acc[c] = acc[c] + t * b[c];
+    } else {
+      int take = bd < *ad;
+      if (!take && bd == *ad) {
+        uint32_t wa[4], wb[4];
+        memcpy(wa, acc, sizeof wa);
+        memcpy(wb, b, sizeof wb);
+        for (int c = 0; c < 4; c++)
+          if (wa[c] != wb[c]) {
+            take = wb[c] > wa[c];
+            break;
+          }
+      }
+      if (take) {
+        memcpy(acc, b, 4 * sizeof(float));
+        *ad = bd;
+      }
+    }
+  }
+}
+
+/* variant: 0 in place, 1 in place with exact valid rectangles, 2 into
+ * outputs (inputs checked untouched), 3 the dense path. */
+static int ex_case(bpc_assign_t *a, const char *strat, int op, int split, int variant, float ed,
+                   int seed, const int *order, unsigned long long *sent)
+{
+  int n = 0, nl = 0, fails = 0;
+  const int *gids = NULL;
+  bpc_assign_nblocks(a, &n);
+  bpc_assign_local(a, &gids, &nl);
+  const int hasd = op == BPC_COMPOSITE_ZBUFFER || (op == BPC_COMPOSITE_OVER && seed % 2 == 0);
+  bpc_image_t im[4], out[4];
+  bpc_composite_rect_t valid[4];
+  bpc_composite_piece_t pc[4];
+  static float rgba[4][4 * ENP], dep[4][ENP], orgba[4][4 * ENP], odep[4][ENP];
+  for (int i = 0; i < nl; i++) {
+    im[i] = (bpc_image_t){EW, EH, rgba[i], hasd ? dep[i] : NULL};
+    out[i] = (bpc_image_t){EW, EH, orgba[i], hasd ? odep[i] : NULL};
+    int x0 = EW, x1 = 0, y0 = EH, y1 = 0;
+    for (size_t p = 0; p < ENP; p++) {
+      ex_pixel(gids[i], p, seed, ed, rgba[i] + 4 * p, hasd ? dep[i] + p : NULL);
+      if (!ex_empty(rgba[i] + 4 * p, hasd ? dep[i] + p : NULL, ed)) {
+        const int x = (int)(p % EW), y = (int)(p / EW);
+        x0 = x < x0 ? x : x0;
+        x1 = x + 1 > x1 ? x + 1 : x1;
+        y0 = y < y0 ? y : y0;
+        y1 = y + 1 > y1 ? y + 1 : y1;
+      }
+    }
+    valid[i] = x1 > x0 ? (bpc_composite_rect_t){x0, y0, x1 - x0, y1 - y0}
+                       : (bpc_composite_rect_t){0, 0, 0, 0};
+  }
+  bpc_composite_params_t P = bpc_composite_params_default();
+  P.algorithm = strat;
+  P.op = (bpc_composite_op_t)op;
+  if (op == BPC_COMPOSITE_USER)
+    P.user_op = (bpc_composite_user_op_t){user_over, 0, NULL};
+  P.split = (bpc_composite_split_t)split;
+  P.order = order;
+  P.empty_depth = ed;
+  P.nthreads = 1 + seed % 2;
+  P.valid = variant == 1 ? valid : NULL;
+  P.output = variant == 2 ? out : NULL;
+  P.active_pixels = variant != 3;
+  bpc_composite_info_t info;
+  int rc = bpc_composite(ctx, a, im, &P, pc, &info);
+  char tag[200];
+  snprintf(tag, sizeof tag, "[rank %d] exact %s op %d split %d variant %d ed %g n %d seed %d", t_rank,
+           strat, op, split, variant, ed, n, seed);
+  T_CHECK(rc == BPC_OK, "%s: %s %s", tag, bpc_err_name(rc), bpc_last_error(ctx));
+  if (rc != BPC_OK)
+    return 1;
+  *sent += info.bytes_sent;
+  int *pos_of = malloc(sizeof(int) * (size_t)n);
+  for (int p = 0; p < n; p++)
+    pos_of[order[p]] = p;
+  for (int i = 0; i < nl && fails == 0; i++) {
+    const bpc_image_t *res = variant == 2 ? &out[i] : &im[i];
+    for (size_t p = pc[i].offset; p < pc[i].offset + pc[i].count && fails == 0; p++) {
+      float acc[4], ad = ed;
+      ex_reference(n, order, p, seed, ed, op, hasd, acc, &ad);
+      if (memcmp(acc, res->rgba + 4 * p, sizeof acc) != 0 ||
+          (hasd && memcmp(&ad, res->depth + p, sizeof ad) != 0)) {
+        fprintf(stderr, "%s: block %d pixel %zu: %g %g %g %g d %g, reference %g %g %g %g d %g\n",
+                tag, gids[i], p, res->rgba[4 * p], res->rgba[4 * p + 1], res->rgba[4 * p + 2],
+                res->rgba[4 * p + 3], hasd ? res->depth[p] : 0.0, acc[0], acc[1], acc[2], acc[3],
+                ad);
+        fails++;
+      }
+    }
+    if (variant == 2) /* the input is untouched */
+      for (size_t p = 0; p < ENP && fails == 0; p++) {
+        float px[4], d = ed;
+        ex_pixel(gids[i], p, seed, ed, px, &d);
+        if (memcmp(px, rgba[i] + 4 * p, sizeof px) != 0 || (hasd && memcmp(&d, dep[i] + p, 4) != 0)) {
+          fprintf(stderr, "%s: block %d input pixel %zu changed\n", tag, gids[i], p);
+          fails++;
+        }
+      }
+  }
+  free(pos_of);
+  T_CHECK(fails == 0, "%s: %d wrong pixel(s)", tag, fails);
+  return fails;
+}
+
+START_TEST(test_sparse_exact)
+{
+  int order[64], idx = 0;
+  const int ops[3] = {BPC_COMPOSITE_OVER, BPC_COMPOSITE_ZBUFFER, BPC_COMPOSITE_USER};
+  for (int bpp = 1; bpp <= 4; bpp++) {
+    const int n = bpp * t_size;
+    if (n > 16)
+      continue; /* exactness of over holds up to 16 layers */
+    bpc_assign_t *a = make_assign(n, bpp == 3);
+    for (int s = 0; s < nstrats; s++)
+      for (int o = 0; o < 3; o++, idx++) {
+        cr_order(2, n, (uint32_t)(991 + idx), order);
+        const float ed = idx % 2 ? 1.0f : INFINITY;
+        unsigned long long sent[4] = {0, 0, 0, 0}, g[4];
+        for (int v = 0; v < 4; v++)
+          ex_case(a, strats[s], ops[o], (idx / 2) % 2, v, ed, idx, order, &sent[v]);
+        MPI_Allreduce(sent, g, 4, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        if (n > 1)
+          T_CHECK(g[0] < g[3] && g[1] <= g[0] && g[2] == g[0],
+                  "exact %s op %d n %d: bytes sent %llu (valid rectangles %llu, outputs %llu), "
+                  "dense %llu", strats[s], ops[o], n, g[0], g[1], g[2], g[3]);
+      }
+    bpc_assign_destroy(&a);
+  }
+  T_SYNC();
+}
+END_TEST
+
 /* Everything one bad-argument call needs: 2 blocks per rank, 4 x 3 images. */
 enum { BW = 4, BH = 3, BNP = BW * BH };
 typedef struct bad_state {
@@ -240,6 +453,9 @@ typedef struct bad_state {
   float rgba[2][4 * BNP], depth[2][BNP], gat[4 * BNP], gatd[BNP];
   bpc_composite_params_t P;
   int k[2], order[64];
+  bpc_composite_rect_t valid[2];
+  bpc_image_t out[2];
+  float orgba[2][4 * BNP];
 } bad_state_t;
 
 static void bad_reset(bad_state_t *b, int n)
@@ -258,6 +474,11 @@ static void bad_reset(bad_state_t *b, int n)
     }
   }
   b->P = bpc_composite_params_default();
+  for (int i = 0; i < 2; i++) {
+    b->valid[i] = (bpc_composite_rect_t){0, 0, BW, BH};
+    b->out[i] = b->im[i];
+    b->out[i].rgba = b->orgba[i];
+  }
   b->k[0] = n;
   b->k[1] = 2;
   for (int i = 0; i < n; i++)
@@ -286,6 +507,11 @@ static const struct {
     {"k-vector does not multiply to n", BPC_EKVEC},
     {"order not a permutation", BPC_EPERM},
     {"nthreads < 0", BPC_EINVAL},
+    {"valid rectangle outside the image", BPC_EINVAL},
+    {"valid rectangle of negative width", BPC_EINVAL},
+    {"output of another size", BPC_EINVAL},
+    {"output rgba NULL", BPC_ENULL},
+    {"output is the input", BPC_EINVAL},
 };
 
 static void arg_case(bad_state_t *b, int c, int bad, int mode)
@@ -320,6 +546,26 @@ static void arg_case(bad_state_t *b, int c, int bad, int mode)
     b->order[0] = b->order[1];
     break;
   case 15: b->P.nthreads = -1; break;
+  case 16:
+    b->P.valid = b->valid;
+    b->valid[1].x = 1; /* 1 + BW > BW */
+    break;
+  case 17:
+    b->P.valid = b->valid;
+    b->valid[0].width = -1;
+    break;
+  case 18:
+    b->P.output = b->out;
+    b->out[1].height = BH + 1;
+    break;
+  case 19:
+    b->P.output = b->out;
+    b->out[0].rgba = NULL;
+    break;
+  case 20:
+    b->P.output = b->out;
+    b->out[1].rgba = b->im[1].rgba;
+    break;
   }
 }
 
@@ -327,7 +573,7 @@ static void arg_case(bad_state_t *b, int c, int bad, int mode)
  * bad ranks (so bad on all ranks is a valid call). */
 static const char *const match_cases[] = {
     "image width", "image height", "depth presence", "op", "split", "strategy",
-    "k-vector", "order", "gather_rank", "active_pixels", "user_op.commutative",
+    "k-vector", "order", "gather_rank", "active_pixels", "user_op.commutative", "empty_depth",
 };
 
 static void match_case(bad_state_t *b, int c, int bad)
@@ -368,6 +614,7 @@ static void match_case(bad_state_t *b, int c, int bad)
   case 8: b->P.gather_rank = t_size - 1; break;
   case 9: b->P.active_pixels = 0; break;
   case 10: b->P.user_op.commutative = 1; break;
+  case 11: b->P.empty_depth = 1.0f; break;
   }
 }
 
@@ -490,6 +737,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_kvec_user);
   tcase_add_test(tc, test_odd_sizes);
   tcase_add_test(tc, test_few_blocks);
+  tcase_add_test(tc, test_sparse_exact);
   tcase_add_test(tc, test_bad_args);
   tcase_add_test(tc, test_gather_stats);
   suite_add_tcase(s, tc);

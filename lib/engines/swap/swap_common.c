@@ -74,17 +74,40 @@ int bpc__swap_keep(bpc__swap_call_t *c, void *buf, size_t cap)
   return BPC_OK;
 }
 
-int bpc__swap_send(bpc__swap_call_t *c, int b, int dst_gid, int seq, const void *data, size_t len)
+size_t bpc__swap_piece_cap(const bpc__swap_call_t *c, size_t len)
+{
+  if (c->sparse != NULL && c->sparse->bound != NULL)
+    return c->sparse->bound(len, c->sparse->user);
+  return len * c->es;
+}
+
+size_t bpc__swap_encode_sparse(bpc__swap_call_t *c, void *dst, int b, size_t off, size_t len)
+{
+  const size_t cap = bpc__swap_piece_cap(c, len);
+  const size_t eb = c->sparse->encode(dst, cap, b, off, len, c->sparse->user);
+  if (c->sparse->bound != NULL) {
+    if ((eb == 0 || eb > cap) && c->err == BPC_OK)
+      c->err = bpc__err(c->ctx, BPC_ESTATE, "swap: the piece encoder returned %zu bytes for %zu "
+                                            "elements (room %zu)", eb, len, cap);
+    return eb <= cap ? eb : 0;
+  }
+  return eb > 0 && eb < cap ? eb : 0;
+}
+
+int bpc__swap_send(bpc__swap_call_t *c, int b, int dst_gid, int seq, const void *data, size_t len,
+                   size_t off)
 {
   const size_t bytes = len * c->es;
-  if (c->codec != NULL && c->codec->encode != NULL && bytes > 0) {
+  const int sparse = c->sparse != NULL && off != BPC__SWAP_NOOFF;
+  if ((sparse || (c->codec != NULL && c->codec->encode != NULL)) && bytes > 0) {
     size_t cap = 0;
-    void *buf = bpc__pool_get(c->ctx, bytes, &cap);
+    void *buf = bpc__pool_get(c->ctx, sparse ? bpc__swap_piece_cap(c, len) : bytes, &cap);
     if (buf == NULL)
       return bpc__err(c->ctx, BPC_ENOMEM, "swap: out of memory for an encoded piece of %zu bytes",
                       bytes);
-    const size_t eb = c->codec->encode(buf, bytes, data, len, c->codec->user);
-    if (eb > 0 && eb < bytes) {
+    const size_t eb = sparse ? bpc__swap_encode_sparse(c, buf, b, off, len)
+                             : c->codec->encode(buf, bytes, data, len, c->codec->user);
+    if (eb > 0 && (eb < bytes || (sparse && c->sparse->bound != NULL))) {
       int rc = bpc__swap_keep(c, buf, cap);
       if (rc != BPC_OK)
         return rc;
@@ -93,6 +116,114 @@ int bpc__swap_send(bpc__swap_call_t *c, int b, int dst_gid, int seq, const void 
     bpc__pool_put(c->ctx, buf, cap);
   }
   return bpc__exch_send(c->ex, c->gids[b], dst_gid, seq, data, bytes, BPC__SEND_BORROW);
+}
+
+int bpc__swap_accept_sparse(bpc__swap_call_t *c, bpc__msg_t *m, size_t len, int *encoded)
+{
+  const size_t bytes = len * c->es;
+  const int always = c->sparse->bound != NULL;
+  *encoded = 0;
+  if (m->bytes == bytes && !always)
+    return BPC_OK;
+  if (m->bytes < bytes || always) {
+    int urc = c->sparse->check(m->data, m->bytes, len, c->sparse->user);
+    if (urc == 0) {
+      *encoded = 1;
+      return BPC_OK;
+    }
+    int rc = bpc__err(c->ctx, BPC_ETRUNC,
+                      "swap: block %d got a malformed %zu-byte encoded piece from block %d in "
+                      "round %d (check returned %d; expected %zu elements)", m->dst_gid,
+                      m->bytes, m->src_gid, c->cur_round, urc, len);
+    if (c->err == BPC_OK)
+      c->err = rc;
+    return rc;
+  }
+  return bpc__swap_bad_size(c, m, bytes);
+}
+
+int bpc__swap_fold(bpc__swap_call_t *c, const bpc__swap_fold_t *jobs, int njobs)
+{
+  if (c->err != BPC_OK || njobs == 0)
+    return c->err;
+  const size_t es = c->es;
+  size_t work = 0, maxcount = 0;
+  uint64_t nops = 0;
+  for (int i = 0; i < njobs; i++) {
+    if (jobs[i].nops > 0)
+      work += jobs[i].count;
+    if (jobs[i].count > maxcount)
+      maxcount = jobs[i].count;
+    nops += (uint64_t)jobs[i].nops;
+  }
+  /* chunks as in lib/threads' tree: at least min_chunk elements, about 16
+   * per thread; serially every fold goes whole */
+  const size_t minc = c->tree.min_chunk > 0 ? c->tree.min_chunk : 1;
+  int T = c->tree.nthreads > 1 ? c->tree.nthreads : 1;
+  if ((size_t)T > work / minc)
+    T = work / minc > 0 ? (int)(work / minc) : 1;
+  size_t chunk = maxcount > 0 ? maxcount : 1;
+  if (T > 1) {
+    const size_t per = work / (16 * (size_t)T);
+    chunk = per > minc ? per : minc;
+  }
+  size_t nunits = 0;
+  for (int i = 0; i < njobs; i++)
+    if (jobs[i].nops > 0 && jobs[i].count > 0)
+      nunits += (jobs[i].count + chunk - 1) / chunk;
+  const bpc__swap_sparse_t *sp = c->sparse;
+  int err = 0, errjob = -1;
+#pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (T > 1)
+  for (size_t u = 0; u < nunits; u++) {
+    int e;
+#pragma omp atomic read
+    e = err;
+    if (e != 0)
+      continue;
+    int ji = 0;
+    size_t q = u;
+    for (; ji < njobs; ji++) {
+      if (jobs[ji].nops == 0 || jobs[ji].count == 0)
+        continue;
+      const size_t nc = (jobs[ji].count + chunk - 1) / chunk;
+      if (q < nc)
+        break;
+      q -= nc;
+    }
+    const bpc__swap_fold_t *J = &jobs[ji];
+    const size_t lo = q * chunk, len = lo + chunk <= J->count ? chunk : J->count - lo;
+    char *home = c->buf[J->b] + J->off * es;
+    for (int x = 0; x < J->nops; x++) {
+      const bpc__swap_fold_op_t *o = &J->ops[x];
+      int rc = o->bytes > 0
+                   ? sp->blend(J->b, J->off, home, J->count, o->data, o->bytes, lo, len,
+                               o->in_first, sp->user)
+                   : c->op->fn(home + lo * es, (const char *)o->data + lo * es, len, o->in_first,
+                               c->op->user);
+      if (rc != 0) {
+#pragma omp critical(bpc_swap_fold_err)
+        {
+          if (err == 0) {
+            err = rc;
+            errjob = ji;
+          }
+        }
+        break;
+      }
+    }
+  }
+  bpc__stats_ops(c->ctx, nops);
+  if (err != 0) {
+    c->err = bpc__err(c->ctx, BPC_ECALLBACK,
+                      "swap operator returned %d on block %d (round %d, %zu elements)", err,
+                      c->gids[jobs[errjob].b], c->cur_round, jobs[errjob].count);
+    return c->err;
+  }
+  for (int i = 0; i < njobs; i++)
+    for (int x = 0; x < jobs[i].nops; x++)
+      sp->absorb(jobs[i].b, jobs[i].off, jobs[i].count, jobs[i].ops[x].bytes > 0 ? jobs[i].ops[x].data : NULL,
+                 jobs[i].ops[x].bytes, sp->user);
+  return c->err;
 }
 
 int bpc__swap_accept(bpc__swap_call_t *c, bpc__msg_t *m, size_t len)

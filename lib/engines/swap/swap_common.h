@@ -22,6 +22,63 @@
 #include "patterns/patterns.h"
 #include "threads/threads.h"
 
+/*
+ * Sparse pieces (internal; the compositing plug-in's active pixels on
+ * radix-k). A codec that knows what each local block's buffer holds (here:
+ * a superset of its non-empty pixels) lets radix-k skip the dense decode:
+ *  encode  encodes elements [off, off + count) of local block lb's buffer
+ *          into dst (capacity cap = the dense size); returns the size, or 0
+ *          (or >= cap) to send the piece dense;
+ *  check   validates a received encoding of `count` elements (0: valid)
+ *          before any thread blends it;
+ *  blend   combines elements [lo, lo + len) of a valid encoded piece of
+ *          `count` elements into local block lb's elements [off, off +
+ *          count) (`inout` points at element off of its buffer) exactly as
+ *          the operator would combine its decoding (in_first as for
+ *          bpc_swap_op_fn), touching only what the encoding holds: an
+ *          element it does not hold must be the operator's identity;
+ *          called concurrently on disjoint ranges;
+ *  absorb  after a merge into elements [off, off + count) of local block
+ *          lb: src/bytes the encoded operand merged, or src NULL for a
+ *          dense one (serial);
+ *  keep    local block lb's range is now [off, off + count) (after each
+ *          round's sends);
+ *  bound   NULL: a piece is sent encoded only when that is smaller than
+ *          dense, and receivers tell the two apart by size. Else every
+ *          piece travels encoded (the buffer then need not hold whole
+ *          elements, e.g. colour only, with depth in a plane of the
+ *          codec's own): encode gets cap = bound(count) and must not
+ *          return 0, and every message is checked as an encoding.
+ * Radix-k then keeps encoded pieces encoded and merges every piece straight
+ * into the block's own buffer, nearest first on each side (see
+ * swap_radixk.c); shift and ring ignore it and use params.codec.
+ */
+typedef struct bpc__swap_sparse {
+  size_t (*encode)(void *dst, size_t cap, int lb, size_t off, size_t count, void *user);
+  int (*check)(const void *src, size_t bytes, size_t count, void *user);
+  int (*blend)(int lb, size_t off, void *inout, size_t count, const void *src, size_t bytes,
+               size_t lo, size_t len, int in_first, void *user);
+  void (*absorb)(int lb, size_t off, size_t count, const void *src, size_t bytes, void *user);
+  void (*keep)(int lb, size_t off, size_t count, void *user);
+  size_t (*bound)(size_t count, void *user);
+  void *user;
+} bpc__swap_sparse_t;
+
+/* One fold: pieces merged one after the other into a block's own buffer
+ * (bpc__swap_fold). */
+typedef struct bpc__swap_fold_op {
+  const void *data; /* the piece: dense, or encoded (bytes > 0) */
+  size_t bytes;     /* 0: dense; else the encoding's size */
+  int in_first;     /* the piece is in front of the buffer */
+} bpc__swap_fold_op_t;
+
+typedef struct bpc__swap_fold {
+  int b;                     /* local block */
+  size_t off, count;         /* its range: elements [off, off + count) */
+  const bpc__swap_fold_op_t *ops;
+  int nops;
+} bpc__swap_fold_t;
+
 typedef struct bpc__swap_call {
   bpc_ctx_t *ctx;
   bpc__exch_t *ex;
@@ -44,6 +101,7 @@ typedef struct bpc__swap_call {
   int err;           /* first recorded (non-messaging) failure; BPC_OK */
   int cur_round;     /* for messages */
   const bpc_swap_codec_t *codec; /* optional piece codec, or NULL */
+  const bpc__swap_sparse_t *sparse; /* radixk: sparse pieces, or NULL */
   void **scratch;    /* pool buffers of encoded pieces in flight */
   size_t *scratch_cap;
   int nscratch, scratch_max;
@@ -51,8 +109,32 @@ typedef struct bpc__swap_call {
 
 /* Send `len` elements at `data` of local block b to dst_gid (seq): dense
  * (borrowed from the block's buffer) or, with a codec, encoded into a
- * scratch buffer kept until bpc__swap_scratch_free. len > 0. */
-int bpc__swap_send(bpc__swap_call_t *c, int b, int dst_gid, int seq, const void *data, size_t len);
+ * scratch buffer kept until bpc__swap_scratch_free. len > 0. off: the
+ * element offset of data in block b's buffer when the sparse hooks may
+ * encode it (c->sparse), else BPC__SWAP_NOOFF (params.codec only). */
+#define BPC__SWAP_NOOFF ((size_t)-1)
+int bpc__swap_send(bpc__swap_call_t *c, int b, int dst_gid, int seq, const void *data, size_t len,
+                   size_t off);
+
+/* The room a piece of len elements may take on the wire: the dense size,
+ * or the sparse hooks' bound. */
+size_t bpc__swap_piece_cap(const bpc__swap_call_t *c, size_t len);
+
+/* Encode elements [off, off + len) of block b with the sparse hooks into
+ * dst (capacity bpc__swap_piece_cap); 0 = send dense (never with a bound:
+ * then an encoder's 0 is recorded as BPC_ESTATE). */
+size_t bpc__swap_encode_sparse(bpc__swap_call_t *c, void *dst, int b, size_t off, size_t len);
+
+/* With the sparse hooks: is message m a piece of `len` elements, dense
+ * (*encoded = 0) or a valid encoding kept as it is (*encoded = 1)?
+ * Records BPC_ETRUNC and returns it otherwise. */
+int bpc__swap_accept_sparse(bpc__swap_call_t *c, bpc__msg_t *m, size_t len, int *encoded);
+
+/* Run folds (one OpenMP region for all; element chunks of every fold
+ * spread over the threads, each chunk through all of its fold's pieces in
+ * order), then tell the sparse hooks what each block absorbed. Skipped
+ * after a failure. Returns c->err. */
+int bpc__swap_fold(bpc__swap_call_t *c, const bpc__swap_fold_t *jobs, int njobs);
 
 /* Check that message m carries a piece of `len` elements: dense, or an
  * encoding that is expanded in place of m's payload (m->data then holds

@@ -71,6 +71,10 @@ typedef struct bpc__swap_plan {
   int *lpos;                 /* position of each local block */
   int rc;                    /* the first error found on this rank, or BPC_OK */
   const char *engine;        /* statistics record name ("swap") */
+  /* radixk: sparse-piece hooks (swap_common.h), set by the caller after
+   * planning (the compositing plug-in), or NULL; the other schedules
+   * ignore them */
+  const struct bpc__swap_sparse *sparse;
 } bpc__swap_plan_t;
 
 /*

@@ -92,6 +92,8 @@ typedef struct rk_block {
   int j;          /* own index in the group */
   int remaining;  /* pieces still to arrive this round */
   int slot;       /* its row of the round's slot arrays (-1: receives nothing) */
+  int hlo, hhi;   /* sparse: the run of group indices merged into its buffer */
+  int fstamp;     /* sparse: batch in which its fold was queued */
 } rk_block_t;
 
 /*
@@ -122,6 +124,10 @@ typedef struct rk_state {
   int nnew, batch;
   char *mem;           /* the round's slot arrays (one allocation) */
   rk_peer_t *peer;     /* per process */
+  size_t *rbytes;      /* sparse: at a piece's index: its encoding's size (0: dense) */
+  bpc__swap_fold_t *fjobs; /* sparse: folds ready to run (all blocks), one batch */
+  bpc__swap_fold_op_t *fops; /* their pieces, k - 1 at most per block row */
+  int nfjobs;
   int *bwait;          /* processes whose bundle has not arrived yet */
   int nbwait;
   bpc__msg_t **bmsg;   /* the bundles taken this round (released at its end) */
@@ -171,12 +177,17 @@ static void rk_stretch(rk_state_t *s, int b, int i)
  * arrival since the last call touches (rk_run_jobs runs them). With
  * `deterministic`, a block's pieces wait until all have arrived and are
  * then reduced in one tree. */
+static void rk_fold_queue(rk_state_t *s, int b);
+
 static void rk_collect(rk_state_t *s)
 {
   s->batch++;
   for (int x = 0; x < s->nnew; x++) {
     const int b = s->newb[x];
-    if (s->c->deterministic) {
+    if (s->c->sparse != NULL) {
+      if (!s->c->deterministic || s->blk[b].remaining == 0)
+        rk_fold_queue(s, b);
+    } else if (s->c->deterministic) {
       if (s->blk[b].remaining == 0)
         rk_stretch(s, b, 0);
     } else {
@@ -186,11 +197,77 @@ static void rk_collect(rk_state_t *s)
   s->nnew = 0;
 }
 
+/* Sparse pieces: every arrived piece adjacent to the run held in block b's
+ * own buffer is merged straight into it, nearest first on each side (left
+ * pieces in front, right pieces behind); pieces never merge with each other,
+ * so an encoded one is never decoded. With `deterministic` the block waits
+ * for all its pieces (a fixed order: left side, then right side). */
+static void rk_fold_queue(rk_state_t *s, int b)
+{
+  rk_block_t *B = &s->blk[b];
+  if (B->slot < 0 || B->fstamp == s->batch)
+    return;
+  B->fstamp = s->batch;
+  const size_t base = rk_base(s, b);
+  bpc__swap_fold_op_t *ops = s->fops + base;
+  int n = 0;
+  while (B->hlo > 0 && s->present[base + B->hlo - 1]) {
+    const int i = --B->hlo;
+    ops[n].data = s->rdata[base + i];
+    ops[n].bytes = s->rbytes[base + i];
+    ops[n].in_first = 1;
+    n++;
+  }
+  while (B->hhi < s->k - 1 && s->present[base + B->hhi + 1]) {
+    const int i = ++B->hhi;
+    ops[n].data = s->rdata[base + i];
+    ops[n].bytes = s->rbytes[base + i];
+    ops[n].in_first = 0;
+    n++;
+  }
+  if (n == 0)
+    return;
+  bpc__swap_fold_t *J = &s->fjobs[s->nfjobs++];
+  J->b = b;
+  J->off = B->lo;
+  J->count = B->plen;
+  J->ops = ops;
+  J->nops = n;
+}
+
+/* Run the queued folds (one OpenMP region), release their pieces and make
+ * the block's run cover them. */
+static void rk_run_folds(rk_state_t *s)
+{
+  bpc__swap_call_t *c = s->c;
+  if (s->nfjobs == 0)
+    return;
+  bpc__swap_fold(c, s->fjobs, s->nfjobs);
+  for (int x = 0; x < s->nfjobs; x++) {
+    const int b = s->fjobs[x].b;
+    const rk_block_t *B = &s->blk[b];
+    const size_t base = rk_base(s, b);
+    for (int i = B->hlo; i <= B->hhi; i++) {
+      if (i != B->j && s->rmsg[base + i] != NULL)
+        bpc__msg_release(c->ex, s->rmsg[base + i]);
+      s->rmsg[base + i] = NULL;
+    }
+    s->rend[base + B->hlo] = B->hhi;
+    s->rstart[base + B->hhi] = B->hlo;
+    s->rdata[base + B->hlo] = s->rdata[base + B->j];
+  }
+  s->nfjobs = 0;
+}
+
 /* Run the queued trees in one batch (one OpenMP region for all blocks) and
  * turn each stretch into one run held where its tree left the result. */
 static void rk_run_jobs(rk_state_t *s)
 {
   bpc__swap_call_t *c = s->c;
+  if (c->sparse != NULL) {
+    rk_run_folds(s);
+    return;
+  }
   if (s->njobs == 0)
     return;
   bpc__swap_trees(c, s->jobs, s->njobs);
@@ -234,10 +311,16 @@ static void rk_arrival(rk_state_t *s, int b, bpc__msg_t *m)
   s->rend[base + i] = i;
   s->rstart[base + i] = i;
   s->rmsg[base + i] = m;
-  if (bpc__swap_accept(c, m, B->plen) != BPC_OK)
+  s->rbytes[base + i] = 0;
+  if (c->sparse != NULL) {
+    int enc = 0;
+    s->rdata[base + i] = bpc__swap_accept_sparse(c, m, B->plen, &enc) == BPC_OK ? m->data : NULL;
+    s->rbytes[base + i] = enc ? m->bytes : 0;
+  } else if (bpc__swap_accept(c, m, B->plen) != BPC_OK) {
     s->rdata[base + i] = NULL;
-  else
+  } else {
     s->rdata[base + i] = m->data;
+  }
   s->newb[s->nnew] = b;
   s->newi[s->nnew] = i;
   s->nnew++;
@@ -251,7 +334,8 @@ static int rk_slots(rk_state_t *s, int rows, int k)
   s->k = k;
   s->nslot = (size_t)rows * (size_t)k;
   const size_t ns = s->nslot > 0 ? s->nslot : 1;
-  const size_t bytes = ns * (sizeof(bpc__tree_job_t) + sizeof(int) * 8 +
+  const size_t bytes = ns * (sizeof(bpc__tree_job_t) + sizeof(bpc__swap_fold_t) +
+                             sizeof(bpc__swap_fold_op_t) + sizeof(size_t) + sizeof(int) * 8 +
                              2 * (sizeof(void *) + sizeof(bpc__msg_t *)) + 1) + 64;
   char *p = bpc__calloc(1, bytes);
   if (p == NULL)
@@ -259,6 +343,12 @@ static int rk_slots(rk_state_t *s, int rows, int k)
   s->mem = p;
   s->jobs = (bpc__tree_job_t *)p;
   p += ns * sizeof(bpc__tree_job_t);
+  s->fjobs = (bpc__swap_fold_t *)p;
+  p += ns * sizeof(bpc__swap_fold_t);
+  s->fops = (bpc__swap_fold_op_t *)p;
+  p += ns * sizeof(bpc__swap_fold_op_t);
+  s->rbytes = (size_t *)p;
+  p += ns * sizeof(size_t);
   s->rdata = (void **)p;
   p += ns * sizeof(void *);
   s->rmsg = (bpc__msg_t **)p;
@@ -274,7 +364,7 @@ static int rk_slots(rk_state_t *s, int rows, int k)
     p += ns * sizeof(int);
   }
   s->present = (unsigned char *)p;
-  s->nnew = s->njobs = 0;
+  s->nnew = s->njobs = s->nfjobs = 0;
   s->batch = 0;
   return BPC_OK;
 }
@@ -323,19 +413,29 @@ static void rk_unbundle(rk_state_t *s, bpc__msg_t *bm, long long *total)
 }
 
 /* Add a piece to the bundle for process R. */
-static void rk_append(rk_state_t *s, int R, int b, int dst_gid, const void *data, size_t len)
+static void rk_append(rk_state_t *s, int R, int b, int dst_gid, const void *data, size_t len,
+                      size_t off)
 {
   bpc__swap_call_t *c = s->c;
   rk_peer_t *P = &s->peer[R];
   const size_t dense = len * c->es;
   char *at = P->buf_out + P->used_out;
   rk_rec_t h = {c->gids[b], dst_gid, dense};
-  if (c->codec != NULL && c->codec->encode != NULL && dense > 0) {
-    const size_t eb = c->codec->encode(at + sizeof h, dense, data, len, c->codec->user);
-    if (eb > 0 && eb < dense)
+  int enc = 0;
+  if (c->sparse != NULL && dense > 0) {
+    const size_t eb = bpc__swap_encode_sparse(c, at + sizeof h, b, off, len);
+    if (eb > 0) {
       h.bytes = eb;
+      enc = 1;
+    }
+  } else if (c->codec != NULL && c->codec->encode != NULL && dense > 0) {
+    const size_t eb = c->codec->encode(at + sizeof h, dense, data, len, c->codec->user);
+    if (eb > 0 && eb < dense) {
+      h.bytes = eb;
+      enc = 1;
+    }
   }
-  if (h.bytes == dense && dense > 0)
+  if (!enc && dense > 0)
     memcpy(at + sizeof h, data, dense);
   memcpy(at, &h, sizeof h);
   P->used_out += sizeof h + rk_pad((size_t)h.bytes);
@@ -418,7 +518,7 @@ int bpc__swap_radixk(void *call)
         rk_peer_t *P = &s.peer[R];
         if (l > 0) {
           P->npieces_out++;
-          P->bytes_out += sizeof(rk_rec_t) + rk_pad((size_t)l * es);
+          P->bytes_out += sizeof(rk_rec_t) + rk_pad(bpc__swap_piece_cap(c, (size_t)l));
           if (g < P->rep_out)
             P->rep_out = g;
         }
@@ -461,9 +561,9 @@ int bpc__swap_radixk(void *call)
         const int R = bpc__assign_rank(c->assign, g);
         const char *data = c->buf[b] + (B->lo + (size_t)o) * es;
         if (R != me && s.peer[R].npieces_out >= RK_BUNDLE_MIN)
-          rk_append(&s, R, b, g, data, (size_t)l);
+          rk_append(&s, R, b, g, data, (size_t)l, B->lo + (size_t)o);
         else
-          rc = bpc__swap_send(c, b, g, r, data, (size_t)l);
+          rc = bpc__swap_send(c, b, g, r, data, (size_t)l, B->lo + (size_t)o);
       }
       int64_t oj = 0, lj = 0;
       bpc__piece_range((int64_t)B->len, k, B->j, &oj, &lj);
@@ -471,6 +571,10 @@ int bpc__swap_radixk(void *call)
       B->len = (size_t)lj;
       B->plen = (size_t)lj;
       B->remaining = lj > 0 ? k - 1 : 0;
+      B->hlo = B->hhi = B->j;
+      B->fstamp = -1;
+      if (c->sparse != NULL)
+        c->sparse->keep(b, B->lo, B->len, c->sparse->user);
       if (B->slot >= 0) {
         const size_t base = rk_base(&s, b);
         s.present[base + B->j] = 1;

@@ -60,7 +60,8 @@ static int ring_send(bpc__swap_call_t *c, int b, int to_pos, int seq, int j)
   bpc__flat_piece(c->count, c->n, j, &off, &len);
   if (len == 0)
     return BPC_OK;
-  return bpc__swap_send(c, b, c->order[to_pos], seq, c->buf[b] + off * c->es, len);
+  return bpc__swap_send(c, b, c->order[to_pos], seq, c->buf[b] + off * c->es, len,
+                        BPC__SWAP_NOOFF);
 }
 
 /* The classic one-way ring (commutative operators). */

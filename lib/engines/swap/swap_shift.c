@@ -93,7 +93,7 @@ int bpc__swap_shift(void *call)
       size_t off, len;
       bpc__flat_piece(c->count, n, q, &off, &len);
       if (len > 0)
-        rc = bpc__swap_send(c, b, c->order[q], s, c->buf[b] + off * es, len);
+        rc = bpc__swap_send(c, b, c->order[q], s, c->buf[b] + off * es, len, BPC__SWAP_NOOFF);
     }
     /* small pieces for blocks of one process leave as one message now,
      * before the reduction below */
