@@ -121,6 +121,9 @@ EXTRA_DIST += tests/apps/test_entropy.sh tests/apps/test_tune.sh tests/apps/app_
 # bpc-bench scan end to end: every line right, MPI_Scan's algorithm verified
 TESTS += tests/apps/test_bench_scan.sh
 EXTRA_DIST += tests/apps/test_bench_scan.sh
+# bpc-bench composite end to end: the --active sweep's lines and fields, bad values
+TESTS += tests/apps/test_bench_composite.sh
+EXTRA_DIST += tests/apps/test_bench_composite.sh
 # every app with bad arguments at 1 and 3 processes: exit 2, the argument named
 TESTS += tests/apps/test_badargs.sh
 EXTRA_DIST += tests/apps/test_badargs.sh

@@ -643,6 +643,8 @@ static void print_result(bench_env_t *env, const bench_case_t *c, const summary_
 {
   const bench_opts_t *o = env->opts;
   double ratio = m->median > 0 ? b->median / m->median : 0.0;
+  const char *rl = env->engine->ref_label;
+  const double ref = c->ref_self ? b->median : c->ref_s;
   FILE *f = stdout;
   if (o->json) {
     fprintf(f, "{\"engine\":");
@@ -679,6 +681,12 @@ static void print_result(bench_env_t *env, const bench_case_t *c, const summary_
     fprintf(f, ",\"lower_bound_bytes\":%llu,\"lower_bound_msgs\":%llu,\"correct\":%d",
             (unsigned long long)c->lower_bound_bytes, (unsigned long long)c->lower_bound_msgs,
             correct);
+    if (rl != NULL) {
+      if (ref > 0)
+        fprintf(f, ",\"%s_s\":%.9g,\"vs_%s\":%.6g", rl, ref, rl, b->median / ref);
+      else
+        fprintf(f, ",\"%s_s\":null,\"vs_%s\":null", rl, rl);
+    }
     if (c->extra_json != NULL && c->extra_json[0] != '\0')
       fprintf(f, ",%s", c->extra_json);
     fprintf(f, "}\n");
@@ -689,9 +697,15 @@ static void print_result(bench_env_t *env, const bench_case_t *c, const summary_
               "# over ranks, in microseconds; ratio = bpc/baseline; sent = max over ranks of\n"
               "# what one bpc call sent to other processes; lb = model lower bound.\n",
               env->engine->name, env->size, o->reps, o->warmup);
-      fprintf(f, "%-12s %4s %7s %6s %12s %-20s %12s %7s %12s %8s %12s %7s\n", "algorithm", "p",
-              "nblocks", "bytes", "bpc_us", "baseline", "baseline_us", "ratio", "sent_bytes",
-              "sent_msg", "lb_bytes", "correct");
+      fprintf(f, "%-12s %4s %7s %6s %12s %-20s %12s %7s", "algorithm", "p", "nblocks", "bytes",
+              "bpc_us", "baseline", "baseline_us", "ratio");
+      if (rl != NULL) {
+        char h1[48], h2[48];
+        snprintf(h1, sizeof h1, "%s_us", rl);
+        snprintf(h2, sizeof h2, "vs_%s", rl);
+        fprintf(f, " %12s %8s", h1, h2);
+      }
+      fprintf(f, " %12s %8s %12s %7s\n", "sent_bytes", "sent_msg", "lb_bytes", "correct");
       env->header_done = 1;
     }
     char bb[32];
@@ -701,10 +715,15 @@ static void print_result(bench_env_t *env, const bench_case_t *c, const summary_
       snprintf(name, sizeof name, "%s[%s]", c->algorithm, c->kvec);
     else
       snprintf(name, sizeof name, "%s", c->algorithm);
-    fprintf(f, "%-12s %4d %7d %6s %12.2f %-20s %12.2f %7.3f %12llu %8llu %12llu %7s\n", name,
-            env->size, c->nblocks, bb, b->median * 1e6, c->baseline, m->median * 1e6, ratio,
-            (unsigned long long)st[ST_BYTES], (unsigned long long)st[ST_MSGS],
-            (unsigned long long)c->lower_bound_bytes, correct ? "yes" : "NO");
+    fprintf(f, "%-12s %4d %7d %6s %12.2f %-20s %12.2f %7.3f", name, env->size, c->nblocks, bb,
+            b->median * 1e6, c->baseline, m->median * 1e6, ratio);
+    if (rl != NULL && ref > 0)
+      fprintf(f, " %12.2f %8.3f", ref * 1e6, b->median / ref);
+    else if (rl != NULL)
+      fprintf(f, " %12s %8s", "-", "-");
+    fprintf(f, " %12llu %8llu %12llu %7s\n", (unsigned long long)st[ST_BYTES],
+            (unsigned long long)st[ST_MSGS], (unsigned long long)c->lower_bound_bytes,
+            correct ? "yes" : "NO");
   }
   fflush(f);
 }
@@ -808,9 +827,12 @@ int bench_run_case(bench_env_t *env, const bench_case_t *c)
     bench_error(env, "MPI_Allreduce of the results failed");
     goto cleanup;
   }
-  if (env->rank == 0) {
+  {
     summary_t b = summarize(tmax, reps), m = summarize(tmax + reps, reps);
-    print_result(env, c, &b, &m, stmax, gcorrect);
+    if (c->median_out != NULL)
+      *c->median_out = b.median;
+    if (env->rank == 0)
+      print_result(env, c, &b, &m, stmax, gcorrect);
   }
   if (!gcorrect) {
     env->nfail++;

@@ -95,6 +95,14 @@ typedef struct bench_case {
   int (*run_baseline)(void *state);
   int (*check)(void *state, int *correct);
   int (*bpc_done)(void *state);
+  /* With an engine's ref_label: the reference time of this line's variant
+   * (e.g. the same strategy on dense data, measured earlier in the run), in
+   * seconds; <= 0 = unknown (null). ref_self: this line is its own
+   * reference (ratio 1). */
+  double ref_s;
+  int ref_self;
+  /* If not NULL: set to the bpc variant's median time (s) on every rank. */
+  double *median_out;
 } bench_case_t;
 
 /* An option only one benchmark knows (`--name VALUE`, or a flag). */
@@ -123,6 +131,10 @@ typedef struct bench_engine {
   int default_blocks_per_proc;
   const bench_eopt_t *options; /* its own options, terminated by a NULL name; or NULL */
   const char *notes; /* extra usage text (what is measured), or NULL */
+  /* If set (e.g. "dense"): every line also reports its case's ref_s as
+   * "<label>_s" and median / ref_s as "vs_<label>" (JSON), columns
+   * "<label>_us" and "vs_<label>" in the table. */
+  const char *ref_label;
   /* Run every configuration (bench_run_case for each). Returns a
    * BENCH_EXIT_* code, the same on every rank. */
   int (*run)(bench_env_t *env);

@@ -3,25 +3,47 @@
  * (lib/composite) against MPI collectives in the same run.
  *
  * One block per process, one image per block (RGBA float premultiplied, 16
- * bytes per pixel; z-buffer adds a float depth), dense (every pixel
- * active) or sparse (a window of about 10% of the pixels, elsewhere
- * transparent). For every strategy of bpc_algorithms("composite") (radixk
- * with the automatic k-vector, also as radixk-k2 with every k = 2,
- * binary-swap, direct-send, shift, pipeline):
+ * bytes per pixel; z-buffer adds a float depth). `--active LIST` sets the
+ * percent of active (non-empty) pixels of every layer: 100 = dense (every
+ * pixel active), 0 = every layer empty, in between a few filled ellipses
+ * ("blobs", like a rendered volume's footprint) at positions drawn from
+ * `--seed` and the block id, scaled together until they cover the
+ * requested share of the image. Inside a blob alpha falls smoothly from the
+ * centre; its outer rim is emissive (alpha 0, colour > 0); outside every
+ * pixel is empty (rgba 0, depth +inf). For every strategy of
+ * bpc_algorithms("composite") (radixk with the automatic k-vector, also as
+ * radixk-k2 with every k = 2, binary-swap, direct-send, shift, pipeline):
  *   reduce-scatter: bpc_composite (each block keeps its piece) vs
  *     MPI_Reduce_scatter_block with a user MPI_Op (over: commute = 0);
  *   gather: bpc_composite with gather to rank 0 vs MPI_Reduce to rank 0.
+ * The dense case runs first, so every line also reports the same
+ * strategy's dense time of this run (dense_s, vs_dense).
+ * bpc_composite overwrites its input: the layer is restored from a
+ * pristine copy before every bpc repetition (untimed, in prepare); the
+ * buffers live for one image size and operator.
  * Results are checked every repetition against a reference computed from
- * the generator (pieces in full; gathered images on a sample of pixels).
+ * the generator (pieces on every third pixel; gathered images on a sample).
  */
 #include "bench.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { CB_DENSE = 0, CB_SPARSE = 1 };
+#define CB_MAX_ACTIVE 16 /* values in --active */
+#define CB_MAX_BLOBS 6   /* ellipses per layer */
+#define CB_RIM 0.9f      /* r^2 beyond which a blob pixel is emissive (alpha 0) */
+#define CB_EMPTY_DEPTH INFINITY /* depth of an empty pixel (the library's) */
+
+/* One ellipse of a layer: centre, rotation, inverse semi-axes (after the
+ * layer's scale), peak alpha, colour, base depth. */
+typedef struct cb_blob {
+  double cx, cy, c, sn, w, asp; /* w, asp: size weight and aspect (scale 1) */
+  double ia, ib;                /* 1 / semi-axes at the layer's scale */
+  float amax, col[3], d0;
+} cb_blob_t;
 
 typedef struct cb_state {
   bench_env_t *env;
@@ -29,8 +51,12 @@ typedef struct cb_state {
   int p, rank, n, nl;
   const int *gids;
   bpc_assign_t *assign;
-  int W, H, op, sparse, gather, stride;
-  float *orig_rgba, *orig_depth; /* this rank's image (one block) */
+  int W, H, op, gather, stride;
+  double active;      /* requested percent of active pixels (0..100) */
+  unsigned long seed; /* --seed */
+  cb_blob_t *blobs;   /* n * CB_MAX_BLOBS: every block's blobs */
+  int *nblobs;        /* per block */
+  float *orig_rgba, *orig_depth; /* this rank's image (one block), pristine */
   bpc_image_t im;
   bpc_composite_piece_t piece;
   bpc_composite_info_t info;
@@ -51,31 +77,132 @@ static uint32_t cb_hash(uint32_t x)
   return x;
 }
 
+/* a uniform number in [0, 1) from (seed, block, blob, field) */
+static double cb_unit(const cb_state_t *s, int g, int j, int f)
+{
+  uint32_t h = cb_hash((uint32_t)s->seed ^ 0x9e3779b9u);
+  h = cb_hash(h ^ (uint32_t)g * 0x85ebca6bu);
+  h = cb_hash(h ^ (uint32_t)(j * 16 + f) * 0xc2b2ae35u);
+  return (double)(h >> 8) / 16777216.0;
+}
+
+/* The layout of block g's blobs (scale 1), from the seed: 3..6 ellipses
+ * with centres anywhere in the image, sizes 0.6..1.4, aspect 0.5..2, any
+ * rotation, peak alpha 0.35..0.95, colour components 0.2..1, base depth
+ * 0..8 (so layers interleave in depth). */
+static void cb_blobs_layout(cb_state_t *s, int g)
+{
+  const double pi = 3.14159265358979323846;
+  cb_blob_t *b = s->blobs + (size_t)g * CB_MAX_BLOBS;
+  s->nblobs[g] = 3 + (int)(cb_unit(s, g, CB_MAX_BLOBS, 0) * 4.0);
+  for (int j = 0; j < s->nblobs[g]; j++) {
+    const double th = pi * cb_unit(s, g, j, 4);
+    b[j].cx = s->W * cb_unit(s, g, j, 0);
+    b[j].cy = s->H * cb_unit(s, g, j, 1);
+    b[j].w = 0.6 + 0.8 * cb_unit(s, g, j, 2);
+    b[j].asp = 0.5 + 1.5 * cb_unit(s, g, j, 3);
+    b[j].c = cos(th);
+    b[j].sn = sin(th);
+    b[j].amax = (float)(0.35 + 0.6 * cb_unit(s, g, j, 5));
+    for (int c = 0; c < 3; c++)
+      b[j].col[c] = (float)(0.2 + 0.8 * cb_unit(s, g, j, 6 + c));
+    b[j].d0 = (float)(8.0 * cb_unit(s, g, j, 9));
+  }
+}
+
+/* Semi-axes of block g's blobs at `scale` (pixels per unit weight). */
+static void cb_blobs_scale(cb_state_t *s, int g, double scale)
+{
+  cb_blob_t *b = s->blobs + (size_t)g * CB_MAX_BLOBS;
+  for (int j = 0; j < s->nblobs[g]; j++) {
+    const double ra = scale * b[j].w * sqrt(b[j].asp), rb = scale * b[j].w / sqrt(b[j].asp);
+    b[j].ia = ra > 0 ? 1.0 / ra : INFINITY;
+    b[j].ib = rb > 0 ? 1.0 / rb : INFINITY;
+  }
+}
+
+/* The first blob of block g holding the centre of pixel (x, y), or -1;
+ * *r2 = its normalised squared radius (0 at the centre, < 1 inside). */
+static int cb_blob_at(const cb_state_t *s, int g, int x, int y, double *r2)
+{
+  const cb_blob_t *b = s->blobs + (size_t)g * CB_MAX_BLOBS;
+  for (int j = 0; j < s->nblobs[g]; j++) {
+    const double dx = x + 0.5 - b[j].cx, dy = y + 0.5 - b[j].cy;
+    const double u = (dx * b[j].c + dy * b[j].sn) * b[j].ia;
+    const double v = (dy * b[j].c - dx * b[j].sn) * b[j].ib;
+    const double q = u * u + v * v;
+    if (q < 1.0) {
+      *r2 = q;
+      return j;
+    }
+  }
+  return -1;
+}
+
+/* The scale at which block g's blobs cover at least `frac` of the image,
+ * measured on a grid of at most about 256 x 256 pixel centres (bisection;
+ * the smallest scale found, so frac > 0 always gives some pixels). */
+static double cb_find_scale(cb_state_t *s, int g, double frac)
+{
+  const int sx = s->W > 256 ? s->W / 256 : 1, sy = s->H > 256 ? s->H / 256 : 1;
+  size_t total = 0;
+  for (int y = sy / 2; y < s->H; y += sy)
+    for (int x = sx / 2; x < s->W; x += sx)
+      total++;
+  double lo = 0.0, hi = 4.0 * (s->W > s->H ? s->W : s->H); /* hi covers everything */
+  for (int it = 0; it < 48; it++) {
+    const double mid = 0.5 * (lo + hi);
+    size_t in = 0;
+    double r2;
+    cb_blobs_scale(s, g, mid);
+    for (int y = sy / 2; y < s->H; y += sy)
+      for (int x = sx / 2; x < s->W; x += sx)
+        in += cb_blob_at(s, g, x, y, &r2) >= 0;
+    if ((double)in < frac * (double)total)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return hi;
+}
+
 /* pixel p of block g: rgba premultiplied and depth */
 static void cb_pixel(const cb_state_t *s, int g, size_t p, float *px)
 {
-  int active = 1;
-  if (s->sparse) {
-    const int x = (int)(p % (size_t)s->W), y = (int)(p / (size_t)s->W);
-    const int ww = (int)(0.316 * s->W), wh = (int)(0.316 * s->H);
-    const int x0 = (int)((uint32_t)(g * 37 + 11) % (uint32_t)(s->W - ww + 1));
-    const int y0 = (int)((uint32_t)(g * 53 + 5) % (uint32_t)(s->H - wh + 1));
-    active = x >= x0 && x < x0 + ww && y >= y0 && y < y0 + wh;
-  }
-  if (!active) {
-    px[0] = px[1] = px[2] = px[3] = 0.0f;
+  const int x = (int)(p % (size_t)s->W), y = (int)(p / (size_t)s->W);
+  if (s->active >= 100.0) { /* dense: every pixel active, noisy alpha */
+    const uint32_t h = cb_hash((uint32_t)p * 2654435761u ^ (uint32_t)g * 40503u);
+    const float a = 0.2f + 0.7f * (float)(h & 1023u) / 1023.0f;
+    px[3] = a;
+    px[0] = a * (float)((h >> 10) & 255u) / 255.0f;
+    px[1] = a * (float)((h >> 18) & 255u) / 255.0f;
+    px[2] = a * 0.5f;
     if (s->stride == 5)
-      px[4] = INFINITY;
+      px[4] = (float)(cb_hash(h) % 1000u) * 0.01f;
     return;
   }
-  const uint32_t h = cb_hash((uint32_t)p * 2654435761u ^ (uint32_t)g * 40503u);
-  const float a = 0.2f + 0.7f * (float)(h & 1023u) / 1023.0f;
-  px[3] = a;
-  px[0] = a * (float)((h >> 10) & 255u) / 255.0f;
-  px[1] = a * (float)((h >> 18) & 255u) / 255.0f;
-  px[2] = a * 0.5f;
+  double r2 = 0.0;
+  const int j = s->active > 0.0 ? cb_blob_at(s, g, x, y, &r2) : -1;
+  if (j < 0) {
+    px[0] = px[1] = px[2] = px[3] = 0.0f;
+    if (s->stride == 5)
+      px[4] = CB_EMPTY_DEPTH;
+    return;
+  }
+  const cb_blob_t *b = s->blobs + (size_t)g * CB_MAX_BLOBS + j;
+  const float q = (float)r2;
+  if (q >= CB_RIM) { /* emissive rim: no opacity, some colour */
+    px[3] = 0.0f;
+    for (int c = 0; c < 3; c++)
+      px[c] = 0.05f * b->col[c];
+  } else { /* smooth: peak at the centre, towards 0 at the rim */
+    const float a = b->amax * sqrtf((CB_RIM - q) / CB_RIM);
+    px[3] = a;
+    for (int c = 0; c < 3; c++)
+      px[c] = a * b->col[c];
+  }
   if (s->stride == 5)
-    px[4] = (float)(cb_hash(h) % 1000u) * 0.01f;
+    px[4] = b->d0 + 0.5f * q; /* a bowl: nearest at the centre */
 }
 
 /* z-buffer: b replaces a if nearer; ties go to the larger rgba bit pattern
@@ -242,13 +369,93 @@ static int has_item(const char *list, const char *item)
   return 0;
 }
 
+/* The percentages to run, from --active (or its alias --density: dense =
+ * 100, sparse = 10), the dense case first (added if not listed): it is every
+ * line's reference. Returns the count, or 0 with msg set. */
+static int cb_parse_active(const bench_env_t *env, double *acts, char *msg, size_t len)
+{
+  const char *act = bench_eopt(env, "active"), *dens = bench_eopt(env, "density");
+  int n = 1, have100 = 0;
+  acts[0] = 100.0;
+  if (act != NULL && dens != NULL) {
+    snprintf(msg, len, "give --active or --density (its old alias), not both");
+    return 0;
+  }
+  if (act == NULL && dens == NULL)
+    act = "100,47,10,1,0";
+  for (const char *p = act != NULL ? act : dens; p != NULL;) {
+    const char *c = strchr(p, ',');
+    const size_t l = c ? (size_t)(c - p) : strlen(p);
+    char item[32], *end;
+    double v = -1.0;
+    if (l > 0 && l < sizeof item) {
+      memcpy(item, p, l);
+      item[l] = '\0';
+      if (act != NULL) { /* a plain decimal number: digits, at most one point */
+        const size_t nd = strspn(item, "0123456789"), nall = strspn(item, "0123456789.");
+        const char *dot = strchr(item, '.');
+        errno = 0;
+        v = strtod(item, &end);
+        if (nall != l || (nd == 0 && (l < 2 || item[0] != '.')) ||
+            (dot != NULL && strchr(dot + 1, '.') != NULL) || errno != 0 || *end != '\0' ||
+            !(v >= 0.0 && v <= 100.0))
+          v = -1.0;
+      } else {
+        v = strcmp(item, "dense") == 0 ? 100.0 : strcmp(item, "sparse") == 0 ? 10.0 : -1.0;
+      }
+    }
+    if (v < 0.0 && act != NULL) {
+      snprintf(msg, len,
+               "--active '%s': bad value '%.*s' (want comma-separated percentages of active "
+               "pixels in 0..100, e.g. 100,47,10,1,0)",
+               act, (int)(l < 32 ? l : 32), p);
+      return 0;
+    }
+    if (v < 0.0) {
+      snprintf(msg, len, "--density '%s': bad value '%.*s' (want dense,sparse; see --active)",
+               dens, (int)(l < 32 ? l : 32), p);
+      return 0;
+    }
+    if (v == 100.0 && !have100) {
+      have100 = 1; /* already first */
+    } else if (n < CB_MAX_ACTIVE) {
+      acts[n++] = v;
+    } else {
+      snprintf(msg, len, "--active '%s': at most %d values", act ? act : dens, CB_MAX_ACTIVE - 1);
+      return 0;
+    }
+    p = c ? c + 1 : NULL;
+  }
+  return n;
+}
+
+/* Fill this rank's layer (pristine copy and MPI send buffer) for s->active;
+ * returns its count of active (non-empty) pixels. */
+static size_t cb_make_layer(cb_state_t *s)
+{
+  const size_t np = (size_t)s->W * (size_t)s->H;
+  size_t nact = 0;
+  for (size_t p = 0; p < np; p++) {
+    float px[5];
+    cb_pixel(s, s->rank, p, px);
+    memcpy(s->orig_rgba + 4 * p, px, 4 * sizeof(float));
+    if (s->stride == 5)
+      s->orig_depth[p] = px[4];
+    memcpy(s->send + (size_t)s->stride * p, px, (size_t)s->stride * sizeof(float));
+    nact += px[0] != 0.0f || px[1] != 0.0f || px[2] != 0.0f || px[3] != 0.0f;
+  }
+  return nact;
+}
+
 /* The variants: the strategy table (.registry = "composite"), then the
  * bench-only radixk-k2; "auto" runs them all. */
 static const char *const cb_extra[] = {"radixk-k2", NULL};
 static const size_t cb_default_bytes[] = {0};
 static const bench_eopt_t cb_options[] = {
     {"image", "SIDES", "square image sides, e.g. 1024,2048 (default)"},
-    {"density", "LIST", "dense,sparse (default both; sparse: about 10% active)"},
+    {"active", "LIST", "percent of active pixels per layer, in blobs (default 100,47,10,1,0)"},
+    {"density", "LIST", "old alias: dense = --active 100, sparse = 10"},
+    {"seed", "N", "seed of the blobs' layout (default 1)"},
     {"op", "LIST", "over,zbuffer (default both)"},
     {"mode", "LIST", "rs,gather (default both): reduce-scatter only, or with gather to rank 0"},
     {"dense-path", NULL, "no active-pixel encoding in bpc"},
@@ -262,16 +469,37 @@ static int cb_run(bench_env_t *env)
   const char *algos[BENCH_MAX_ALGOS];
   const int nalgos = bench_algorithms(env, algos, BENCH_MAX_ALGOS);
   const char *images = bench_eopt(env, "image") ? bench_eopt(env, "image") : "1024,2048";
-  const char *dens = bench_eopt(env, "density") ? bench_eopt(env, "density") : "dense,sparse";
   const char *ops = bench_eopt(env, "op") ? bench_eopt(env, "op") : "over,zbuffer";
   const char *modes = bench_eopt(env, "mode") ? bench_eopt(env, "mode") : "rs,gather";
   const char *thr = bench_eopt(env, "threads");
+  const char *seed = bench_eopt(env, "seed");
+  double acts[CB_MAX_ACTIVE];
+  char msg[256];
   int ret = BENCH_EXIT_OK;
   memset(&s, 0, sizeof s);
   s.env = env;
   s.p = env->size;
   s.rank = env->rank;
   s.n = env->size;
+  /* the engine's own values: the same on every rank, so each rank decides
+   * alone and says why */
+  const int nacts = cb_parse_active(env, acts, msg, sizeof msg);
+  if (nacts == 0) {
+    bench_error(env, "composite: %s", msg);
+    return BENCH_EXIT_USAGE;
+  }
+  if (seed != NULL) {
+    char *end;
+    errno = 0;
+    const long long v = strtoll(seed, &end, 10);
+    if (errno != 0 || *end != '\0' || end == seed || v < 0 || v > 4294967295LL) {
+      bench_error(env, "composite: --seed '%s': want an integer in 0..4294967295", seed);
+      return BENCH_EXIT_USAGE;
+    }
+    s.seed = (unsigned long)v;
+  } else {
+    s.seed = 1;
+  }
   if (bench_blocks_per_proc(env) != 1) {
     if (env->rank == 0)
       bench_error(env, "composite: only one block per process is benchmarked");
@@ -284,6 +512,14 @@ static int cb_run(bench_env_t *env)
     return BENCH_EXIT_FAIL;
   }
   bpc_assign_local(s.assign, &s.gids, &s.nl);
+  s.blobs = calloc((size_t)s.n * CB_MAX_BLOBS, sizeof *s.blobs);
+  s.nblobs = calloc((size_t)s.n, sizeof *s.nblobs);
+  double *scales = calloc((size_t)s.n, sizeof *scales);
+  if (bench_agree(env, s.blobs == NULL || s.nblobs == NULL || scales == NULL) != 0) {
+    bench_error(env, "composite: out of memory for %d blocks", s.n);
+    ret = BENCH_EXIT_FAIL;
+    images = NULL;
+  }
 
   for (const char *ip = images; ip != NULL && ret == BENCH_EXIT_OK;) {
     const int side = atoi(ip);
@@ -298,56 +534,66 @@ static int cb_run(bench_env_t *env)
     for (int op = 0; op < 2 && ret == BENCH_EXIT_OK; op++) {
       if (!has_item(ops, op == 0 ? "over" : "zbuffer"))
         continue;
-      for (int dn = 0; dn < 2 && ret == BENCH_EXIT_OK; dn++) {
-        if (!has_item(dens, dn == 0 ? "dense" : "sparse"))
-          continue;
-        s.W = s.H = side;
-        s.op = op == 0 ? BPC_COMPOSITE_OVER : BPC_COMPOSITE_ZBUFFER;
-        s.stride = op == 0 ? 4 : 5;
-        s.sparse = dn;
-        const size_t np = (size_t)side * (size_t)side;
-        int lrc = 0;
-        s.orig_rgba = malloc(np * 4 * sizeof(float));
-        s.im.rgba = malloc(np * 4 * sizeof(float));
-        s.send = malloc(np * (size_t)s.stride * sizeof(float));
-        s.recv = malloc(np / (size_t)s.p * (size_t)s.stride * sizeof(float));
-        if (s.stride == 5) {
-          s.orig_depth = malloc(np * sizeof(float));
-          s.im.depth = malloc(np * sizeof(float));
+      s.W = s.H = side;
+      s.op = op == 0 ? BPC_COMPOSITE_OVER : BPC_COMPOSITE_ZBUFFER;
+      s.stride = op == 0 ? 4 : 5;
+      const size_t np = (size_t)side * (size_t)side;
+      int lrc = 0;
+      /* one set of buffers for every density and repetition */
+      s.orig_rgba = malloc(np * 4 * sizeof(float));
+      s.im.rgba = malloc(np * 4 * sizeof(float));
+      s.send = malloc(np * (size_t)s.stride * sizeof(float));
+      s.recv = malloc(np / (size_t)s.p * (size_t)s.stride * sizeof(float));
+      if (s.stride == 5) {
+        s.orig_depth = malloc(np * sizeof(float));
+        s.im.depth = malloc(np * sizeof(float));
+      }
+      if (s.rank == 0) {
+        s.root = malloc(np * (size_t)s.stride * sizeof(float));
+        s.groot = malloc(np * 4 * sizeof(float));
+      }
+      if (s.orig_rgba == NULL || s.im.rgba == NULL || s.send == NULL || s.recv == NULL ||
+          (s.stride == 5 && (s.orig_depth == NULL || s.im.depth == NULL)) ||
+          (s.rank == 0 && (s.root == NULL || s.groot == NULL)))
+        lrc = 1;
+      if (bench_agree(env, lrc) != 0) {
+        bench_error(env, "composite: out of memory for %dx%d images", side, side);
+        cb_free(&s);
+        ret = BENCH_EXIT_FAIL;
+        break;
+      }
+      s.im.width = s.im.height = side;
+      MPI_Type_contiguous(s.stride, MPI_FLOAT, &s.pix);
+      MPI_Type_commit(&s.pix);
+      MPI_Op_create(op == 0 ? mpi_over : mpi_zbuf, op == 0 ? 0 : 1, &s.mop);
+      const uint64_t img_bytes = (uint64_t)np * 16u + (s.stride == 5 ? (uint64_t)np * 4u : 0u);
+      double dense_med[2][BENCH_MAX_ALGOS];
+      for (int g = 0; g < 2; g++)
+        for (int ai = 0; ai < BENCH_MAX_ALGOS; ai++)
+          dense_med[g][ai] = -1.0;
+
+      for (int di = 0; di < nacts && ret == BENCH_EXIT_OK; di++) {
+        s.active = acts[di];
+        if (s.active > 0.0 && s.active < 100.0) {
+          /* every block's layout from the seed; each rank scales its own
+           * block's blobs to the requested area, then all share scales */
+          for (int g = 0; g < s.n; g++)
+            cb_blobs_layout(&s, g);
+          double mine = cb_find_scale(&s, s.rank, s.active / 100.0);
+          MPI_Allgather(&mine, 1, MPI_DOUBLE, scales, 1, MPI_DOUBLE, s.comm);
+          for (int g = 0; g < s.n; g++)
+            cb_blobs_scale(&s, g, scales[g]);
         }
-        if (s.rank == 0) {
-          s.root = malloc(np * (size_t)s.stride * sizeof(float));
-          s.groot = malloc(np * 4 * sizeof(float));
-        }
-        if (s.orig_rgba == NULL || s.im.rgba == NULL || s.send == NULL || s.recv == NULL ||
-            (s.stride == 5 && (s.orig_depth == NULL || s.im.depth == NULL)) ||
-            (s.rank == 0 && (s.root == NULL || s.groot == NULL)))
-          lrc = 1;
-        if (bench_agree(env, lrc) != 0) {
-          bench_error(env, "composite: out of memory for %dx%d images", side, side);
-          cb_free(&s);
-          ret = BENCH_EXIT_FAIL;
-          break;
-        }
-        s.im.width = s.im.height = side;
-        for (size_t p = 0; p < np; p++) {
-          float px[5];
-          cb_pixel(&s, s.rank, p, px);
-          memcpy(s.orig_rgba + 4 * p, px, 4 * sizeof(float));
-          if (s.stride == 5)
-            s.orig_depth[p] = px[4];
-          memcpy(s.send + (size_t)s.stride * p, px, (size_t)s.stride * sizeof(float));
-        }
-        MPI_Type_contiguous(s.stride, MPI_FLOAT, &s.pix);
-        MPI_Type_commit(&s.pix);
-        MPI_Op_create(op == 0 ? mpi_over : mpi_zbuf, op == 0 ? 0 : 1, &s.mop);
-        const uint64_t img_bytes = (uint64_t)np * 16u + (s.stride == 5 ? (uint64_t)np * 4u : 0u);
+        unsigned long long nact = cb_make_layer(&s), tact = 0;
+        MPI_Allreduce(&nact, &tact, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, s.comm);
+        const double real = 100.0 * (double)tact / ((double)np * (double)s.n);
+        const char *dname = s.active >= 100.0 ? "dense" : s.active > 0.0 ? "sparse" : "empty";
         for (int g = 0; g < 2 && ret == BENCH_EXIT_OK; g++) {
           if (!has_item(modes, g == 0 ? "rs" : "gather"))
             continue;
           s.gather = g;
           for (int ai = 0; ai < nalgos && ret == BENCH_EXIT_OK; ai++) {
-            char kname[64] = "", extra[200];
+            char kname[64] = "", extra[320];
             bench_case_t c;
             memset(&c, 0, sizeof c);
             s.P = bpc_composite_params_default();
@@ -382,13 +628,13 @@ static int cb_run(bench_env_t *env)
               s.P.gather_rgba = s.groot;
             }
             snprintf(extra, sizeof extra,
-                     "\"image\":\"%dx%d\",\"op\":\"%s\",\"density\":\"%s\",\"mode\":\"%s\","
-                     "\"active_pixels\":%d",
-                     side, side, op == 0 ? "over" : "zbuffer", dn ? "sparse" : "dense",
+                     "\"image\":\"%dx%d\",\"op\":\"%s\",\"active\":%g,\"active_pct\":%.4f,"
+                     "\"density\":\"%s\",\"seed\":%lu,\"mode\":\"%s\",\"active_pixels\":%d",
+                     side, side, op == 0 ? "over" : "zbuffer", s.active, real, dname, s.seed,
                      g ? "gather" : "rs", s.P.active_pixels);
             if (!env->opts->json && env->rank == 0 && ai == 0) {
-              printf("# image %dx%d, op %s, %s, %s\n", side, side, op == 0 ? "over" : "zbuffer",
-                     dn ? "sparse (~10%% active)" : "dense",
+              printf("# image %dx%d, op %s, active %g%% (%.2f%% of the pixels of all layers), %s\n",
+                     side, side, op == 0 ? "over" : "zbuffer", s.active, real,
                      g ? "with gather to rank 0 (baseline MPI_Reduce)"
                        : "reduce-scatter (baseline MPI_Reduce_scatter_block)");
               fflush(stdout);
@@ -405,16 +651,23 @@ static int cb_run(bench_env_t *env)
             c.run_bpc = cb_run_bpc;
             c.run_baseline = cb_run_mpi;
             c.check = cb_check;
+            /* acts[0] is the dense case: the reference of the later lines */
+            c.ref_self = di == 0;
+            c.ref_s = dense_med[g][ai];
+            c.median_out = di == 0 ? &dense_med[g][ai] : NULL;
             ret = bench_run_case(env, &c);
           }
         }
-        MPI_Op_free(&s.mop);
-        MPI_Type_free(&s.pix);
-        cb_free(&s);
       }
+      MPI_Op_free(&s.mop);
+      MPI_Type_free(&s.pix);
+      cb_free(&s);
     }
   }
   cb_free(&s);
+  free(s.blobs);
+  free(s.nblobs);
+  free(scales);
   bpc_assign_destroy(&s.assign);
   MPI_Comm_free(&s.comm);
   return ret;
@@ -431,14 +684,21 @@ const bench_engine_t bench_engine_composite = {
     .n_default_bytes = 1,
     .default_blocks_per_proc = 1,
     .options = cb_options,
+    .ref_label = "dense",
     .notes =
-        "  One RGBA float image per process (z-buffer: plus depth), dense or sparse (~10%\n"
-        "  active), composited with 'over' (MPI_Op commute=0) or the z-buffer. rs:\n"
-        "  bpc_composite (every block keeps its piece) vs MPI_Reduce_scatter_block;\n"
-        "  gather: bpc_composite gathering to rank 0 vs MPI_Reduce to rank 0.\n"
-        "  radixk-k2 is radix-k with every k = 2 (compare with binary-swap). The bytes\n"
-        "  column is the image size; sent_bytes counts bpc's swap (with active pixels:\n"
-        "  encoded bytes) and, with gather, the pieces sent to rank 0; lb_bytes = image\n"
-        "  (p-1)/p.\n",
+        "  One RGBA float image per process (z-buffer: plus depth), composited with\n"
+        "  'over' (MPI_Op commute=0) or the z-buffer. --active: percent of each layer's\n"
+        "  pixels that are active, in 3-6 filled ellipses per layer (positions from\n"
+        "  --seed and the block; alpha smooth inside, an emissive rim with alpha 0 and\n"
+        "  colour > 0; rgba 0 and depth +inf outside); 100 = every pixel active (noisy\n"
+        "  alpha), 0 = every layer empty. The dense case runs first (added if not\n"
+        "  listed): dense_us / vs_dense are the same strategy's dense median of this run\n"
+        "  and the ratio to it. The input is restored from a pristine copy before each\n"
+        "  bpc repetition, untimed. rs: bpc_composite (every block keeps its piece) vs\n"
+        "  MPI_Reduce_scatter_block; gather: bpc_composite gathering to rank 0 vs\n"
+        "  MPI_Reduce to rank 0. radixk-k2 is radix-k with every k = 2 (compare with\n"
+        "  binary-swap). The bytes column is the image size; sent_bytes counts bpc's\n"
+        "  swap (with active pixels: encoded bytes) and, with gather, the pieces sent\n"
+        "  to rank 0; lb_bytes = image (p-1)/p.\n",
     .run = cb_run,
 };
