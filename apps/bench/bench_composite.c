@@ -58,6 +58,7 @@ typedef struct cb_state {
   int *nblobs;        /* per block */
   float *orig_rgba, *orig_depth; /* this rank's image (one block), pristine */
   bpc_image_t im;
+  bpc_composite_rect_t valid; /* the layer's non-empty pixels' bounding box */
   bpc_composite_piece_t piece;
   bpc_composite_info_t info;
   bpc_composite_params_t P;
@@ -435,6 +436,7 @@ static size_t cb_make_layer(cb_state_t *s)
 {
   const size_t np = (size_t)s->W * (size_t)s->H;
   size_t nact = 0;
+  int x0 = s->W, x1 = 0, y0 = s->H, y1 = 0;
   for (size_t p = 0; p < np; p++) {
     float px[5];
     cb_pixel(s, s->rank, p, px);
@@ -442,8 +444,18 @@ static size_t cb_make_layer(cb_state_t *s)
     if (s->stride == 5)
       s->orig_depth[p] = px[4];
     memcpy(s->send + (size_t)s->stride * p, px, (size_t)s->stride * sizeof(float));
-    nact += px[0] != 0.0f || px[1] != 0.0f || px[2] != 0.0f || px[3] != 0.0f;
+    if (px[0] != 0.0f || px[1] != 0.0f || px[2] != 0.0f || px[3] != 0.0f) {
+      const int x = (int)(p % (size_t)s->W), y = (int)(p / (size_t)s->W);
+      nact++;
+      x0 = x < x0 ? x : x0;
+      x1 = x + 1 > x1 ? x + 1 : x1;
+      y0 = y < y0 ? y : y0;
+      y1 = y + 1 > y1 ? y + 1 : y1;
+    }
   }
+  /* what a renderer knows of its block: the screen bounds of its data */
+  s->valid = x1 > x0 ? (bpc_composite_rect_t){x0, y0, x1 - x0, y1 - y0}
+                     : (bpc_composite_rect_t){0, 0, 0, 0};
   return nact;
 }
 
@@ -459,6 +471,7 @@ static const bench_eopt_t cb_options[] = {
     {"op", "LIST", "over,zbuffer (default both)"},
     {"mode", "LIST", "rs,gather (default both): reduce-scatter only, or with gather to rank 0"},
     {"dense-path", NULL, "no active-pixel encoding in bpc"},
+    {"valid", NULL, "pass each layer's bounding box of non-empty pixels (params.valid)"},
     {"threads", "T", "OpenMP threads for bpc's compositing (default 1)"},
     {NULL, NULL, NULL},
 };
@@ -600,6 +613,7 @@ static int cb_run(bench_env_t *env)
             s.P.op = s.op;
             s.P.nthreads = thr ? atoi(thr) : 1;
             s.P.active_pixels = bench_eopt(env, "dense-path") == NULL;
+            s.P.valid = bench_eopt(env, "valid") != NULL ? &s.valid : NULL;
             s.P.algorithm = algos[ai];
             if (strcmp(algos[ai], "radixk-k2") == 0) {
               int nk = 0, m = s.n;
@@ -629,9 +643,10 @@ static int cb_run(bench_env_t *env)
             }
             snprintf(extra, sizeof extra,
                      "\"image\":\"%dx%d\",\"op\":\"%s\",\"active\":%g,\"active_pct\":%.4f,"
-                     "\"density\":\"%s\",\"seed\":%lu,\"mode\":\"%s\",\"active_pixels\":%d",
+                     "\"density\":\"%s\",\"seed\":%lu,\"mode\":\"%s\",\"active_pixels\":%d,"
+                     "\"valid\":%d",
                      side, side, op == 0 ? "over" : "zbuffer", s.active, real, dname, s.seed,
-                     g ? "gather" : "rs", s.P.active_pixels);
+                     g ? "gather" : "rs", s.P.active_pixels, s.P.valid != NULL);
             if (!env->opts->json && env->rank == 0 && ai == 0) {
               printf("# image %dx%d, op %s, active %g%% (%.2f%% of the pixels of all layers), %s\n",
                      side, side, op == 0 ? "over" : "zbuffer", s.active, real,

@@ -69,6 +69,14 @@ elif ! grep -q 'dense_us *vs_dense' "$tmp/out" ||
   echo "FAIL: the table lacks the dense columns or lines:"; cat "$tmp/out"; fail=1
 fi
 
+# --valid passes each layer's bounding box: every line still correct, and says so
+if ! timeout -k 5 120 "$MPIRUN" -np 3 "$app" composite --image 48 --active 10,0 --valid \
+    --mode rs,gather --reps 1 --warmup 0 --json >"$tmp/out" 2>"$tmp/err"; then
+  echo "FAIL: np=3 --valid failed"; cat "$tmp/err"; fail=1
+elif [ "$(grep -c '"valid":1' "$tmp/out")" -lt 3 ] || grep -q '"correct":0' "$tmp/out"; then
+  echo "FAIL: --valid lines missing or wrong:"; cat "$tmp/out"; fail=1
+fi
+
 # --density, the old option, is an alias (sparse = 10%)
 if ! timeout -k 5 120 "$MPIRUN" -np 2 "$app" composite --image 32 --density sparse --op zbuffer \
     --mode gather --algorithm radixk --reps 1 --warmup 0 --json >"$tmp/out" 2>"$tmp/err"; then
