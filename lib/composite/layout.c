@@ -205,8 +205,96 @@ static int gather_rank_of(const void *arg, int gid)
  * needs, it still takes every piece (into pool buffers) and fails
  * afterwards.
  */
+/* With active pixels on radix-k: every block's piece travels encoded from
+ * its runs (an empty piece: 16 bytes) and the gather rank writes the empty
+ * pattern and the runs into place. */
+static int gather_sparse(bpc__cp_call_t *c)
+{
+  bpc_ctx_t *ctx = c->ctx;
+  const bpc_composite_params_t *P = c->P;
+  bpc__cp_t *cp = &c->cp;
+  const int root = P->gather_rank, vgid = c->nblocks;
+  const size_t ppe = cp->px_per_elem > 0 ? cp->px_per_elem : 1;
+  const unsigned long long bd = cp->bytes_dense, bs = cp->bytes_sent, pe = cp->pieces_encoded;
+  bpc__exch_t *ex = NULL;
+  /* the encoded pieces, kept until the exchange is closed */
+  void **bufs = calloc((size_t)(c->nlocal > 0 ? c->nlocal : 1), sizeof *bufs);
+  size_t *caps = calloc((size_t)(c->nlocal > 0 ? c->nlocal : 1), sizeof *caps);
+  int rc = bufs == NULL || caps == NULL
+               ? bpc__err(ctx, BPC_ENOMEM, "composite: out of memory to gather %d pieces",
+                          c->nlocal)
+               : BPC_OK;
+  int rc0 = bpc__exch_open(ctx, NULL, gather_rank_of, c, &ex);
+  if (rc0 != BPC_OK) {
+    free(bufs);
+    free(caps);
+    return rc0;
+  }
+  bpc__stats_set_round(ctx, ctx->last.nrounds); /* a round of its own, after the swap's */
+  for (int i = 0; i < c->nlocal && rc == BPC_OK; i++) {
+    if (c->sp[i].count == 0)
+      continue;
+    const size_t bound = bpc__cp_bound(c->sp[i].count, cp) + 8; /* room: never "send dense" */
+    void *buf = bufs[i] = bpc__pool_get(ctx, bound, &caps[i]);
+    if (buf == NULL) {
+      rc = bpc__err(ctx, BPC_ENOMEM, "composite: out of memory for a %zu-byte piece", bound);
+      break;
+    }
+    const size_t eb = bpc__cp_encode_block(buf, bound, i, c->sp[i].offset, c->sp[i].count, cp);
+    rc = bpc__exch_send(ex, c->lgids[i], vgid, 0, buf, eb, 0);
+  }
+  cp->bytes_dense = bd; /* the counters are the swap's */
+  cp->bytes_sent = bs;
+  cp->pieces_encoded = pe;
+  for (int g = 0; g < c->nblocks && c->rank == root; g++) {
+    bpc_swap_piece_t pc;
+    bpc__msg_t *m = NULL;
+    bpc_swap_piece_of(&c->sinfo, c->count, c->pos_of[g], &pc);
+    if (pc.count == 0)
+      continue;
+    int rc2 = bpc__exch_wait(ex, vgid, g, 0, &m);
+    if (rc2 == BPC_OK && bpc__cp_check(m->data, m->bytes, pc.count, cp) != 0)
+      rc2 = bpc__err(ctx, BPC_ETRUNC, "composite: block %d's gathered piece (%zu bytes) is "
+                                      "malformed", g, m->bytes);
+    if (rc2 == BPC_OK) {
+      const size_t p0 = pc.offset * ppe, np = pc.count * ppe;
+      memset(P->gather_rgba + 4 * p0, 0, np * 4 * sizeof(float));
+      float *gd = c->hasdepth ? P->gather_depth : NULL;
+      for (size_t q = 0; gd != NULL && q < np; q++)
+        gd[p0 + q] = cp->empty_depth;
+      const unsigned char *in = m->data;
+      uint64_t nr;
+      memcpy(&nr, in + 8, sizeof nr);
+      const float *px = (const float *)(in + 16 + 8 * nr);
+      const size_t st = (size_t)cp->stride;
+      for (uint64_t r = 0; r < nr; r++) {
+        uint32_t rs[2];
+        memcpy(rs, in + 16 + 8 * r, sizeof rs);
+        for (size_t q = p0 + rs[0]; q < p0 + rs[0] + rs[1]; q++, px += st) {
+          memcpy(P->gather_rgba + 4 * q, px, 4 * sizeof(float));
+          if (gd != NULL)
+            gd[q] = px[4];
+        }
+      }
+    }
+    bpc__msg_release(ex, m);
+    rc = rc != BPC_OK ? rc : rc2;
+    if (rc2 != BPC_OK && m == NULL)
+      break; /* the exchange itself failed */
+  }
+  int rc2 = bpc__exch_close(&ex);
+  for (int i = 0; bufs != NULL && caps != NULL && i < c->nlocal; i++)
+    bpc__pool_put(ctx, bufs[i], caps[i]);
+  free(bufs);
+  free(caps);
+  return rc != BPC_OK ? rc : rc2;
+}
+
 int bpc__cp_gather(bpc__cp_call_t *c)
 {
+  /* the same choice on every rank (from agreed values only) */
+  if (c->cp.encode && c->swap_algo == BPC_SWAP_RADIXK && c->npix <= UINT32_MAX)
+    return gather_sparse(c);
   bpc_ctx_t *ctx = c->ctx;
   const bpc_composite_params_t *P = c->P;
   const int root = P->gather_rank, vgid = c->nblocks;

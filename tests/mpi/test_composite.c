@@ -375,6 +375,18 @@ static int ex_case(bpc_assign_t *a, const char *strat, int op, int split, int va
   P.valid = variant == 1 ? valid : NULL;
   P.output = variant == 2 ? out : NULL;
   P.active_pixels = variant != 3;
+  /* every other case gathers (rgba and depth) to the last rank */
+  static float grgba[4 * ENP], gdep[ENP];
+  const int gather = (seed + variant) % 2 == 0;
+  if (gather) {
+    P.gather_rank = t_size - 1;
+    P.gather_rgba = grgba;
+    P.gather_depth = hasd ? gdep : NULL;
+    for (size_t p = 0; p < 4 * ENP; p++)
+      grgba[p] = -1.0f;
+    for (size_t p = 0; p < ENP; p++)
+      gdep[p] = -1.0f;
+  }
   bpc_composite_info_t info;
   int rc = bpc_composite(ctx, a, im, &P, pc, &info);
   char tag[200];
@@ -412,6 +424,17 @@ static int ex_case(bpc_assign_t *a, const char *strat, int op, int split, int va
       }
   }
   free(pos_of);
+  if (gather && t_rank == t_size - 1)
+    for (size_t p = 0; p < ENP && fails == 0; p++) {
+      float acc[4], ad = ed;
+      ex_reference(n, order, p, seed, ed, op, hasd, acc, &ad);
+      if (memcmp(acc, grgba + 4 * p, sizeof acc) != 0 || (hasd && memcmp(&ad, gdep + p, 4) != 0)) {
+        fprintf(stderr, "%s: gathered pixel %zu: %g %g %g %g d %g, reference %g %g %g %g d %g\n",
+                tag, p, grgba[4 * p], grgba[4 * p + 1], grgba[4 * p + 2], grgba[4 * p + 3],
+                hasd ? gdep[p] : 0.0, acc[0], acc[1], acc[2], acc[3], ad);
+        fails++;
+      }
+    }
   T_CHECK(fails == 0, "%s: %d wrong pixel(s)", tag, fails);
   return fails;
 }
