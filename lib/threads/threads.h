@@ -89,6 +89,13 @@ typedef struct bpc__tree_job {
  */
 int bpc__tree_reduce_many(const bpc__tree_t *t, bpc__tree_job_t *jobs, int njobs);
 
+/* How `work` elements in all (the largest job maxcount) are cut: *nthreads
+ * (at most t->nthreads, and no more than chunks of min_chunk) and *chunk
+ * (about 16 per thread, at least min_chunk; maxcount when serial). The
+ * rule of bpc__tree_reduce_many, for other element-wise batches. */
+void bpc__tree_chunks(const bpc__tree_t *t, size_t work, size_t maxcount, int *nthreads,
+                      size_t *chunk);
+
 /* The merges the tree does for m operands, in execution order (level by
  * level, left to right): left[i], right[i] are operand indices (the first
  * operand of each run), into[i] is the index whose buffer receives the

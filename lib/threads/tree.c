@@ -59,6 +59,24 @@ int bpc__tree_plan(int m, int home, int *left, int *right, int *into, int cap)
   return nm;
 }
 
+void bpc__tree_chunks(const bpc__tree_t *t, size_t work, size_t maxcount, int *nthreads,
+                      size_t *chunk)
+{
+  const size_t minc = t->min_chunk > 0 ? t->min_chunk : 1;
+  /* No more threads than chunks of work: small reductions stay serial
+   * (starting a parallel region costs more than they do). */
+  int T = t->nthreads > 1 ? t->nthreads : 1;
+  if ((size_t)T > work / minc)
+    T = work / minc > 0 ? (int)(work / minc) : 1;
+  size_t ch = maxcount > 0 ? maxcount : 1;
+  if (T > 1) {
+    const size_t per = work / (16 * (size_t)T);
+    ch = per > minc ? per : minc;
+  }
+  *nthreads = T;
+  *chunk = ch;
+}
+
 /* One merge: the two buffers and the order flag. */
 typedef struct merge {
   char *inout;
@@ -137,12 +155,9 @@ int bpc__tree_reduce_many(const bpc__tree_t *t, bpc__tree_job_t *jobs, int njobs
   }
 
   const size_t es = t->elem_size;
-  const size_t minc = t->min_chunk > 0 ? t->min_chunk : 1;
-  /* No more threads than chunks of work: small reductions stay serial
-   * (starting a parallel region costs more than they do). */
-  int T = t->nthreads > 1 ? t->nthreads : 1;
-  if ((size_t)T > work / minc)
-    T = work / minc > 0 ? (int)(work / minc) : 1;
+  int T = 1;
+  size_t chunk = maxcount;
+  bpc__tree_chunks(t, work, maxcount, &T, &chunk);
   /* With threads the element range of every job is cut into chunks and each
    * chunk runs through its job's whole tree (every merge of every level) on
    * its own: the operator is element-wise, so levels need no barrier
@@ -151,11 +166,6 @@ int bpc__tree_reduce_many(const bpc__tree_t *t, bpc__tree_job_t *jobs, int njobs
    * thread that loses its core delays the call by one chunk, not by its
    * share). Serially every job goes through its tree whole, level by level
    * (measured no faster in pieces). */
-  size_t chunk = maxcount;
-  if (T > 1) {
-    const size_t per = work / (16 * (size_t)T);
-    chunk = per > minc ? per : minc;
-  }
   size_t nunits = 0;
   for (int i = 0; i < njobs; i++)
     if (jobs[i].count > 0 && jobs[i].m > 1)

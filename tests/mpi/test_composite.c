@@ -447,6 +447,9 @@ static int ex_case(bpc_assign_t *a, const char *strat, int op, int split, int va
 START_TEST(test_sparse_exact)
 {
   int order[64], idx = 0;
+  /* cut the blends into chunks of a few elements across 2 threads (every
+   * other case), so runs straddle chunk borders */
+  setenv("BPC_TREE_MIN_CHUNK", "5", 1);
   const int ops[3] = {BPC_COMPOSITE_OVER, BPC_COMPOSITE_ZBUFFER, BPC_COMPOSITE_USER};
   for (int bpp = 1; bpp <= 4; bpp++) {
     const int n = bpp * t_size;
@@ -468,6 +471,7 @@ START_TEST(test_sparse_exact)
       }
     bpc_assign_destroy(&a);
   }
+  unsetenv("BPC_TREE_MIN_CHUNK");
   T_SYNC();
 }
 END_TEST

@@ -156,17 +156,10 @@ int bpc__swap_fold(bpc__swap_call_t *c, const bpc__swap_fold_t *jobs, int njobs)
       maxcount = jobs[i].count;
     nops += (uint64_t)jobs[i].nops;
   }
-  /* chunks as in lib/threads' tree: at least min_chunk elements, about 16
-   * per thread; serially every fold goes whole */
-  const size_t minc = c->tree.min_chunk > 0 ? c->tree.min_chunk : 1;
-  int T = c->tree.nthreads > 1 ? c->tree.nthreads : 1;
-  if ((size_t)T > work / minc)
-    T = work / minc > 0 ? (int)(work / minc) : 1;
-  size_t chunk = maxcount > 0 ? maxcount : 1;
-  if (T > 1) {
-    const size_t per = work / (16 * (size_t)T);
-    chunk = per > minc ? per : minc;
-  }
+  /* chunks as in lib/threads' tree: serially every fold goes whole */
+  int T = 1;
+  size_t chunk = 1;
+  bpc__tree_chunks(&c->tree, work, maxcount, &T, &chunk);
   size_t nunits = 0;
   for (int i = 0; i < njobs; i++)
     if (jobs[i].nops > 0 && jobs[i].count > 0)
