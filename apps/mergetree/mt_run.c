@@ -391,6 +391,7 @@ typedef struct run {
   const mt_run_params_t *p;
   mt_geom_t geo;
   const bpc_assign_t *assign;
+  int *order; /* the merge's order: gids rank by rank (bisect) */
   const int *gids;
   int nl;
   mt_tree_t **trees;   /* per local block: its item */
@@ -897,6 +898,45 @@ cleanup:
   return rc;
 }
 
+/* Compact regions per rank: split the box [lo, hi) of block coordinates
+ * across its longest side (in vertices) in proportion to the ranks
+ * [r0, r1) of each side, recursively (recursive bisection). A rank's
+ * blocks then form a near-cubic box, not a slab of consecutive gids: its
+ * tree (the region's boundary) and the glues of the merge's rounds across
+ * ranks stay small. Ranks 2i and 2i + 1 are the two halves of one split,
+ * and so on up, so the merge's rounds glue neighbouring regions. */
+static void bisect(const bpc_decomp_t *d, const int lo[3], const int hi[3], int r0, int r1,
+                   const double ext[3], int *map)
+{
+  int axis = -1;
+  for (int a = 0; a < 3; a++)
+    if (hi[a] - lo[a] > 1 &&
+        (axis < 0 || (hi[a] - lo[a]) * ext[a] > (hi[axis] - lo[axis]) * ext[axis]))
+      axis = a;
+  if (r1 - r0 == 1 || axis < 0) {
+    int c[3];
+    for (c[2] = lo[2]; c[2] < hi[2]; c[2]++)
+      for (c[1] = lo[1]; c[1] < hi[1]; c[1]++)
+        for (c[0] = lo[0]; c[0] < hi[0]; c[0]++) {
+          int gid = 0;
+          bpc_decomp_coords_to_gid(d, c, &gid);
+          map[gid] = r0;
+        }
+    return;
+  }
+  const int n = r1 - r0, nl = n / 2, len = hi[axis] - lo[axis];
+  int cut = lo[axis] + (int)(((long long)len * nl + n / 2) / n);
+  if (cut < lo[axis] + 1)
+    cut = lo[axis] + 1;
+  if (cut > hi[axis] - 1)
+    cut = hi[axis] - 1;
+  int mid[3] = {hi[0], hi[1], hi[2]}, mlo[3] = {lo[0], lo[1], lo[2]};
+  mid[axis] = cut;
+  mlo[axis] = cut;
+  bisect(d, lo, mid, r0, r0 + nl, ext, map);
+  bisect(d, mlo, hi, r0 + nl, r1, ext, map);
+}
+
 int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pairs_t *pairs,
            mt_seg_t *seg, mt_run_stats_t *st, char *msg, size_t len)
 {
@@ -924,6 +964,44 @@ int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pai
     snprintf(msg, len, "%s", bpc_last_error(ctx));
     return 2;
   }
+  /* the same cut, its blocks given to the ranks in compact boxes (bisect);
+   * the merge visits them rank by rank (order) */
+  int size = 1, divs[3] = {1, 1, 1};
+  bpc_ctx_size(ctx, &size);
+  int *bmap = malloc(sizeof *bmap * (size_t)p->nblocks);
+  int *order = malloc(sizeof *order * (size_t)p->nblocks);
+  /* the same on every rank: a failure here is every rank's */
+  if (bmap == NULL || order == NULL) {
+    free(bmap);
+    free(order);
+    bpc_decomp_destroy(&d);
+    snprintf(msg, len, "out of memory");
+    return 1;
+  }
+  {
+    const int lo[3] = {0, 0, 0};
+    double ext[3];
+    bpc_decomp_divs(d, divs);
+    for (int i = 0; i < 3; i++)
+      ext[i] = (double)f->dims[i] / divs[i];
+    bisect(d, lo, divs, 0, size, ext, bmap);
+    int w = 0;
+    for (int r = 0; r < size; r++)
+      for (int g = 0; g < p->nblocks; g++)
+        if (bmap[g] == r)
+          order[w++] = g;
+  }
+  bpc_decomp_destroy(&d);
+  dp.assign = BPC_ASSIGN_USER;
+  dp.map = bmap;
+  rc = bpc_decomp_create(ctx, &dp, &d);
+  free(bmap);
+  if (rc != BPC_OK) {
+    free(order);
+    snprintf(msg, len, "%s", bpc_last_error(ctx));
+    return 1;
+  }
+  R.order = order;
   R.geo.d = d;
   R.geo.nblocks = p->nblocks;
   int lerr = mt_geom_tables(&R.geo) != 0;
@@ -1043,6 +1121,7 @@ int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pai
     mp.k = kv;
     mp.nk = nk;
   }
+  mp.order = R.order;
   t0 = bpc_wtime(ctx);
   rc = bpc_merge(ctx, R.assign, &type, (void **)R.trees, &op, &mp, NULL);
   st->t_merge = bpc_wtime(ctx) - t0;
@@ -1097,5 +1176,6 @@ cleanup:
   bpc_blocks_destroy(&blocks);
   mt_geom_free(&R.geo);
   bpc_decomp_destroy(&d);
+  free(R.order);
   return ret;
 }
