@@ -58,7 +58,7 @@ static const char *usage_text =
     "  --threads N          OpenMP threads over local blocks (default: OpenMP's)\n"
     "  --tile E             sweep blocks wider than E in tiles of at most E^3\n"
     "                       vertices, so memory does not grow with the block\n"
-    "                       (default 32; 0: whole blocks; not with a segmentation)\n"
+    "                       (default 32; 0: whole blocks)\n"
     "Output (rank 0):\n"
     "  --persistence T      keep pairs with |death - birth| >= T (default 0: all);\n"
     "                       a segmentation's branches below T take the label\n"

@@ -614,6 +614,7 @@ static int sweep_tiled(run_t *R, int li, int gid, const bpc_bounds_t *core, mt_t
   mt_tree_t **pend = NULL, *acc = NULL;
   int npend = 0, rc = 1, nt = 1;
   int64_t pend_nodes = 0;
+  mt_labs_t tl = {0};
   memset(&T, 0, sizeof T);
   T.geo = geo;
   *tout = NULL;
@@ -637,6 +638,12 @@ static int sweep_tiled(run_t *R, int li, int gid, const bpc_bounds_t *core, mt_t
   pend = malloc(sizeof *pend * (size_t)(nt + 1));
   if (T.done == NULL || pend == NULL)
     goto cleanup;
+  /* with a segmentation: the block's core labels (-1: pending) and values,
+   * filled tile by tile and by the glues */
+  int64_t *blab = R->seg != NULL ? R->seg->label[li] : NULL;
+  float *bval = R->seg != NULL ? R->seg->value[li] : NULL;
+  const int64_t bex[3] = {core->max[0] - core->min[0], core->max[1] - core->min[1],
+                          core->max[2] - core->min[2]};
   int ndone = 0;
   for (int tz = 0; tz < T.k[2]; tz++)
     for (int ty = 0; ty < T.k[1]; ty++)
@@ -649,10 +656,31 @@ static int sweep_tiled(run_t *R, int li, int gid, const bpc_bounds_t *core, mt_t
           hi[d] = core->min[d] + ext * (ti[d] + 1) / T.k[d];
         }
         mt_tree_t *t = NULL;
-        rc = sweep_box(R, li, gid, lo, hi, 0, &t, NULL, NULL, NULL);
+        box_t b;
+        int64_t *lab = NULL;
+        double *val = NULL;
+        memset(&b, 0, sizeof b);
+        rc = sweep_box(R, li, gid, lo, hi, 0, &t, blab ? &b : NULL, blab ? &lab : NULL,
+                       blab ? &val : NULL);
         if (rc != 0 || t == NULL) /* an error, or a non-finite value */
           goto cleanup;
         rc = 1;
+        if (blab != NULL) { /* the tile's core into the block's arrays */
+          for (int64_t z = lo[2]; z < hi[2]; z++)
+            for (int64_t y = lo[1]; y < hi[1]; y++)
+              for (int64_t x = lo[0]; x < hi[0]; x++) {
+                const int64_t i = b.a[0].core[x - lo[0]] +
+                                  b.a[0].m * (b.a[1].core[y - lo[1]] + b.a[1].m * b.a[2].core[z - lo[2]]);
+                const int64_t o = (x - core->min[0]) +
+                                  bex[0] * ((y - core->min[1]) + bex[1] * (z - core->min[2]));
+                blab[o] = lab[i];
+                bval[o] = (float)val[i];
+              }
+          for (int d = 0; d < 3; d++)
+            axis_free(&b.a[d]);
+          free(lab);
+          free(val);
+        }
         T.done[tx + T.k[0] * (ty + T.k[1] * tz)] = 1;
         ndone++;
         pend[npend++] = t;
@@ -664,10 +692,28 @@ static int sweep_tiled(run_t *R, int li, int gid, const bpc_bounds_t *core, mt_t
         mt_tree_t *out = calloc(1, sizeof *out);
         if (out == NULL || mt_glue_region(geo, tile_onb, &T, ndone == nt && geo->nblocks == 1,
                                           1, pend, npend, R->p->sub, &R->bpairs[li], out,
-                                          NULL) != 0) {
+                                          blab ? &tl : NULL) != 0) {
           free(out);
           goto cleanup;
         }
+        /* labels the glue decided: in the core, at once; elsewhere (none
+         * expected: other vertices are on the block's boundary) by the
+         * merge's routing */
+        for (size_t q = 0; q < tl.n; q++) {
+          const int64_t g = tl.p[q].gid, c[3] = {g % geo->dims[0], g / geo->dims[0] % geo->dims[1],
+                                                 g / geo->dims[0] / geo->dims[1]};
+          int in = 1;
+          for (int d = 0; d < 3; d++)
+            in &= c[d] >= core->min[d] && c[d] < core->max[d];
+          if (in)
+            blab[(c[0] - core->min[0]) + bex[0] * ((c[1] - core->min[1]) + bex[1] * (c[2] - core->min[2]))] =
+                tl.p[q].label;
+          else if (mt_labs_push(&R->blabs[li], g, tl.p[q].label) != 0) {
+            tree_destroy(out, NULL);
+            goto cleanup;
+          }
+        }
+        tl.n = 0;
         for (int i = 0; i < npend; i++)
           tree_destroy(pend[i], NULL);
         npend = 0;
@@ -682,6 +728,7 @@ cleanup:
     if (pend[i] != acc)
       tree_destroy(pend[i], NULL);
   tree_destroy(acc, NULL);
+  free(tl.p);
   free(pend);
   free(T.done);
   for (int d = 0; d < 3; d++)
@@ -706,7 +753,18 @@ static int local_step(void *block, int gid, void *user)
   R->bad[li] = -1;
   bpc_decomp_bounds(geo->d, gid, &core, NULL);
   for (int d = 0; d < 3; d++)
-    tiled |= R->seg == NULL && R->p->tile > 0 && core.max[d] - core.min[d] > R->p->tile;
+    tiled |= R->p->tile > 0 && core.max[d] - core.min[d] > R->p->tile;
+  if (tiled && R->seg != NULL) { /* the core's labels, -1 where the merge decides */
+    const int64_t nv = (core.max[0] - core.min[0]) * (core.max[1] - core.min[1]) *
+                       (core.max[2] - core.min[2]);
+    R->seg->core[li] = core;
+    R->seg->label[li] = malloc(sizeof(int64_t) * (size_t)nv);
+    R->seg->value[li] = malloc(sizeof(float) * (size_t)nv);
+    if (R->seg->label[li] == NULL || R->seg->value[li] == NULL)
+      goto cleanup;
+    for (int64_t i = 0; i < nv; i++)
+      R->seg->label[li][i] = -1;
+  }
   if (tiled)
     rc = sweep_tiled(R, li, gid, &core, &t);
   else

@@ -55,6 +55,11 @@ segcheck "--dims 10,8,7 --field noise --levels 3" "--sublevel"
 segcheck "$blobs --levels 4" "--wrap --persistence 0.1" "7 8 27" 5
 segcheck "--dims 10,8,7 --field noise --levels 3" "--sublevel --persistence 0.1" "2 10 27" 9
 segcheck "$blobs" "--sublevel --persistence 0.03" "7 32" 7
+# blocks swept in tiles (--tile) with a segmentation: the tiles' and the
+# tile glues' labels fill the block's; one-vertex tiles, wrap, simplified
+segcheck "$blobs --levels 4" "--wrap --tile 2" "1 8"
+segcheck "--dims 10,8,7 --field noise --levels 3" "--sublevel --tile 1 --persistence 0.1" "2 7" 9
+segcheck "$blobs" "--tile 3" "1 27"
 
 # --persistence keeps the pairs of at least that persistence, and the counts
 # of components follow
