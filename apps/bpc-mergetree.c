@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,9 +58,11 @@ static const char *usage_text =
     "  --threads N          OpenMP threads over local blocks (default: OpenMP's)\n"
     "  --tile E             sweep blocks wider than E in tiles of at most E^3\n"
     "                       vertices, so memory does not grow with the block\n"
-    "                       (default 32; 0: whole blocks; not with a segmentation)\n"
+    "                       (default 32; 0: whole blocks)\n"
     "Output (rank 0):\n"
-    "  --persistence T      keep pairs with |death - birth| >= T (default 0: all)\n"
+    "  --persistence T      keep pairs with |death - birth| >= T (default 0: all);\n"
+    "                       a segmentation's branches below T take the label\n"
+    "                       of the branch they die into\n"
     "  --thresholds LIST    print the number of components at each threshold\n"
     "  --pairs FILE         write the pairs to FILE instead of stdout\n"
     "  --segment FILE       the segmentation as .npy (int64 label per vertex: the\n"
@@ -390,6 +393,135 @@ static int gather_pairs(const mt_pairs_t *mine, int rank, int size, mt_pair_t **
 
 static int64_t max_rss_kib(void);
 
+static int cmp_i64x2(const void *a, const void *b)
+{
+  const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Index of birth gid g in the (birth, death) rows sorted by birth, or -1. */
+static int64_t find_birth(const int64_t *rows, int64_t n, int64_t g)
+{
+  int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    int64_t m = lo + (hi - lo) / 2;
+    if (rows[2 * m] < g)
+      lo = m + 1;
+    else
+      hi = m;
+  }
+  return lo < n && rows[2 * lo] == g ? lo : -1;
+}
+
+/*
+ * --persistence T with a segmentation: a branch whose persistence is below T
+ * (a printed pair's filter: |death - birth| < T, finite death) is merged into
+ * the branch it dies into, the label of its death vertex (the elder birth of
+ * the component the death vertex joins), and so on up while that one is
+ * below T too. Every rank gets the pairs below T (allgather: memory in
+ * their number, on every rank), finds the labels of the death vertices in
+ * its blocks (max-reduce: each vertex is in one block's core) and relabels
+ * its blocks. Collective; 0, or 1 (out of memory) on every rank.
+ */
+static int simplify_seg(const opts_t *o, const mt_pairs_t *pairs, mt_seg_t *seg, int size,
+                        char *msg, size_t len)
+{
+  int64_t nmine = 0;
+  for (size_t i = 0; i < pairs->n; i++)
+    nmine += pairs->p[i].dgid >= 0 &&
+             !(fabs(pairs->p[i].death - pairs->p[i].birth) >= o->persistence);
+  int64_t *mine = malloc(sizeof *mine * (size_t)(2 * nmine + 1));
+  int *counts = malloc(sizeof *counts * (size_t)size), *displs = malloc(sizeof *displs * (size_t)size);
+  int64_t *rows = NULL, *into = NULL, *fin = NULL, *stack = NULL;
+  int err = mine == NULL || counts == NULL || displs == NULL || 2 * nmine > INT_MAX, any = 0;
+  int64_t w = 0;
+  for (size_t i = 0; !err && i < pairs->n; i++)
+    if (pairs->p[i].dgid >= 0 &&
+        !(fabs(pairs->p[i].death - pairs->p[i].birth) >= o->persistence)) {
+      mine[w++] = pairs->p[i].bgid;
+      mine[w++] = pairs->p[i].dgid;
+    }
+  int cnt = err ? 0 : (int)(2 * nmine);
+  MPI_Allgather(&cnt, 1, MPI_INT, counts, 1, MPI_INT, MPI_COMM_WORLD); /* counts: all ranks */
+  int64_t total = 0;
+  for (int r = 0; r < size; r++) {
+    displs[r] = (int)total;
+    total += counts[r];
+  }
+  const int64_t ns = total / 2;
+  if (!err && total <= INT_MAX) {
+    rows = malloc(sizeof *rows * (size_t)(total + 1));
+    into = malloc(sizeof *into * (size_t)(ns + 1));
+    fin = malloc(sizeof *fin * (size_t)(ns + 1));
+    stack = malloc(sizeof *stack * (size_t)(ns + 1));
+  }
+  err |= rows == NULL || into == NULL || fin == NULL || stack == NULL;
+  MPI_Allreduce(&err, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (any) {
+    snprintf(msg, len, "out of memory simplifying the segmentation");
+    goto done;
+  }
+  MPI_Allgatherv(mine, cnt, MPI_INT64_T, rows, counts, displs, MPI_INT64_T, MPI_COMM_WORLD);
+  qsort(rows, (size_t)ns, 2 * sizeof *rows, cmp_i64x2);
+  /* the label of each death vertex, from the block whose core holds it */
+  const int64_t X = o->f.dims[0], Y = o->f.dims[1];
+  for (int64_t i = 0; i < ns; i++) {
+    const int64_t d = rows[2 * i + 1], c[3] = {d % X, d / X % Y, d / X / Y};
+    into[i] = -1;
+    for (int li = 0; li < seg->nl; li++) {
+      const bpc_bounds_t *b = &seg->core[li];
+      if (seg->label[li] == NULL || c[0] < b->min[0] || c[0] >= b->max[0] ||
+          c[1] < b->min[1] || c[1] >= b->max[1] || c[2] < b->min[2] || c[2] >= b->max[2])
+        continue;
+      const int64_t ex = b->max[0] - b->min[0], ey = b->max[1] - b->min[1];
+      into[i] = seg->label[li][(c[0] - b->min[0]) + ex * ((c[1] - b->min[1]) + ey * (c[2] - b->min[2]))];
+      break;
+    }
+  }
+  if (ns > 0)
+    MPI_Allreduce(MPI_IN_PLACE, into, (int)ns, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  /* follow each branch up to the first one kept: the label it dies into is
+   * an elder birth, so the chain ends (at most ns steps) */
+  for (int64_t i = 0; i < ns; i++)
+    fin[i] = -1;
+  for (int64_t i = 0; i < ns; i++) {
+    int64_t top = 0, j = i, lab = -1;
+    while (fin[j] < 0 && top < ns) {
+      stack[top++] = j;
+      const int64_t k = into[j] >= 0 ? find_birth(rows, ns, into[j]) : -1;
+      if (k < 0) {
+        lab = into[j] >= 0 ? into[j] : rows[2 * j];
+        break;
+      }
+      j = k;
+    }
+    if (lab < 0)
+      lab = fin[j] >= 0 ? fin[j] : rows[2 * j];
+    while (top > 0)
+      fin[stack[--top]] = lab;
+  }
+  for (int li = 0; li < seg->nl; li++) {
+    if (seg->label[li] == NULL)
+      continue;
+    const bpc_bounds_t *b = &seg->core[li];
+    const int64_t nv = (b->max[0] - b->min[0]) * (b->max[1] - b->min[1]) * (b->max[2] - b->min[2]);
+    for (int64_t v = 0; v < nv; v++) {
+      const int64_t k = find_birth(rows, ns, seg->label[li][v]);
+      if (k >= 0)
+        seg->label[li][v] = fin[k];
+    }
+  }
+done:
+  free(mine);
+  free(counts);
+  free(displs);
+  free(rows);
+  free(into);
+  free(fin);
+  free(stack);
+  return any;
+}
+
 /* One block count: run, gather, print. 0, 1 or 2 (the same on every rank). */
 static int run_count(bpc_ctx_t *ctx, const opts_t *o, int nblocks, int rank, int size,
                      FILE *pf)
@@ -410,6 +542,8 @@ static int run_count(bpc_ctx_t *ctx, const opts_t *o, int nblocks, int rank, int
     return rc;
   }
   /* the segmentation files (collective) */
+  if (rp.labels && o->persistence > 0)
+    rc = simplify_seg(o, &pairs, &seg, size, msg, sizeof msg);
   int64_t z = o->slice >= 0 ? o->slice : o->f.dims[2] / 2;
   if (rc == 0 && o->seg_npy)
     rc = mt_write_seg_npy(o->seg_npy, &o->f, &seg, rank, msg, sizeof msg) != 0;

@@ -125,7 +125,8 @@ int mt_glue(const mt_geom_t *geo, mt_tree_t *const *trees, int k, int sub, mt_pa
 
 /* The heap's high-water mark as sampled (glibc mallinfo2: bytes malloc'd
  * and in use, MPI's and bpc's included, not MPI's shared memory) where the
- * run peaks: at the end of every sweep, in every merge callback, after the
+ * run peaks: at the end of every sweep, twice in every glue (the union's
+ * vertices built, its edges built), in every merge callback, after the
  * merge. mt_heap_peak: the largest sample since the last reset minus the
  * heap in use at that reset (bytes; -1 without mallinfo2), then, with
  * reset, start again from what is in use now. Sampling is thread-safe. */
@@ -136,8 +137,10 @@ int64_t mt_heap_peak(int reset);
  * a vertex on it, or whole_given nonzero for a region that is the whole
  * domain (no boundary: survivors are essential); onb NULL: the geometry's
  * test, as mt_glue. For the tiles of one block (mt_run.c). consume: free
- * the input trees' arrays (mt_tree_free) once their union is built, before
- * the sweep; the caller still destroys the (empty) trees. */
+ * the input trees' arrays as soon as the union has them (gids and values
+ * after the union's vertices, the rest after its edges; on failure they
+ * may be partly freed), before the sweep; the caller still destroys the
+ * (empty) trees. */
 typedef int (*mt_onb_fn)(const void *ctx, int64_t gid);
 int mt_glue_region(const mt_geom_t *geo, mt_onb_fn onb, const void *ctx, int whole_given,
                    int consume, mt_tree_t *const *trees, int k, int sub, mt_pairs_t *pairs,

@@ -391,6 +391,7 @@ typedef struct run {
   const mt_run_params_t *p;
   mt_geom_t geo;
   const bpc_assign_t *assign;
+  int *order; /* the merge's order: gids rank by rank (bisect) */
   const int *gids;
   int nl;
   mt_tree_t **trees;   /* per local block: its item */
@@ -613,6 +614,7 @@ static int sweep_tiled(run_t *R, int li, int gid, const bpc_bounds_t *core, mt_t
   mt_tree_t **pend = NULL, *acc = NULL;
   int npend = 0, rc = 1, nt = 1;
   int64_t pend_nodes = 0;
+  mt_labs_t tl = {0};
   memset(&T, 0, sizeof T);
   T.geo = geo;
   *tout = NULL;
@@ -636,6 +638,12 @@ static int sweep_tiled(run_t *R, int li, int gid, const bpc_bounds_t *core, mt_t
   pend = malloc(sizeof *pend * (size_t)(nt + 1));
   if (T.done == NULL || pend == NULL)
     goto cleanup;
+  /* with a segmentation: the block's core labels (-1: pending) and values,
+   * filled tile by tile and by the glues */
+  int64_t *blab = R->seg != NULL ? R->seg->label[li] : NULL;
+  float *bval = R->seg != NULL ? R->seg->value[li] : NULL;
+  const int64_t bex[3] = {core->max[0] - core->min[0], core->max[1] - core->min[1],
+                          core->max[2] - core->min[2]};
   int ndone = 0;
   for (int tz = 0; tz < T.k[2]; tz++)
     for (int ty = 0; ty < T.k[1]; ty++)
@@ -648,10 +656,31 @@ static int sweep_tiled(run_t *R, int li, int gid, const bpc_bounds_t *core, mt_t
           hi[d] = core->min[d] + ext * (ti[d] + 1) / T.k[d];
         }
         mt_tree_t *t = NULL;
-        rc = sweep_box(R, li, gid, lo, hi, 0, &t, NULL, NULL, NULL);
+        box_t b;
+        int64_t *lab = NULL;
+        double *val = NULL;
+        memset(&b, 0, sizeof b);
+        rc = sweep_box(R, li, gid, lo, hi, 0, &t, blab ? &b : NULL, blab ? &lab : NULL,
+                       blab ? &val : NULL);
         if (rc != 0 || t == NULL) /* an error, or a non-finite value */
           goto cleanup;
         rc = 1;
+        if (blab != NULL) { /* the tile's core into the block's arrays */
+          for (int64_t z = lo[2]; z < hi[2]; z++)
+            for (int64_t y = lo[1]; y < hi[1]; y++)
+              for (int64_t x = lo[0]; x < hi[0]; x++) {
+                const int64_t i = b.a[0].core[x - lo[0]] +
+                                  b.a[0].m * (b.a[1].core[y - lo[1]] + b.a[1].m * b.a[2].core[z - lo[2]]);
+                const int64_t o = (x - core->min[0]) +
+                                  bex[0] * ((y - core->min[1]) + bex[1] * (z - core->min[2]));
+                blab[o] = lab[i];
+                bval[o] = (float)val[i];
+              }
+          for (int d = 0; d < 3; d++)
+            axis_free(&b.a[d]);
+          free(lab);
+          free(val);
+        }
         T.done[tx + T.k[0] * (ty + T.k[1] * tz)] = 1;
         ndone++;
         pend[npend++] = t;
@@ -663,10 +692,28 @@ static int sweep_tiled(run_t *R, int li, int gid, const bpc_bounds_t *core, mt_t
         mt_tree_t *out = calloc(1, sizeof *out);
         if (out == NULL || mt_glue_region(geo, tile_onb, &T, ndone == nt && geo->nblocks == 1,
                                           1, pend, npend, R->p->sub, &R->bpairs[li], out,
-                                          NULL) != 0) {
+                                          blab ? &tl : NULL) != 0) {
           free(out);
           goto cleanup;
         }
+        /* labels the glue decided: in the core, at once; elsewhere (none
+         * expected: other vertices are on the block's boundary) by the
+         * merge's routing */
+        for (size_t q = 0; q < tl.n; q++) {
+          const int64_t g = tl.p[q].gid, c[3] = {g % geo->dims[0], g / geo->dims[0] % geo->dims[1],
+                                                 g / geo->dims[0] / geo->dims[1]};
+          int in = 1;
+          for (int d = 0; d < 3; d++)
+            in &= c[d] >= core->min[d] && c[d] < core->max[d];
+          if (in)
+            blab[(c[0] - core->min[0]) + bex[0] * ((c[1] - core->min[1]) + bex[1] * (c[2] - core->min[2]))] =
+                tl.p[q].label;
+          else if (mt_labs_push(&R->blabs[li], g, tl.p[q].label) != 0) {
+            tree_destroy(out, NULL);
+            goto cleanup;
+          }
+        }
+        tl.n = 0;
         for (int i = 0; i < npend; i++)
           tree_destroy(pend[i], NULL);
         npend = 0;
@@ -681,6 +728,7 @@ cleanup:
     if (pend[i] != acc)
       tree_destroy(pend[i], NULL);
   tree_destroy(acc, NULL);
+  free(tl.p);
   free(pend);
   free(T.done);
   for (int d = 0; d < 3; d++)
@@ -705,7 +753,18 @@ static int local_step(void *block, int gid, void *user)
   R->bad[li] = -1;
   bpc_decomp_bounds(geo->d, gid, &core, NULL);
   for (int d = 0; d < 3; d++)
-    tiled |= R->seg == NULL && R->p->tile > 0 && core.max[d] - core.min[d] > R->p->tile;
+    tiled |= R->p->tile > 0 && core.max[d] - core.min[d] > R->p->tile;
+  if (tiled && R->seg != NULL) { /* the core's labels, -1 where the merge decides */
+    const int64_t nv = (core.max[0] - core.min[0]) * (core.max[1] - core.min[1]) *
+                       (core.max[2] - core.min[2]);
+    R->seg->core[li] = core;
+    R->seg->label[li] = malloc(sizeof(int64_t) * (size_t)nv);
+    R->seg->value[li] = malloc(sizeof(float) * (size_t)nv);
+    if (R->seg->label[li] == NULL || R->seg->value[li] == NULL)
+      goto cleanup;
+    for (int64_t i = 0; i < nv; i++)
+      R->seg->label[li][i] = -1;
+  }
   if (tiled)
     rc = sweep_tiled(R, li, gid, &core, &t);
   else
@@ -897,6 +956,45 @@ cleanup:
   return rc;
 }
 
+/* Compact regions per rank: split the box [lo, hi) of block coordinates
+ * across its longest side (in vertices) in proportion to the ranks
+ * [r0, r1) of each side, recursively (recursive bisection). A rank's
+ * blocks then form a near-cubic box, not a slab of consecutive gids: its
+ * tree (the region's boundary) and the glues of the merge's rounds across
+ * ranks stay small. Ranks 2i and 2i + 1 are the two halves of one split,
+ * and so on up, so the merge's rounds glue neighbouring regions. */
+static void bisect(const bpc_decomp_t *d, const int lo[3], const int hi[3], int r0, int r1,
+                   const double ext[3], int *map)
+{
+  int axis = -1;
+  for (int a = 0; a < 3; a++)
+    if (hi[a] - lo[a] > 1 &&
+        (axis < 0 || (hi[a] - lo[a]) * ext[a] > (hi[axis] - lo[axis]) * ext[axis]))
+      axis = a;
+  if (r1 - r0 == 1 || axis < 0) {
+    int c[3];
+    for (c[2] = lo[2]; c[2] < hi[2]; c[2]++)
+      for (c[1] = lo[1]; c[1] < hi[1]; c[1]++)
+        for (c[0] = lo[0]; c[0] < hi[0]; c[0]++) {
+          int gid = 0;
+          bpc_decomp_coords_to_gid(d, c, &gid);
+          map[gid] = r0;
+        }
+    return;
+  }
+  const int n = r1 - r0, nl = n / 2, len = hi[axis] - lo[axis];
+  int cut = lo[axis] + (int)(((long long)len * nl + n / 2) / n);
+  if (cut < lo[axis] + 1)
+    cut = lo[axis] + 1;
+  if (cut > hi[axis] - 1)
+    cut = hi[axis] - 1;
+  int mid[3] = {hi[0], hi[1], hi[2]}, mlo[3] = {lo[0], lo[1], lo[2]};
+  mid[axis] = cut;
+  mlo[axis] = cut;
+  bisect(d, lo, mid, r0, r0 + nl, ext, map);
+  bisect(d, mlo, hi, r0 + nl, r1, ext, map);
+}
+
 int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pairs_t *pairs,
            mt_seg_t *seg, mt_run_stats_t *st, char *msg, size_t len)
 {
@@ -924,6 +1022,44 @@ int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pai
     snprintf(msg, len, "%s", bpc_last_error(ctx));
     return 2;
   }
+  /* the same cut, its blocks given to the ranks in compact boxes (bisect);
+   * the merge visits them rank by rank (order) */
+  int size = 1, divs[3] = {1, 1, 1};
+  bpc_ctx_size(ctx, &size);
+  int *bmap = malloc(sizeof *bmap * (size_t)p->nblocks);
+  int *order = malloc(sizeof *order * (size_t)p->nblocks);
+  /* the same on every rank: a failure here is every rank's */
+  if (bmap == NULL || order == NULL) {
+    free(bmap);
+    free(order);
+    bpc_decomp_destroy(&d);
+    snprintf(msg, len, "out of memory");
+    return 1;
+  }
+  {
+    const int lo[3] = {0, 0, 0};
+    double ext[3];
+    bpc_decomp_divs(d, divs);
+    for (int i = 0; i < 3; i++)
+      ext[i] = (double)f->dims[i] / divs[i];
+    bisect(d, lo, divs, 0, size, ext, bmap);
+    int w = 0;
+    for (int r = 0; r < size; r++)
+      for (int g = 0; g < p->nblocks; g++)
+        if (bmap[g] == r)
+          order[w++] = g;
+  }
+  bpc_decomp_destroy(&d);
+  dp.assign = BPC_ASSIGN_USER;
+  dp.map = bmap;
+  rc = bpc_decomp_create(ctx, &dp, &d);
+  free(bmap);
+  if (rc != BPC_OK) {
+    free(order);
+    snprintf(msg, len, "%s", bpc_last_error(ctx));
+    return 1;
+  }
+  R.order = order;
   R.geo.d = d;
   R.geo.nblocks = p->nblocks;
   int lerr = mt_geom_tables(&R.geo) != 0;
@@ -1043,6 +1179,7 @@ int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pai
     mp.k = kv;
     mp.nk = nk;
   }
+  mp.order = R.order;
   t0 = bpc_wtime(ctx);
   rc = bpc_merge(ctx, R.assign, &type, (void **)R.trees, &op, &mp, NULL);
   st->t_merge = bpc_wtime(ctx) - t0;
@@ -1097,5 +1234,6 @@ cleanup:
   bpc_blocks_destroy(&blocks);
   mt_geom_free(&R.geo);
   bpc_decomp_destroy(&d);
+  free(R.order);
   return ret;
 }

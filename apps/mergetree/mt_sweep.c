@@ -380,39 +380,89 @@ int mt_glue_region(const mt_geom_t *geo, mt_onb_fn onb, const void *ctx, int who
     nblk += trees[t]->nblk;
   }
   size_t ct = (size_t)(total > 0 ? total : 1);
-  gv_t *all = malloc(ct * sizeof *all);
+  gv_t *all = NULL;
   int64_t *gid = malloc(ct * sizeof *gid), *map = malloc(ct * sizeof *map);
   double *val = malloc(ct * sizeof *val);
-  mt_idx_t *deg = calloc(ct + 1, sizeof *deg), *adj = NULL;
-  unsigned char *bnd = malloc(ct), *inreg = NULL;
+  mt_idx_t *deg = NULL, *adj = NULL;
+  unsigned char *bnd = NULL, *inreg = NULL;
   int *blk = malloc(sizeof *blk * (size_t)(nblk > 0 ? nblk : 1));
   memset(out, 0, sizeof *out);
-  if (total <= MT_IDX_MAX / 2) /* edge offsets are mt_idx_t */
-    adj = malloc(2 * ct * sizeof *adj);
-  if (!all || !gid || !map || !val || !deg || !adj || !bnd || !blk)
+  if (!gid || !map || !val || !blk || total > MT_IDX_MAX / 2) /* edge offsets are mt_idx_t */
     goto cleanup;
   /* the region's blocks */
   for (int t = 0, w = 0; t < k; t++)
     for (int i = 0; i < trees[t]->nblk; i++)
       blk[w++] = trees[t]->blk[i];
   qsort(blk, (size_t)nblk, sizeof *blk, cmp_int);
-  /* the union of the vertices, by gid */
-  int64_t w = 0;
-  for (int t = 0; t < k; t++)
-    for (int64_t i = 0; i < trees[t]->n; i++)
-      all[w++] = (gv_t){trees[t]->gid[i], trees[t]->val[i]};
-  qsort(all, (size_t)total, sizeof *all, cmp_gv);
+  /* the union of the vertices, by gid, and map: tree node -> vertex. Trees
+   * made by a glue, and a block's or tile's without wrap, list their
+   * vertices by ascending gid: then a k-way merge makes the union with no
+   * copy of the input (the peak of a glue is its input plus the union) */
+  int sorted = 1;
+  for (int t = 0; t < k && sorted; t++)
+    for (int64_t i = 1; i < trees[t]->n && sorted; i++)
+      sorted = trees[t]->gid[i - 1] < trees[t]->gid[i];
   int64_t n = 0;
-  for (int64_t i = 0; i < total; i++)
-    if (n == 0 || all[i].gid != gid[n - 1]) {
-      gid[n] = all[i].gid;
-      val[n++] = all[i].val;
+  if (sorted && k <= 64) {
+    int64_t cur[64], off[64];
+    for (int t = 0; t < k; t++) {
+      cur[t] = 0;
+      off[t] = t == 0 ? 0 : off[t - 1] + trees[t - 1]->n;
     }
-  /* the union of the edges (node - parent), as CSR; map: tree node -> vertex */
+    for (;;) {
+      int best = -1;
+      for (int t = 0; t < k; t++)
+        if (cur[t] < trees[t]->n &&
+            (best < 0 || trees[t]->gid[cur[t]] < trees[best]->gid[cur[best]]))
+          best = t;
+      if (best < 0)
+        break;
+      const int64_t g = trees[best]->gid[cur[best]];
+      gid[n] = g;
+      val[n] = trees[best]->val[cur[best]];
+      for (int t = 0; t < k; t++)
+        if (cur[t] < trees[t]->n && trees[t]->gid[cur[t]] == g)
+          map[off[t] + cur[t]++] = n;
+      n++;
+    }
+  } else {
+    all = malloc(ct * sizeof *all);
+    if (all == NULL)
+      goto cleanup;
+    int64_t w = 0;
+    for (int t = 0; t < k; t++)
+      for (int64_t i = 0; i < trees[t]->n; i++)
+        all[w++] = (gv_t){trees[t]->gid[i], trees[t]->val[i]};
+    qsort(all, (size_t)total, sizeof *all, cmp_gv);
+    for (int64_t i = 0; i < total; i++)
+      if (n == 0 || all[i].gid != gid[n - 1]) {
+        gid[n] = all[i].gid;
+        val[n++] = all[i].val;
+      }
+    free(all);
+    all = NULL;
+    int64_t *m = map;
+    for (int t = 0; t < k; t++) {
+      for (int64_t i = 0; i < trees[t]->n; i++)
+        m[i] = lookup(gid, n, trees[t]->gid[i]);
+      m += trees[t]->n;
+    }
+  }
+  mt_heap_sample(); /* the input and the union's vertices */
+  /* the inputs' gids and values are in the union now */
+  for (int t = 0; consume && t < k; t++) {
+    free(trees[t]->gid);
+    free(trees[t]->val);
+    trees[t]->gid = NULL;
+    trees[t]->val = NULL;
+  }
+  /* the union of the edges (node - parent), as CSR */
+  deg = calloc(ct + 1, sizeof *deg);
+  adj = malloc(2 * ct * sizeof *adj);
+  if (!deg || !adj)
+    goto cleanup;
   int64_t *m = map;
   for (int t = 0; t < k; t++) {
-    for (int64_t i = 0; i < trees[t]->n; i++)
-      m[i] = lookup(gid, n, trees[t]->gid[i]);
     for (int64_t i = 0; i < trees[t]->n; i++)
       if (trees[t]->par[i] >= 0) {
         deg[m[i] + 1]++;
@@ -426,28 +476,31 @@ int mt_glue_region(const mt_geom_t *geo, mt_onb_fn onb, const void *ctx, int who
       maxdeg = (int)deg[i + 1];
     deg[i + 1] += deg[i];
   }
-  mt_idx_t *fill = (mt_idx_t *)all; /* reuse: n cursors */
-  for (int64_t i = 0; i < n; i++)
-    fill[i] = deg[i];
+  /* deg[i] is i's cursor while filling, then the start of i + 1 */
   m = map;
   for (int t = 0; t < k; t++) {
     for (int64_t i = 0; i < trees[t]->n; i++)
       if (trees[t]->par[i] >= 0) {
         mt_idx_t a = (mt_idx_t)m[i], b = (mt_idx_t)m[trees[t]->par[i]];
-        adj[fill[a]++] = b;
-        adj[fill[b]++] = a;
+        adj[deg[a]++] = b;
+        adj[deg[b]++] = a;
       }
     m += trees[t]->n;
   }
+  for (int64_t i = n; i > 0; i--)
+    deg[i] = deg[i - 1];
+  deg[0] = 0;
+  mt_heap_sample(); /* the union and what is left of the input */
   /* the sweep is the peak: drop what it does not need first */
-  free(all);
-  all = NULL;
   if (labs == NULL) {
     free(map);
     map = NULL;
   }
   for (int t = 0; consume && t < k; t++)
     mt_tree_free(trees[t]);
+  bnd = malloc(ct);
+  if (bnd == NULL)
+    goto cleanup;
   int whole = onb != NULL ? whole_given : nblk == geo->nblocks;
   if (onb == NULL) {
     inreg = calloc((size_t)geo->nblocks, 1);

@@ -4,7 +4,7 @@
  * written apart from bpc-mergetree (it shares none of its code).
  *
  *   mt_ref FIELD.npy [--sublevel] [--wrap] [--thresholds T1,T2,...]
- *          [--labels FILE]
+ *          [--labels FILE [--persistence T]]
  *
  * Prints the pairs "birth death birth_vertex death_vertex" sorted by the
  * birth in sweep order, and "# components >= T: N" (sublevel "<=") for each
@@ -13,6 +13,9 @@
  * is the elder birth of its component right after it is swept. Vertex ids are
  * x + X * (y + Y * z); ties in value are ordered by id (superlevel: larger
  * value first, then larger id; sublevel: smaller value, then smaller id).
+ * --persistence T simplifies the labels (not the printed pairs): a branch
+ * whose pair has |death - birth| < T takes the label its death vertex got
+ * (the branch it dies into), repeatedly while that one is below T too.
  */
 #include <math.h>
 #include <stdio.h>
@@ -73,7 +76,7 @@ static void print_value(double v)
 }
 
 typedef struct {
-  long long b, d;
+  long long b, d, into; /* into: the label of the death vertex */
 } pair_t;
 
 static int by_birth(const void *p, const void *q)
@@ -116,7 +119,7 @@ static int load(const char *path)
 
 int main(int argc, char **argv)
 {
-  double th[64];
+  double th[64], pers = 0;
   int nth = 0;
   const char *labpath = NULL;
   if (argc < 2 || load(argv[1]) != 0) {
@@ -130,6 +133,8 @@ int main(int argc, char **argv)
       wrap = 1;
     else if (strcmp(argv[i], "--labels") == 0 && i + 1 < argc)
       labpath = argv[++i];
+    else if (strcmp(argv[i], "--persistence") == 0 && i + 1 < argc)
+      pers = strtod(argv[++i], NULL);
     else if (strcmp(argv[i], "--thresholds") == 0 && i + 1 < argc) {
       for (char *t = strtok(argv[++i], ","); t && nth < 64; t = strtok(NULL, ","))
         th[nth++] = strtod(t, NULL);
@@ -152,6 +157,7 @@ int main(int argc, char **argv)
     sz[v] = 1;
     eld[v] = v;
     seen[v] = 1;
+    long long np0 = np;
     int k = neighbours(v, nb);
     for (int j = 0; j < k; j++) {
       if (!seen[nb[j]])
@@ -163,7 +169,7 @@ int main(int argc, char **argv)
       long long young = earlier(eld[a], eld[b]) ? eld[b] : eld[a];
       long long old = young == eld[a] ? eld[b] : eld[a];
       if (young != v)
-        pairs[np++] = (pair_t){young, v};
+        pairs[np++] = (pair_t){young, v, -1};
       if (sz[a] < sz[b]) {
         long long t = a;
         a = b;
@@ -174,6 +180,21 @@ int main(int argc, char **argv)
       eld[a] = old;
     }
     lab[v] = eld[root(v)];
+    for (long long q = np0; q < np; q++)
+      pairs[q].into = lab[v];
+  }
+  if (labpath != NULL && pers > 0) {
+    /* up[b]: the branch b dies into, when b's persistence is below T */
+    long long *up = malloc(sizeof *up * (size_t)N);
+    for (long long i = 0; i < N; i++)
+      up[i] = -1;
+    for (long long q = 0; q < np; q++)
+      if (!(fabs(F[pairs[q].d] - F[pairs[q].b]) >= pers))
+        up[pairs[q].b] = pairs[q].into;
+    for (long long i = 0; i < N; i++)
+      while (up[lab[i]] >= 0)
+        lab[i] = up[lab[i]];
+    free(up);
   }
   if (labpath != NULL) {
     FILE *lf = fopen(labpath, "wb");
@@ -186,7 +207,7 @@ int main(int argc, char **argv)
     if (lf == NULL || fclose(lf) != 0)
       return 1;
   }
-  pairs[np++] = (pair_t){eld[root(0)], -1};
+  pairs[np++] = (pair_t){eld[root(0)], -1, -1};
   qsort(pairs, (size_t)np, sizeof *pairs, by_birth);
   /* components of each thresholded set, counted directly */
   for (int t = 0; t < nth; t++) {

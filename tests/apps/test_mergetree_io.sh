@@ -19,13 +19,17 @@ blobs="--dims 12,10,9 --blobs 6 --seed 3"
 
 # the segmentation (label = birth vertex of the branch) equals the
 # reference's labels, as .npy and as VTK (big-endian int32)
-segcheck() { # field-args run-args
+segcheck() { # field-args run-args [block counts] [labels the simplification must leave]
   "$app" $1 --dump "$tmp/sf.npy" || { echo "FAIL: --dump $1"; fail=1; return; }
   # shellcheck disable=SC2086
   "$ref" "$tmp/sf.npy" $2 --labels "$tmp/sf.lab" >/dev/null
   od -An -v -td8 "$tmp/sf.lab" | tr -s ' \n' '\n\n' | sed '/^$/d' >"$tmp/sf.labt"
+  if [ -n "${4:-}" ]; then # the case must simplify: fewer labels, and not one
+    nlab=$(sort -u "$tmp/sf.labt" | wc -l | tr -d ' ')
+    [ "$nlab" = "$4" ] || { echo "FAIL: $1 $2: the reference has $nlab labels, want $4"; fail=1; }
+  fi
   for np in $nps; do
-    for b in 8 27; do
+    for b in ${3:-8 27}; do
       # shellcheck disable=SC2086
       if ! "$MPIRUN" -np $np "$app" $1 $2 --blocks $b --segment "$tmp/s.npy" --vtk "$tmp/s.vtk" \
           >/dev/null 2>"$tmp/s.err"; then
@@ -44,6 +48,18 @@ segcheck() { # field-args run-args
 }
 segcheck "$blobs --levels 4" "--wrap"
 segcheck "--dims 10,8,7 --field noise --levels 3" "--sublevel"
+# --persistence T simplifies the segmentation: a branch below T takes the
+# label of the branch it dies into (mt_ref --persistence does the same on its
+# own sweep); ties (zero-persistence pairs on plateaus), sub and superlevel,
+# wrap, block counts that do not divide the grid evenly
+segcheck "$blobs --levels 4" "--wrap --persistence 0.1" "7 8 27" 5
+segcheck "--dims 10,8,7 --field noise --levels 3" "--sublevel --persistence 0.1" "2 10 27" 9
+segcheck "$blobs" "--sublevel --persistence 0.03" "7 32" 7
+# blocks swept in tiles (--tile) with a segmentation: the tiles' and the
+# tile glues' labels fill the block's; one-vertex tiles, wrap, simplified
+segcheck "$blobs --levels 4" "--wrap --tile 2" "1 8"
+segcheck "--dims 10,8,7 --field noise --levels 3" "--sublevel --tile 1 --persistence 0.1" "2 7" 9
+segcheck "$blobs" "--tile 3" "1 27"
 
 # --persistence keeps the pairs of at least that persistence, and the counts
 # of components follow
