@@ -377,6 +377,8 @@ int bpc__cp_runs(bpc__cp_call_t *c)
   bpc__cp_t *cp = &c->cp;
   if ((!cp->encode && !c->planar) || c->swap_algo != BPC_SWAP_RADIXK || c->nlocal == 0)
     return BPC_OK;
+  if (c->nblocks == 1 && c->P->gather_rank < 0)
+    return BPC_OK; /* one block, nothing sent: no need to know its pixels */
   cp->nlocal = c->nlocal;
   cp->px = (float **)c->bufs;
   cp->runs = calloc((size_t)c->nlocal, sizeof *cp->runs);
