@@ -65,7 +65,8 @@ typedef enum bpc_composite_op {
  * o inout; else inout = inout o in. Must be associative and pixel-wise, and
  * thread-safe for disjoint ranges (see bpc_swap_op_fn). The empty pixel
  * (rgba 0, depth params.empty_depth) must be its identity when active
- * pixels are on (empty input pixels are then skipped, never passed).
+ * pixels are on (the radix-k strategies then skip empty incoming pixels;
+ * shift, pipeline and pieces sent dense still pass them).
  * Return 0, or nonzero to fail the call (BPC_ECALLBACK on every rank).
  */
 typedef int (*bpc_composite_user_fn)(float *inout, const float *in, size_t npix, int stride,
@@ -184,7 +185,7 @@ typedef struct bpc_composite_info {
  * nothing is sent before they are found):
  *  BPC_ENULL (ctx, assign, images or an image's rgba NULL where needed,
  *  user_op.fn NULL for BPC_COMPOSITE_USER, gather_rgba NULL on the gather
- *  rank, an output's rgba or depth NULL where its input has them),
+ *  rank, an output's rgba NULL),
  *  BPC_EINVAL (images of different sizes or depth presence among this
  *  rank's blocks, an output of another size or depth presence than its
  *  input, negative sizes, z-buffer without depth, unknown op or split,

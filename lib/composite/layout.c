@@ -40,7 +40,10 @@ int bpc__cp_pack(bpc__cp_call_t *c)
     for (int p = 0; p < c->nblocks; p++)
       c->pos_of[P->order != NULL ? P->order[p] : p] = p;
   }
-  /* depth on radix-k: rgba and depth stay in their planes (active.c) */
+  /* depth on radix-k: rgba and depth stay in their planes (active.c); from
+   * this rank's format here, from the agreed one in bpc__cp_format (the
+   * same where this rank has blocks; a rank without blocks learns it
+   * there) */
   c->planar = c->hasdepth && c->swap_algo == BPC_SWAP_RADIXK && npix <= UINT32_MAX;
   if (c->planar && (c->cp.dpx = calloc((size_t)nl, sizeof *c->cp.dpx)) == NULL)
     return bpc__err(ctx, BPC_ENOMEM, "composite: out of memory for %d blocks", c->nlocal);
@@ -110,6 +113,7 @@ void bpc__cp_format(bpc__cp_call_t *c)
   cp->empty_depth = P->empty_depth;
   c->npix = (size_t)c->width * (size_t)c->height;
   c->count = c->npix == 0 ? 0 : P->split == BPC_COMPOSITE_ROWS ? (size_t)c->height : c->npix;
+  c->planar = c->hasdepth && c->swap_algo == BPC_SWAP_RADIXK && c->npix <= UINT32_MAX;
   cp->planar = c->planar;
   c->es = sizeof(float) * (size_t)(c->planar ? 4 : cp->stride) *
           (cp->px_per_elem > 0 ? cp->px_per_elem : 1);
@@ -231,17 +235,22 @@ static int gather_sparse(bpc__cp_call_t *c)
     return rc0;
   }
   bpc__stats_set_round(ctx, ctx->last.nrounds); /* a round of its own, after the swap's */
-  for (int i = 0; i < c->nlocal && rc == BPC_OK; i++) {
+  /* every piece is sent, also after a failure here (the gather rank waits
+   * for each one): then as a header the gather rank rejects */
+  static const unsigned char bad_piece[16] = {0};
+  for (int i = 0; i < c->nlocal; i++) {
     if (c->sp[i].count == 0)
       continue;
     const size_t bound = bpc__cp_bound(c->sp[i].count, cp) + 8; /* room: never "send dense" */
-    void *buf = bufs[i] = bpc__pool_get(ctx, bound, &caps[i]);
-    if (buf == NULL) {
+    void *buf = NULL;
+    if (rc == BPC_OK && bufs != NULL && caps != NULL &&
+        (buf = bufs[i] = bpc__pool_get(ctx, bound, &caps[i])) == NULL)
       rc = bpc__err(ctx, BPC_ENOMEM, "composite: out of memory for a %zu-byte piece", bound);
-      break;
-    }
-    const size_t eb = bpc__cp_encode_block(buf, bound, i, c->sp[i].offset, c->sp[i].count, cp);
-    rc = bpc__exch_send(ex, c->lgids[i], vgid, 0, buf, eb, 0);
+    const size_t eb = buf != NULL
+                          ? bpc__cp_encode_block(buf, bound, i, c->sp[i].offset, c->sp[i].count, cp)
+                          : sizeof bad_piece;
+    int rc2 = bpc__exch_send(ex, c->lgids[i], vgid, 0, buf != NULL ? buf : bad_piece, eb, 0);
+    rc = rc != BPC_OK ? rc : rc2;
   }
   cp->bytes_dense = bd; /* the counters are the swap's */
   cp->bytes_sent = bs;
@@ -396,7 +405,7 @@ void bpc__cp_free(bpc__cp_call_t *c)
 {
   bpc__cp_runs_free(&c->cp);
   free(c->cp.dpx);
-  for (int i = 0; c->packed != NULL && i < c->nlocal; i++)
+  for (int i = 0; c->packed != NULL && c->packed_cap != NULL && i < c->nlocal; i++)
     bpc__pool_put(c->ctx, c->packed[i], c->packed_cap[i]);
   free(c->packed);
   free(c->packed_cap);

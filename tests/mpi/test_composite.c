@@ -225,6 +225,19 @@ START_TEST(test_few_blocks)
     c.P.algorithm = strats[s];
     cr_out_t o;
     run_case(a, &c, "few", &o);
+    /* with depth, dense and sparse, active pixels on and off: the gather
+     * rank (0) may hold no block and must still learn the layout (planar
+     * on radix-k) from the others */
+    for (int v = 0; v < 4; v++) {
+      c.kind = v % 2 ? CR_SPARSE : CR_FULL;
+      c.op = v < 2 ? BPC_COMPOSITE_ZBUFFER : BPC_COMPOSITE_OVER;
+      c.depth = 1;
+      c.P.active_pixels = v != 1;
+      run_case(a, &c, "few-depth", &o);
+    }
+    c.depth = 0;
+    c.op = BPC_COMPOSITE_OVER;
+    c.P.active_pixels = 1;
   }
   T_SYNC();
   bpc_assign_destroy(&a);
