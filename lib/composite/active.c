@@ -17,7 +17,7 @@
  * 16 + 8 nruns + 4 stride (active pixels) bytes; an empty piece is 16.
  * A run may hold empty pixels too (it is then only larger, never wrong).
  *
- * Radix-k (the sparse hooks of lib/engines/swap/swap_common.h): each local
+ * Radix-k and ring (the sparse hooks of lib/engines/swap/swap_common.h): each local
  * block keeps a sorted list of disjoint pixel runs that cover every active
  * pixel of its swap buffer (a superset). It is found once per call: by a
  * scan of the image, or of the user's valid rectangle only. A piece is
@@ -25,8 +25,9 @@
  * received encoded piece is blended straight into the block's buffer
  * touching only its runs (no decode, no dense pass), and its runs join the
  * block's list; a dense piece makes its whole range active in the list;
- * after each round the list is cut to the block's new range. So a round's
- * work grows with the active pixels, not with the piece.
+ * after each radix-k round the list is cut to the block's new range (ring
+ * keeps the whole image's). So a round's work grows with the active
+ * pixels, not with the piece.
  *
  * Planar (images with depth on radix-k): the swap works on the rgba plane
  * (in place, 16 bytes a pixel) and depth stays in its own plane; every
@@ -34,7 +35,7 @@
  * image: one run), and is blended into both planes. No interleaved copy
  * of the image is made, and nothing is copied back.
  *
- * Shift and ring use the codec pair bpc__cp_encode / bpc__cp_decode: the
+ * Shift uses the codec pair bpc__cp_encode / bpc__cp_decode: the
  * encoder scans the piece, the decoder writes the empty pattern, then the
  * runs (the dense operator then runs on the whole piece).
  */
@@ -335,34 +336,33 @@ void bpc__cp_absorb(int lb, size_t off, size_t count, const void *src, size_t by
   bpc__cp_t *cp = user;
   bpc__cp_runs_t *L = &cp->runs[lb];
   const size_t p0 = off * cp->px_per_elem, p1 = (off + count) * cp->px_per_elem;
-  if (src == NULL) {
-    runs_whole(L, p0, p1);
-    return;
-  }
   const unsigned char *in = src;
-  const size_t n = (size_t)get64(in, 8);
-  if (n == 0)
+  /* the new runs: the encoding's (from p0), or all of [p0, p1) for a dense
+   * piece; joined with the list, which may extend beyond the range (ring
+   * keeps the whole buffer) */
+  const size_t n = src != NULL ? (size_t)get64(in, 8) : 1;
+  if (n == 0 || p1 == p0)
     return;
   bpc__cp_runs_t M = {NULL, 0, 0};
   size_t i = 0, j = 0;
   int bad = 0;
   while (!bad && (i < L->n || j < n)) {
     size_t s, e;
-    const size_t js = j < n ? p0 + get32(in, 16 + 8 * j) : SIZE_MAX;
+    const size_t js = j >= n ? SIZE_MAX : src != NULL ? p0 + get32(in, 16 + 8 * j) : p0;
     if (i < L->n && L->r[2 * i] <= js) {
       s = L->r[2 * i];
       e = L->r[2 * i + 1];
       i++;
     } else {
       s = js;
-      e = js + get32(in, 16 + 8 * j + 4);
+      e = src != NULL ? js + get32(in, 16 + 8 * j + 4) : p1;
       j++;
     }
     bad = runs_push(&M, s, e) != 0;
   }
-  if (bad) { /* no memory for the union: the whole range (a superset) */
+  if (bad) { /* no memory for the union: the whole image (a superset) */
     free(M.r);
-    runs_whole(L, p0, p1);
+    runs_whole(L, 0, cp->npix);
     return;
   }
   free(L->r);
@@ -390,7 +390,7 @@ void bpc__cp_keep(int lb, size_t off, size_t count, void *user)
   }
 }
 
-/* ------------------------------------ the codec of shift and ring */
+/* ------------------------------------------- the codec of shift */
 
 size_t bpc__cp_encode(void *dst, size_t cap, const void *src, size_t count, void *user)
 {

@@ -37,6 +37,7 @@ typedef struct bpc__cp {
   bpc_composite_user_fn ufn;
   void *user;
   float empty_depth;      /* depth of an empty pixel (stride 5) */
+  size_t npix;            /* pixels of an image */
   int encode;             /* active pixels on for this call */
   /* radix-k's sparse hooks: per local block its swap buffer and a superset
    * of its active pixels as runs (NULL when not used) */

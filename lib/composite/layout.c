@@ -112,6 +112,7 @@ void bpc__cp_format(bpc__cp_call_t *c)
   cp->user = P->user_op.user;
   cp->empty_depth = P->empty_depth;
   c->npix = (size_t)c->width * (size_t)c->height;
+  cp->npix = c->npix;
   c->count = c->npix == 0 ? 0 : P->split == BPC_COMPOSITE_ROWS ? (size_t)c->height : c->npix;
   c->planar = c->hasdepth && c->swap_algo == BPC_SWAP_RADIXK && c->npix <= UINT32_MAX;
   cp->planar = c->planar;
@@ -302,7 +303,8 @@ static int gather_sparse(bpc__cp_call_t *c)
 int bpc__cp_gather(bpc__cp_call_t *c)
 {
   /* the same choice on every rank (from agreed values only) */
-  if (c->cp.encode && c->swap_algo == BPC_SWAP_RADIXK && c->npix <= UINT32_MAX)
+  if (c->cp.encode && (c->swap_algo == BPC_SWAP_RADIXK || c->swap_algo == BPC_SWAP_RING) &&
+      c->npix <= UINT32_MAX)
     return gather_sparse(c);
   bpc_ctx_t *ctx = c->ctx;
   const bpc_composite_params_t *P = c->P;
@@ -384,7 +386,8 @@ int bpc__cp_gather(bpc__cp_call_t *c)
 int bpc__cp_runs(bpc__cp_call_t *c)
 {
   bpc__cp_t *cp = &c->cp;
-  if ((!cp->encode && !c->planar) || c->swap_algo != BPC_SWAP_RADIXK || c->nlocal == 0)
+  if ((!cp->encode && !c->planar) ||
+      (c->swap_algo != BPC_SWAP_RADIXK && c->swap_algo != BPC_SWAP_RING) || c->nlocal == 0)
     return BPC_OK;
   if (c->nblocks == 1 && c->P->gather_rank < 0)
     return BPC_OK; /* one block, nothing sent: no need to know its pixels */

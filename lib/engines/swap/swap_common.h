@@ -24,8 +24,9 @@
 
 /*
  * Sparse pieces (internal; the compositing plug-in's active pixels on
- * radix-k). A codec that knows what each local block's buffer holds (here:
- * a superset of its non-empty pixels) lets radix-k skip the dense decode:
+ * radix-k and ring). A codec that knows what each local block's buffer
+ * holds (here: a superset of its non-empty pixels) lets them skip the
+ * dense decode:
  *  encode  encodes elements [off, off + count) of local block lb's buffer
  *          into dst (capacity cap = the dense size); returns the size, or 0
  *          (or >= cap) to send the piece dense;
@@ -41,8 +42,8 @@
  *  absorb  after a merge into elements [off, off + count) of local block
  *          lb: src/bytes the encoded operand merged, or src NULL for a
  *          dense one (serial);
- *  keep    local block lb's range is now [off, off + count) (after each
- *          round's sends);
+ *  keep    local block lb's range is now [off, off + count) (radix-k, after
+ *          each round's sends; ring keeps the whole buffer);
  *  bound   NULL: a piece is sent encoded only when that is smaller than
  *          dense, and receivers tell the two apart by size. Else every
  *          piece travels encoded (the buffer then need not hold whole
@@ -51,7 +52,8 @@
  *          return 0, and every message is checked as an encoding.
  * Radix-k then keeps encoded pieces encoded and merges every piece straight
  * into the block's own buffer, nearest first on each side (see
- * swap_radixk.c); shift and ring ignore it and use params.codec.
+ * swap_radixk.c); ring blends each arrival into the buffer (one fold);
+ * shift ignores the hooks and uses params.codec.
  */
 typedef struct bpc__swap_sparse {
   size_t (*encode)(void *dst, size_t cap, int lb, size_t off, size_t count, void *user);

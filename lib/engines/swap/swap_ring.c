@@ -21,7 +21,11 @@
  * Each step's send depends on the previous step's reduction, so there is
  * no overlap of reduction and communication (as in the classic parallel
  * pipeline). Sends come straight from the block's buffer; a piece is never
- * written by its sender after it has been sent.
+ * written by its sender after it has been sent. With sparse hooks
+ * (swap_common.h; compositing's active pixels) pieces are encoded from the
+ * hooks' knowledge of the block and an encoded arrival is blended into the
+ * buffer as it is (one fold); the block's whole buffer stays its range
+ * (no keep).
  *
  * Cost: latency alpha * (n-1) steps (one message per step per direction),
  * bandwidth beta * N * (n-1)/n, computation gamma * N * (n-1)/n, with N the
@@ -48,8 +52,16 @@ static int ring_recv_reduce(bpc__swap_call_t *c, int b, int from, int seq, int j
   int rc = bpc__exch_wait(c->ex, c->gids[b], from, seq, &m);
   if (rc != BPC_OK)
     return rc;
-  if (bpc__swap_accept(c, m, len) == BPC_OK)
+  if (c->sparse != NULL) { /* an encoded piece is blended into the buffer as it is */
+    int enc = 0;
+    if (bpc__swap_accept_sparse(c, m, len, &enc) == BPC_OK) {
+      const bpc__swap_fold_op_t op = {m->data, enc ? m->bytes : 0, in_first};
+      const bpc__swap_fold_t job = {b, off, len, &op, 1};
+      bpc__swap_fold(c, &job, 1);
+    }
+  } else if (bpc__swap_accept(c, m, len) == BPC_OK) {
     bpc__swap_op(c, c->buf[b] + off * c->es, m->data, len, in_first, c->gids[b]);
+  }
   bpc__msg_release(c->ex, m);
   return BPC_OK;
 }
@@ -61,7 +73,7 @@ static int ring_send(bpc__swap_call_t *c, int b, int to_pos, int seq, int j)
   if (len == 0)
     return BPC_OK;
   return bpc__swap_send(c, b, c->order[to_pos], seq, c->buf[b] + off * c->es, len,
-                        BPC__SWAP_NOOFF);
+                        c->sparse != NULL ? off : BPC__SWAP_NOOFF);
 }
 
 /* The classic one-way ring (commutative operators). */
