@@ -77,7 +77,8 @@ int bpc__cp_pack(bpc__cp_call_t *c)
       c->bufs[i] = im->rgba;
     }
     if (P->active_pixels) {
-      /* an estimate (every 7th pixel; of the valid rectangle only, if given) */
+      /* an estimate (about 16 Ki sampled pixels; of the valid rectangle
+       * only, every 7th row, if given) */
       double f = 0.0;
       const bpc_composite_rect_t *v = P->valid != NULL ? &P->valid[i] : NULL;
       /* planar: rgba decides (an estimate: rgba 0 with a depth counts as empty) */
@@ -126,9 +127,10 @@ void bpc__cp_format(bpc__cp_call_t *c)
  * internal entry (lib/engines/swap/swap_internal.h). Compositing has
  * already agreed on everything the schedule depends on (block count, image
  * format, strategy, k-vector, order), so the swap does not pick or agree on
- * its arguments again: plan (local) and, with active pixels on radix-k,
- * each block's runs (active.c), one agreement on their outcome (an
- * allocation may fail on one rank), execute (which agrees on the result). The statistics record is "composite".
+ * its arguments again: plan (local) and, with active pixels on radix-k or
+ * ring (or planar depth), each block's runs (active.c), one agreement on
+ * their outcome (an allocation may fail on one rank), execute (which
+ * agrees on the result). The statistics record is "composite".
  */
 int bpc__cp_swap(bpc__cp_call_t *c)
 {
@@ -152,7 +154,7 @@ int bpc__cp_swap(bpc__cp_call_t *c)
   bpc__swap_plan_t plan;
   int rc = bpc__swap_plan_by_id(c->ctx, c->assign, &type, c->count, &op, &S,
                                 (bpc_swap_algorithm_t)c->swap_algo, &plan);
-  if (rc == BPC_OK) /* radix-k: each block's active pixels as runs, found once */
+  if (rc == BPC_OK) /* radix-k, ring: each block's active pixels as runs, found once */
     rc = bpc__cp_runs(c);
   rc = bpc__agree(c->ctx, rc);
   if (rc == BPC_OK) {

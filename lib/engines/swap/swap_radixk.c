@@ -30,6 +30,11 @@
  * pieces stay in their receive buffers (no copy).
  * With `deterministic`, a round's k[r] pieces are reduced in one fixed tree
  * once all have arrived.
+ * With sparse hooks (swap_common.h; compositing's active pixels) encoded
+ * pieces stay encoded and every piece is folded straight into the block's
+ * own buffer as soon as it is adjacent to the run held there, nearest first
+ * on each side (rk_fold_queue); pieces never merge with each other, and
+ * each round's sends are encoded from the hooks' knowledge of the block.
  *
  * Scale. A round's bookkeeping has one row of k[r] entries per local block
  * whose own piece is non-empty (a block that receives nothing costs none);
