@@ -74,6 +74,40 @@ static inline void cr_image(int gid, int W, int H, int kind, int seed, float *rg
     cr_pixel(gid, p, W, H, kind, seed, rgba + 4 * p, depth ? depth + p : NULL);
 }
 
+/* One step of the reference fold: the accumulated front pixel (acc, *ad)
+ * combined with the next pixel behind it (b, bd). Over: the documented
+ * formula, depth the front's unless the front is empty (rgba all zero bits
+ * and the empty depth ed); z-buffer: the nearer, ties to the larger rgba
+ * bit pattern. */
+static inline void cr_step(int op, float *acc, float *ad, const float *b, float bd, float ed)
+{
+  if (op != BPC_COMPOSITE_ZBUFFER) { /* over (or the tests' user over) */
+    const float t = 1.0f - acc[3];
+    uint32_t wa[4];
+    memcpy(wa, acc, sizeof wa);
+    if ((wa[0] | wa[1] | wa[2] | wa[3]) == 0 && memcmp(ad, &ed, sizeof ed) == 0)
+      *ad = bd; /* an empty front */
+    for (int c = 0; c < 4; c++)
+      acc[c] = acc[c] + t * b[c];
+    return;
+  }
+  int take = bd < *ad;
+  if (!take && bd == *ad) {
+    uint32_t wa[4], wb[4];
+    memcpy(wa, acc, sizeof wa);
+    memcpy(wb, b, sizeof wb);
+    for (int c = 0; c < 4; c++)
+      if (wa[c] != wb[c]) {
+        take = wb[c] > wa[c];
+        break;
+      }
+  }
+  if (take) {
+    memcpy(acc, b, 4 * sizeof(float));
+    *ad = bd;
+  }
+}
+
 /* Independent reference: fold the blocks front to back, pixel by pixel. */
 static inline void cr_reference(int n, const int *order, int W, int H, int kind, int seed, int op,
                                 float *rgba, float *depth)
@@ -85,31 +119,7 @@ static inline void cr_reference(int n, const int *order, int W, int H, int kind,
     for (int pos = 1; pos < n; pos++) {
       float b[4], bd = INFINITY;
       cr_pixel(order ? order[pos] : pos, p, W, H, kind, seed, b, &bd);
-      if (op != BPC_COMPOSITE_ZBUFFER) { /* over (or the tests' user over) */
-        const float t = 1.0f - acc[3];
-        uint32_t wa[4];
-        memcpy(wa, acc, sizeof wa);
-        if ((wa[0] | wa[1] | wa[2] | wa[3]) == 0 && ad == INFINITY) /* an empty front */
-          ad = bd;
-        for (int c = 0; c < 4; c++)
-          acc[c] = acc[c] + t * b[c];
-      } else { /* z-buffer: nearer wins; ties to the larger bit pattern */
-        int take = bd < ad;
-        if (!take && bd == ad) {
-          uint32_t wa[4], wb[4];
-          memcpy(wa, acc, sizeof wa);
-          memcpy(wb, b, sizeof wb);
-          for (int c = 0; c < 4; c++)
-            if (wa[c] != wb[c]) {
-              take = wb[c] > wa[c];
-              break;
-            }
-        }
-        if (take) {
-          memcpy(acc, b, sizeof acc);
-          ad = bd;
-        }
-      }
+      cr_step(op, acc, &ad, b, bd, INFINITY);
     }
     memcpy(rgba + 4 * p, acc, sizeof acc);
     if (depth)

@@ -324,29 +324,7 @@ static void ex_reference(int n, const int *order, size_t p, int seed, float ed, 
   for (int pos = 1; pos < n; pos++) {
     float b[4], bd = ed;
     ex_pixel(order[pos], p, seed, ed, b, hasd ? &bd : NULL);
-    if (op != BPC_COMPOSITE_ZBUFFER) {
-      if (hasd && ex_empty(acc, ad, ed))
-        *ad = bd;
-      const float t = 1.0f - acc[3];
-      for (int c = 0; c < 4; c++)
-        acc[c] = acc[c] + t * b[c];
-    } else {
-      int take = bd < *ad;
-      if (!take && bd == *ad) {
-        uint32_t wa[4], wb[4];
-        memcpy(wa, acc, sizeof wa);
-        memcpy(wb, b, sizeof wb);
-        for (int c = 0; c < 4; c++)
-          if (wa[c] != wb[c]) {
-            take = wb[c] > wa[c];
-            break;
-          }
-      }
-      if (take) {
-        memcpy(acc, b, 4 * sizeof(float));
-        *ad = bd;
-      }
-    }
+    cr_step(op, acc, ad, b, bd, ed);
   }
 }
 
