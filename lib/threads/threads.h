@@ -96,6 +96,12 @@ int bpc__tree_reduce_many(const bpc__tree_t *t, bpc__tree_job_t *jobs, int njobs
 void bpc__tree_chunks(const bpc__tree_t *t, size_t work, size_t maxcount, int *nthreads,
                       size_t *chunk);
 
+/* The units of a batch cut by bpc__tree_chunks: first[i] is the first
+ * unit (chunk) of job i, first[njobs] the total (non-decreasing; a job
+ * without work has none). Returns the job of unit u (< first[njobs]) by
+ * binary search; its chunk is u - first[job]. */
+int bpc__tree_unit_job(const size_t *first, int njobs, size_t u);
+
 /* The merges the tree does for m operands, in execution order (level by
  * level, left to right): left[i], right[i] are operand indices (the first
  * operand of each run), into[i] is the index whose buffer receives the

@@ -77,6 +77,19 @@ void bpc__tree_chunks(const bpc__tree_t *t, size_t work, size_t maxcount, int *n
   *chunk = ch;
 }
 
+int bpc__tree_unit_job(const size_t *first, int njobs, size_t u)
+{
+  int lo = 0, hi = njobs - 1; /* the last job whose first unit is <= u */
+  while (lo < hi) {
+    const int mid = lo + (hi - lo + 1) / 2;
+    if (first[mid] <= u)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
 /* One merge: the two buffers and the order flag. */
 typedef struct merge {
   char *inout;
@@ -125,9 +138,10 @@ int bpc__tree_reduce_many(const bpc__tree_t *t, bpc__tree_job_t *jobs, int njobs
   /* every merge of every job, job after job, level order within a job */
   int ismall[3 * SMALL_M_PLAN];
   merge_t msmall[SMALL_MERGES];
-  size_t first_small[SMALL_JOBS];
+  size_t first_small[SMALL_JOBS], unit_small[SMALL_JOBS + 1];
   merge_t *mg = msmall;
   size_t *first = first_small; /* first merge of job i */
+  size_t *unit = unit_small;   /* first unit of job i (bpc__tree_unit_job) */
   int *plan = ismall;
   int ret = 0, maxm = 1;
   for (int i = 0; i < njobs; i++)
@@ -135,11 +149,13 @@ int bpc__tree_reduce_many(const bpc__tree_t *t, bpc__tree_job_t *jobs, int njobs
       maxm = jobs[i].m;
   if (total_merges > SMALL_MERGES)
     mg = malloc(sizeof(merge_t) * total_merges);
-  if (njobs > SMALL_JOBS)
+  if (njobs > SMALL_JOBS) {
     first = malloc(sizeof(size_t) * (size_t)njobs);
+    unit = malloc(sizeof(size_t) * ((size_t)njobs + 1));
+  }
   if (maxm > SMALL_M_PLAN)
     plan = malloc(sizeof(int) * 3 * (size_t)maxm);
-  if (mg == NULL || first == NULL || plan == NULL) {
+  if (mg == NULL || first == NULL || unit == NULL || plan == NULL) {
     ret = -1;
     goto cleanup;
   }
@@ -167,9 +183,12 @@ int bpc__tree_reduce_many(const bpc__tree_t *t, bpc__tree_job_t *jobs, int njobs
    * share). Serially every job goes through its tree whole, level by level
    * (measured no faster in pieces). */
   size_t nunits = 0;
-  for (int i = 0; i < njobs; i++)
+  for (int i = 0; i < njobs; i++) {
+    unit[i] = nunits;
     if (jobs[i].count > 0 && jobs[i].m > 1)
       nunits += (jobs[i].count + chunk - 1) / chunk;
+  }
+  unit[njobs] = nunits;
   int err = 0;
   size_t err_unit = 0;
 
@@ -180,17 +199,9 @@ int bpc__tree_reduce_many(const bpc__tree_t *t, bpc__tree_job_t *jobs, int njobs
     e = err;
     if (e != 0)
       continue;
-    /* find the job and chunk of unit u */
-    int ji = 0;
-    size_t c = u;
-    for (; ji < njobs; ji++) {
-      if (jobs[ji].count == 0 || jobs[ji].m < 2)
-        continue;
-      const size_t nc = (jobs[ji].count + chunk - 1) / chunk;
-      if (c < nc)
-        break;
-      c -= nc;
-    }
+    /* the job and chunk of unit u */
+    const int ji = bpc__tree_unit_job(unit, njobs, u);
+    const size_t c = u - unit[ji];
     bpc__tree_job_t *j = &jobs[ji];
     const size_t lo = c * chunk, len = lo + chunk <= j->count ? chunk : j->count - lo;
     const merge_t *jm = mg + first[ji];
@@ -219,6 +230,8 @@ cleanup:
     free(mg);
   if (first != first_small)
     free(first);
+  if (unit != unit_small)
+    free(unit);
   if (plan != ismall)
     free(plan);
   return ret;

@@ -188,6 +188,21 @@ static int op_fail(void *io, const void *in, size_t n, int f, void *u)
   return 42;
 }
 
+/* The job of each unit: jobs without units (equal neighbouring firsts)
+ * are never chosen, wherever they stand. */
+START_TEST(test_unit_job)
+{
+  const size_t first[] = {0, 0, 3, 3, 3, 5, 9, 9};
+  const int njobs = 7; /* jobs 0, 3 and 6 have no units */
+  const int want[9] = {1, 1, 1, 4, 4, 5, 5, 5, 5};
+  for (size_t u = 0; u < 9; u++)
+    ck_assert_int_eq(bpc__tree_unit_job(first, njobs, u), want[u]);
+  const size_t one[] = {0, 4};
+  for (size_t u = 0; u < 4; u++)
+    ck_assert_int_eq(bpc__tree_unit_job(one, 1, u), 0);
+}
+END_TEST
+
 START_TEST(test_failure_and_args)
 {
   void **b = make_bufs(SO_MAT, 6, 100, 0);
@@ -227,6 +242,7 @@ static Suite *threads_suite(void)
   tcase_add_test(tc, test_float_bit_identical);
   tcase_add_test(tc, test_batch);
   tcase_add_test(tc, test_failure_and_args);
+  tcase_add_test(tc, test_unit_job);
   suite_add_tcase(s, tc);
   return s;
 }

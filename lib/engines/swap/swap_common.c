@@ -10,6 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Record a failure that leaves the messaging usable (the first one wins)
+ * and return it. */
+static int swap_record(bpc__swap_call_t *c, int rc)
+{
+  if (c->err == BPC_OK)
+    c->err = rc;
+  return rc;
+}
+
 int bpc__swap_op(bpc__swap_call_t *c, void *inout, const void *in, size_t count, int in_first,
                  int gid)
 {
@@ -48,9 +57,7 @@ int bpc__swap_bad_size(bpc__swap_call_t *c, const bpc__msg_t *m, size_t expected
                     "swap: block %d got %zu bytes from block %d in round/stage %d, expected %zu "
                     "(is count the same on every rank?)", m->dst_gid, m->bytes, m->src_gid,
                     c->cur_round, expected);
-  if (c->err == BPC_OK)
-    c->err = rc;
-  return rc;
+  return swap_record(c, rc);
 }
 
 int bpc__swap_keep(bpc__swap_call_t *c, void *buf, size_t cap)
@@ -135,9 +142,7 @@ int bpc__swap_accept_sparse(bpc__swap_call_t *c, bpc__msg_t *m, size_t len, int 
                       "swap: block %d got a malformed %zu-byte encoded piece from block %d in "
                       "round %d (check returned %d; expected %zu elements)", m->dst_gid,
                       m->bytes, m->src_gid, c->cur_round, urc, len);
-    if (c->err == BPC_OK)
-      c->err = rc;
-    return rc;
+    return swap_record(c, rc);
   }
   return bpc__swap_bad_size(c, m, bytes);
 }
@@ -160,10 +165,18 @@ int bpc__swap_fold(bpc__swap_call_t *c, const bpc__swap_fold_t *jobs, int njobs)
   int T = 1;
   size_t chunk = 1;
   bpc__tree_chunks(&c->tree, work, maxcount, &T, &chunk);
+  size_t unit_small[65], *unit = unit_small; /* first unit of job i (bpc__tree_unit_job) */
+  if (njobs > 64 && (unit = malloc(sizeof(size_t) * ((size_t)njobs + 1))) == NULL) {
+    c->err = bpc__err(c->ctx, BPC_ENOMEM, "swap: out of memory to fold %d pieces", njobs);
+    return c->err;
+  }
   size_t nunits = 0;
-  for (int i = 0; i < njobs; i++)
+  for (int i = 0; i < njobs; i++) {
+    unit[i] = nunits;
     if (jobs[i].nops > 0 && jobs[i].count > 0)
       nunits += (jobs[i].count + chunk - 1) / chunk;
+  }
+  unit[njobs] = nunits;
   const bpc__swap_sparse_t *sp = c->sparse;
   int err = 0, errjob = -1;
 #pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (T > 1)
@@ -173,16 +186,8 @@ int bpc__swap_fold(bpc__swap_call_t *c, const bpc__swap_fold_t *jobs, int njobs)
     e = err;
     if (e != 0)
       continue;
-    int ji = 0;
-    size_t q = u;
-    for (; ji < njobs; ji++) {
-      if (jobs[ji].nops == 0 || jobs[ji].count == 0)
-        continue;
-      const size_t nc = (jobs[ji].count + chunk - 1) / chunk;
-      if (q < nc)
-        break;
-      q -= nc;
-    }
+    const int ji = bpc__tree_unit_job(unit, njobs, u);
+    const size_t q = u - unit[ji];
     const bpc__swap_fold_t *J = &jobs[ji];
     const size_t lo = q * chunk, len = lo + chunk <= J->count ? chunk : J->count - lo;
     char *home = c->buf[J->b] + J->off * es;
@@ -205,6 +210,8 @@ int bpc__swap_fold(bpc__swap_call_t *c, const bpc__swap_fold_t *jobs, int njobs)
       }
     }
   }
+  if (unit != unit_small)
+    free(unit);
   bpc__stats_ops(c->ctx, nops);
   if (err != 0) {
     c->err = bpc__err(c->ctx, BPC_ECALLBACK,
@@ -230,9 +237,7 @@ int bpc__swap_accept(bpc__swap_call_t *c, bpc__msg_t *m, size_t len)
     if (buf == NULL) {
       int rc = bpc__err(c->ctx, BPC_ENOMEM, "swap: out of memory decoding a piece of %zu bytes",
                         bytes);
-      if (c->err == BPC_OK)
-        c->err = rc;
-      return rc;
+      return swap_record(c, rc);
     }
     int urc = c->codec->decode(buf, len, m->data, m->bytes, c->codec->user);
     if (urc == 0) {
@@ -250,9 +255,7 @@ int bpc__swap_accept(bpc__swap_call_t *c, bpc__msg_t *m, size_t len)
                       "swap: block %d could not decode the %zu-byte piece from block %d in "
                       "round/stage %d (codec returned %d; expected %zu elements)", m->dst_gid,
                       m->bytes, m->src_gid, c->cur_round, urc, len);
-    if (c->err == BPC_OK)
-      c->err = rc;
-    return rc;
+    return swap_record(c, rc);
   }
   return bpc__swap_bad_size(c, m, bytes);
 }
