@@ -49,11 +49,6 @@
 #define px_empty bpc__cp_px_empty
 #define fbits bpc__cp_fbits
 
-int bpc__cp_empty(const bpc__cp_t *cp, const float *px)
-{
-  return px_empty(px, cp->stride, fbits(cp->empty_depth));
-}
-
 double bpc__cp_active_fraction(const float *px, size_t npix, int stride, float empty_depth)
 {
   /* an estimate from about 16 Ki pixels, every 7th or sparser (it only
@@ -215,32 +210,20 @@ void bpc__cp_runs_free(bpc__cp_t *cp)
     free(cp->runs[i].r);
   free(cp->runs);
   cp->runs = NULL;
+  free(cp->tmp.r);
+  cp->tmp = (bpc__cp_runs_t){NULL, 0, 0};
 }
 
 /* -------------------------------------------------- the sparse hooks */
 
-size_t bpc__cp_encode_block(void *dst, size_t cap, int lb, size_t off, size_t count, void *user)
+/* Write the encoding of pixels [p0, p1) from the runs of L (from index
+ * `first`, clipped to the range): n runs, px the pixels of L's index space
+ * (stride floats each, or rgba 4 floats with depth in dp). Returns its size. */
+static size_t runs_write(const bpc__cp_t *cp, unsigned char *o, const bpc__cp_runs_t *L,
+                         size_t first, size_t n, size_t p0, size_t p1, const float *px,
+                         const float *dp)
 {
-  bpc__cp_t *cp = user;
-  const bpc__cp_runs_t *L = &cp->runs[lb];
-  const size_t ps = sizeof(float) * (size_t)cp->stride;
-  const size_t p0 = off * cp->px_per_elem, p1 = (off + count) * cp->px_per_elem;
-  cp->bytes_dense += cp->planar ? (p1 - p0) * ps : cap;
-  size_t first = runs_find(L, p0), n = 0, act = 0;
-  for (size_t i = first; i < L->n && L->r[2 * i] < p1; i++) {
-    const size_t s = L->r[2 * i] > p0 ? L->r[2 * i] : p0;
-    const size_t e = L->r[2 * i + 1] < p1 ? L->r[2 * i + 1] : p1;
-    n++;
-    act += e - s;
-  }
-  const size_t size = 16 + 8 * n + ps * act;
-  if (cp->planar) { /* always encoded (cap is the bound) */
-  } else if (!cp->encode || p1 - p0 > UINT32_MAX || size >= cap) {
-    cp->bytes_sent += cap;
-    return 0;
-  }
-  unsigned char *o = dst;
-  const float *px = cp->px[lb], *dp = cp->planar ? cp->dpx[lb] : NULL;
+  const size_t st = (size_t)cp->stride, ps = sizeof(float) * st;
   put64(o, 0, p1 - p0);
   put64(o, 8, n);
   size_t rec = 16, at = 16 + 8 * n;
@@ -251,7 +234,7 @@ size_t bpc__cp_encode_block(void *dst, size_t cap, int lb, size_t off, size_t co
     put32(o, rec + 4, (uint32_t)(e - s));
     rec += 8;
     if (dp == NULL) {
-      memcpy(o + at, px + s * (size_t)cp->stride, (e - s) * ps);
+      memcpy(o + at, px + s * st, (e - s) * ps);
     } else { /* rgba and depth of each pixel together */
       float *w = (float *)(o + at);
       for (size_t q = s; q < e; q++, w += 5) {
@@ -261,6 +244,38 @@ size_t bpc__cp_encode_block(void *dst, size_t cap, int lb, size_t off, size_t co
     }
     at += (e - s) * ps;
   }
+  return at;
+}
+
+/* Runs of L from index `first` that meet [p0, p1): their count and pixels. */
+static void runs_count(const bpc__cp_runs_t *L, size_t first, size_t p0, size_t p1, size_t *n,
+                       size_t *act)
+{
+  *n = *act = 0;
+  for (size_t i = first; i < L->n && L->r[2 * i] < p1; i++) {
+    const size_t s = L->r[2 * i] > p0 ? L->r[2 * i] : p0;
+    const size_t e = L->r[2 * i + 1] < p1 ? L->r[2 * i + 1] : p1;
+    (*n)++;
+    *act += e - s;
+  }
+}
+
+size_t bpc__cp_encode_block(void *dst, size_t cap, int lb, size_t off, size_t count, void *user)
+{
+  bpc__cp_t *cp = user;
+  const bpc__cp_runs_t *L = &cp->runs[lb];
+  const size_t ps = sizeof(float) * (size_t)cp->stride;
+  const size_t p0 = off * cp->px_per_elem, p1 = (off + count) * cp->px_per_elem;
+  cp->bytes_dense += cp->planar ? (p1 - p0) * ps : cap;
+  const size_t first = runs_find(L, p0);
+  size_t n = 0, act = 0;
+  runs_count(L, first, p0, p1, &n, &act);
+  const size_t size = 16 + 8 * n + ps * act;
+  if (!cp->planar && (!cp->encode || p1 - p0 > UINT32_MAX || size >= cap)) {
+    cp->bytes_sent += cap; /* send dense (planar: always encoded, cap is the bound) */
+    return 0;
+  }
+  runs_write(cp, dst, L, first, n, p0, p1, cp->px[lb], cp->planar ? cp->dpx[lb] : NULL);
   cp->bytes_sent += size;
   cp->pieces_encoded++;
   return size;
@@ -343,7 +358,8 @@ void bpc__cp_absorb(int lb, size_t off, size_t count, const void *src, size_t by
   const size_t n = src != NULL ? (size_t)get64(in, 8) : 1;
   if (n == 0 || p1 == p0)
     return;
-  bpc__cp_runs_t M = {NULL, 0, 0};
+  bpc__cp_runs_t M = cp->tmp; /* built in the spare list, then swapped with L */
+  M.n = 0;
   size_t i = 0, j = 0;
   int bad = 0;
   while (!bad && (i < L->n || j < n)) {
@@ -361,11 +377,11 @@ void bpc__cp_absorb(int lb, size_t off, size_t count, const void *src, size_t by
     bad = runs_push(&M, s, e) != 0;
   }
   if (bad) { /* no memory for the union: the whole image (a superset) */
-    free(M.r);
+    cp->tmp = M;
     runs_whole(L, 0, cp->npix);
     return;
   }
-  free(L->r);
+  cp->tmp = *L;
   *L = M;
 }
 
@@ -395,53 +411,58 @@ void bpc__cp_keep(int lb, size_t off, size_t count, void *user)
 size_t bpc__cp_encode(void *dst, size_t cap, const void *src, size_t count, void *user)
 {
   bpc__cp_t *cp = user;
-  const int st = cp->stride;
-  const size_t ps = sizeof(float) * (size_t)st;
+  const size_t ps = sizeof(float) * (size_t)cp->stride;
   const size_t np = count * cp->px_per_elem;
-  const uint32_t ed = fbits(cp->empty_depth);
-  const float *px = src;
+  bpc__cp_runs_t *T = &cp->tmp; /* the piece's runs, a list reused from piece to piece */
+  size_t n = 0, act = 0;
   cp->bytes_dense += cap;
-  if (!cp->encode || np > UINT32_MAX || cap <= 16)
+  T->n = 0;
+  if (!cp->encode || np > UINT32_MAX || cap <= 16 ||
+      runs_scan(T, src, NULL, 0, np, cp->stride, fbits(cp->empty_depth)) != 0)
     goto dense;
-  /* pass 1: count runs and active pixels, given up once no longer smaller */
-  size_t n = 0, act = 0, p = 0;
-  while (p < np) {
-    p = skip_empty(px, NULL, p, np, st, ed);
-    if (p == np)
-      break;
-    n++;
-    while (p < np && !px_empty(px + p * (size_t)st, st, ed)) {
-      p++;
-      act++;
-    }
-    if (16 + 8 * n + ps * act >= cap)
-      goto dense;
-  }
-  /* pass 2: write */
-  unsigned char *o = dst;
-  put64(o, 0, np);
-  put64(o, 8, n);
-  size_t rec = 16, at = 16 + 8 * n;
-  p = 0;
-  while (p < np) {
-    p = skip_empty(px, NULL, p, np, st, ed);
-    if (p == np)
-      break;
-    const size_t s = p;
-    while (p < np && !px_empty(px + p * (size_t)st, st, ed))
-      p++;
-    put32(o, rec, (uint32_t)s);
-    put32(o, rec + 4, (uint32_t)(p - s));
-    rec += 8;
-    memcpy(o + at, px + s * (size_t)st, (p - s) * ps);
-    at += (p - s) * ps;
-  }
-  cp->bytes_sent += at;
+  runs_count(T, 0, 0, np, &n, &act);
+  if (16 + 8 * n + ps * act >= cap)
+    goto dense;
+  const size_t size = runs_write(cp, dst, T, 0, n, 0, np, src, NULL);
+  cp->bytes_sent += size;
   cp->pieces_encoded++;
-  return at;
+  return size;
 dense:
   cp->bytes_sent += cap;
   return 0;
+}
+
+void bpc__cp_unpack_runs(const bpc__cp_t *cp, const void *src, size_t np, float *rgba,
+                         size_t rs, float *depth, size_t ds)
+{
+  const size_t st = (size_t)cp->stride;
+  /* the empty pattern everywhere */
+  if (rs == 4) {
+    memset(rgba, 0, np * 4 * sizeof(float));
+  } else {
+    for (size_t i = 0; i < np; i++)
+      memset(rgba + i * rs, 0, 4 * sizeof(float));
+  }
+  for (size_t i = 0; depth != NULL && i < np; i++)
+    depth[i * ds] = cp->empty_depth;
+  /* the runs */
+  const unsigned char *in = src;
+  const uint64_t n = get64(in, 8);
+  const float *px = (const float *)(in + 16 + 8 * n);
+  const int whole = rs == st && (depth == NULL ? st == 4 : depth == rgba + 4 && ds == st);
+  for (uint64_t i = 0; i < n; i++) {
+    const size_t s = get32(in, 16 + 8 * i), l = get32(in, 16 + 8 * i + 4);
+    if (whole) { /* the encoding's layout: one copy */
+      memcpy(rgba + s * rs, px, l * st * sizeof(float));
+    } else {
+      for (size_t q = s; q < s + l; q++) {
+        memcpy(rgba + q * rs, px + (q - s) * st, 4 * sizeof(float));
+        if (depth != NULL && st == 5)
+          depth[q * ds] = px[(q - s) * st + 4];
+      }
+    }
+    px += l * st;
+  }
 }
 
 int bpc__cp_decode(void *dst, size_t count, const void *src, size_t bytes, void *user)
@@ -450,22 +471,8 @@ int bpc__cp_decode(void *dst, size_t count, const void *src, size_t bytes, void 
   int rc = bpc__cp_check(src, bytes, count, user);
   if (rc != 0)
     return rc;
-  const size_t st = (size_t)cp->stride, np = count * cp->px_per_elem;
   float *px = dst;
-  if (st == 4) {
-    memset(px, 0, np * 4 * sizeof(float));
-  } else {
-    const float e[5] = {0.0f, 0.0f, 0.0f, 0.0f, cp->empty_depth};
-    for (size_t i = 0; i < np; i++)
-      memcpy(px + i * 5, e, sizeof e);
-  }
-  const unsigned char *in = src;
-  const uint64_t n = get64(in, 8);
-  const unsigned char *data = in + 16 + 8 * n;
-  for (uint64_t i = 0; i < n; i++) {
-    const size_t s = get32(in, 16 + 8 * i), l = get32(in, 16 + 8 * i + 4);
-    memcpy(px + s * st, data, l * st * sizeof(float));
-    data += l * st * sizeof(float);
-  }
+  const size_t st = (size_t)cp->stride;
+  bpc__cp_unpack_runs(cp, src, count * cp->px_per_elem, px, st, st == 5 ? px + 4 : NULL, st);
   return 0;
 }

@@ -49,6 +49,8 @@ typedef struct bpc__cp {
    * (5 floats a pixel) */
   int planar;
   float **dpx;
+  bpc__cp_runs_t tmp;     /* a spare list, reused: absorb's union (swapped with the
+                           * block's list), shift's runs of the piece being encoded */
   unsigned long long bytes_dense, bytes_sent; /* what this rank's sends cost */
   unsigned long long pieces_encoded;
 } bpc__cp_t;
@@ -139,14 +141,18 @@ void bpc__cp_keep(int lb, size_t off, size_t count, void *user);
 int bpc__cp_runs_build(bpc__cp_t *cp, int lb, size_t width, size_t height,
                        const bpc_composite_rect_t *valid);
 void bpc__cp_runs_free(bpc__cp_t *cp);
+/* Write a checked encoding of np pixels out as the empty pattern plus its
+ * runs: rgba 4 floats per pixel every rs floats, depth (if not NULL) every
+ * ds floats (planes or interleaved). */
+void bpc__cp_unpack_runs(const bpc__cp_t *cp, const void *src, size_t np, float *rgba,
+                         size_t rs, float *depth, size_t ds);
 
 /* Fraction of non-empty pixels of an image in the internal layout (npix
  * pixels of stride floats), estimated from every 7th pixel. */
 double bpc__cp_active_fraction(const float *px, size_t npix, int stride, float empty_depth);
 
-/* Is the pixel empty (rgba all zero bits; depth, if any, the empty depth)? */
-int bpc__cp_empty(const bpc__cp_t *cp, const float *px);
-/* The same, inline: edbits = the empty depth's bits. */
+/* Is the pixel empty (rgba all zero bits; depth, if any, the empty depth
+ * whose bits are edbits)? */
 static inline int bpc__cp_px_empty(const float *px, int stride, uint32_t edbits)
 {
   uint64_t a, b;

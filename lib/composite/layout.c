@@ -269,25 +269,9 @@ static int gather_sparse(bpc__cp_call_t *c)
       rc2 = bpc__err(ctx, BPC_ETRUNC, "composite: block %d's gathered piece (%zu bytes) is "
                                       "malformed", g, m->bytes);
     if (rc2 == BPC_OK) {
-      const size_t p0 = pc.offset * ppe, np = pc.count * ppe;
-      memset(P->gather_rgba + 4 * p0, 0, np * 4 * sizeof(float));
-      float *gd = c->hasdepth ? P->gather_depth : NULL;
-      for (size_t q = 0; gd != NULL && q < np; q++)
-        gd[p0 + q] = cp->empty_depth;
-      const unsigned char *in = m->data;
-      uint64_t nr;
-      memcpy(&nr, in + 8, sizeof nr);
-      const float *px = (const float *)(in + 16 + 8 * nr);
-      const size_t st = (size_t)cp->stride;
-      for (uint64_t r = 0; r < nr; r++) {
-        uint32_t rs[2];
-        memcpy(rs, in + 16 + 8 * r, sizeof rs);
-        for (size_t q = p0 + rs[0]; q < p0 + rs[0] + rs[1]; q++, px += st) {
-          memcpy(P->gather_rgba + 4 * q, px, 4 * sizeof(float));
-          if (gd != NULL)
-            gd[q] = px[4];
-        }
-      }
+      const size_t p0 = pc.offset * ppe;
+      bpc__cp_unpack_runs(cp, m->data, pc.count * ppe, P->gather_rgba + 4 * p0, 4,
+                          c->hasdepth && P->gather_depth != NULL ? P->gather_depth + p0 : NULL, 1);
     }
     bpc__msg_release(ex, m);
     rc = rc != BPC_OK ? rc : rc2;
