@@ -8,7 +8,10 @@
  * pixel active), 0 = every layer empty, in between a few filled ellipses
  * ("blobs", like a rendered volume's footprint) at positions drawn from
  * `--seed` and the block id, scaled together until they cover the
- * requested share of the image. Inside a blob alpha falls smoothly from the
+ * requested share of the image: anywhere in the image (`--footprint
+ * spread`, the default), or clustered around one point per layer
+ * (`--footprint compact`: one block's projection, whose bounding box, the
+ * `--valid` rectangle, is then small). Inside a blob alpha falls smoothly from the
  * centre; its outer rim is emissive (alpha 0, colour > 0); outside every
  * pixel is empty (rgba 0, depth +inf). For every strategy of
  * bpc_algorithms("composite") (radixk with the automatic k-vector, also as
@@ -41,6 +44,7 @@
  * layer's scale), peak alpha, colour, base depth. */
 typedef struct cb_blob {
   double cx, cy, c, sn, w, asp; /* w, asp: size weight and aspect (scale 1) */
+  double ax, ay, ox, oy;        /* cx = ax + scale * ox (ox = oy = 0 when spread) */
   double ia, ib;                /* 1 / semi-axes at the layer's scale */
   float amax, col[3], d0;
 } cb_blob_t;
@@ -53,6 +57,7 @@ typedef struct cb_state {
   bpc_assign_t *assign;
   int W, H, op, gather, stride;
   double active;      /* requested percent of active pixels (0..100) */
+  int compact;        /* --footprint compact */
   unsigned long seed; /* --seed */
   cb_blob_t *blobs;   /* n * CB_MAX_BLOBS: every block's blobs */
   int *nblobs;        /* per block */
@@ -88,8 +93,9 @@ static double cb_unit(const cb_state_t *s, int g, int j, int f)
 }
 
 /* The layout of block g's blobs (scale 1), from the seed: 3..6 ellipses
- * with centres anywhere in the image, sizes 0.6..1.4, aspect 0.5..2, any
- * rotation, peak alpha 0.35..0.95, colour components 0.2..1, base depth
+ * with centres anywhere in the image (compact: within +-0.8 of the scale
+ * around one point of the image's middle half, so that the blobs overlap
+ * in one clump), sizes 0.6..1.4, aspect 0.5..2, any rotation, peak alpha 0.35..0.95, colour components 0.2..1, base depth
  * 0..8 (so layers interleave in depth). */
 static void cb_blobs_layout(cb_state_t *s, int g)
 {
@@ -98,8 +104,18 @@ static void cb_blobs_layout(cb_state_t *s, int g)
   s->nblobs[g] = 3 + (int)(cb_unit(s, g, CB_MAX_BLOBS, 0) * 4.0);
   for (int j = 0; j < s->nblobs[g]; j++) {
     const double th = pi * cb_unit(s, g, j, 4);
-    b[j].cx = s->W * cb_unit(s, g, j, 0);
-    b[j].cy = s->H * cb_unit(s, g, j, 1);
+    if (s->compact) {
+      b[j].ax = s->W * (0.25 + 0.5 * cb_unit(s, g, CB_MAX_BLOBS, 1));
+      b[j].ay = s->H * (0.25 + 0.5 * cb_unit(s, g, CB_MAX_BLOBS, 2));
+      b[j].ox = 1.6 * (cb_unit(s, g, j, 0) - 0.5);
+      b[j].oy = 1.6 * (cb_unit(s, g, j, 1) - 0.5);
+    } else {
+      b[j].ax = s->W * cb_unit(s, g, j, 0);
+      b[j].ay = s->H * cb_unit(s, g, j, 1);
+      b[j].ox = b[j].oy = 0.0;
+    }
+    b[j].cx = b[j].ax;
+    b[j].cy = b[j].ay;
     b[j].w = 0.6 + 0.8 * cb_unit(s, g, j, 2);
     b[j].asp = 0.5 + 1.5 * cb_unit(s, g, j, 3);
     b[j].c = cos(th);
@@ -119,6 +135,8 @@ static void cb_blobs_scale(cb_state_t *s, int g, double scale)
     const double ra = scale * b[j].w * sqrt(b[j].asp), rb = scale * b[j].w / sqrt(b[j].asp);
     b[j].ia = ra > 0 ? 1.0 / ra : INFINITY;
     b[j].ib = rb > 0 ? 1.0 / rb : INFINITY;
+    b[j].cx = b[j].ax + scale * b[j].ox;
+    b[j].cy = b[j].ay + scale * b[j].oy;
   }
 }
 
@@ -468,6 +486,7 @@ static const bench_eopt_t cb_options[] = {
     {"active", "LIST", "percent of active pixels per layer, in blobs (default 100,47,10,1,0)"},
     {"density", "LIST", "old alias: dense = --active 100, sparse = 10"},
     {"seed", "N", "seed of the blobs' layout (default 1)"},
+    {"footprint", "F", "spread (default: blobs anywhere) or compact (one clump per layer)"},
     {"op", "LIST", "over,zbuffer (default both)"},
     {"mode", "LIST", "rs,gather (default both): reduce-scatter only, or with gather to rank 0"},
     {"dense-path", NULL, "no active-pixel encoding in bpc"},
@@ -513,6 +532,12 @@ static int cb_run(bench_env_t *env)
   } else {
     s.seed = 1;
   }
+  const char *fp = bench_eopt(env, "footprint");
+  if (fp != NULL && strcmp(fp, "spread") != 0 && strcmp(fp, "compact") != 0) {
+    bench_error(env, "composite: --footprint '%s': want spread or compact", fp);
+    return BENCH_EXIT_USAGE;
+  }
+  s.compact = fp != NULL && strcmp(fp, "compact") == 0;
   if (bench_blocks_per_proc(env) != 1) {
     if (env->rank == 0)
       bench_error(env, "composite: only one block per process is benchmarked");
@@ -597,9 +622,11 @@ static int cb_run(bench_env_t *env)
           for (int g = 0; g < s.n; g++)
             cb_blobs_scale(&s, g, scales[g]);
         }
-        unsigned long long nact = cb_make_layer(&s), tact = 0;
-        MPI_Allreduce(&nact, &tact, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, s.comm);
-        const double real = 100.0 * (double)tact / ((double)np * (double)s.n);
+        unsigned long long mine[2] = {cb_make_layer(&s), 0}, tot[2];
+        mine[1] = (unsigned long long)s.valid.width * (unsigned long long)s.valid.height;
+        MPI_Allreduce(mine, tot, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, s.comm);
+        const double real = 100.0 * (double)tot[0] / ((double)np * (double)s.n);
+        const double vpct = 100.0 * (double)tot[1] / ((double)np * (double)s.n);
         const char *dname = s.active >= 100.0 ? "dense" : s.active > 0.0 ? "sparse" : "empty";
         for (int g = 0; g < 2 && ret == BENCH_EXIT_OK; g++) {
           if (!has_item(modes, g == 0 ? "rs" : "gather"))
@@ -644,12 +671,14 @@ static int cb_run(bench_env_t *env)
             snprintf(extra, sizeof extra,
                      "\"image\":\"%dx%d\",\"op\":\"%s\",\"active\":%g,\"active_pct\":%.4f,"
                      "\"density\":\"%s\",\"seed\":%lu,\"mode\":\"%s\",\"active_pixels\":%d,"
-                     "\"valid\":%d",
+                     "\"valid\":%d,\"footprint\":\"%s\",\"bbox_pct\":%.4f",
                      side, side, op == 0 ? "over" : "zbuffer", s.active, real, dname, s.seed,
-                     g ? "gather" : "rs", s.P.active_pixels, s.P.valid != NULL);
+                     g ? "gather" : "rs", s.P.active_pixels, s.P.valid != NULL,
+                     s.compact ? "compact" : "spread", vpct);
             if (!env->opts->json && env->rank == 0 && ai == 0) {
-              printf("# image %dx%d, op %s, active %g%% (%.2f%% of the pixels of all layers), %s\n",
-                     side, side, op == 0 ? "over" : "zbuffer", s.active, real,
+              printf("# image %dx%d, op %s, active %g%% (%.2f%% of the pixels of all layers, "
+                     "bounding boxes %.2f%%), %s\n",
+                     side, side, op == 0 ? "over" : "zbuffer", s.active, real, vpct,
                      g ? "with gather to rank 0 (baseline MPI_Reduce)"
                        : "reduce-scatter (baseline MPI_Reduce_scatter_block)");
               fflush(stdout);
@@ -704,9 +733,10 @@ const bench_engine_t bench_engine_composite = {
         "  One RGBA float image per process (z-buffer: plus depth), composited with\n"
         "  'over' (MPI_Op commute=0) or the z-buffer. --active: percent of each layer's\n"
         "  pixels that are active, in 3-6 filled ellipses per layer (positions from\n"
-        "  --seed and the block; alpha smooth inside, an emissive rim with alpha 0 and\n"
-        "  colour > 0; rgba 0 and depth +inf outside); 100 = every pixel active (noisy\n"
-        "  alpha), 0 = every layer empty. The dense case runs first (added if not\n"
+        "  --seed and the block: anywhere, or in one clump with --footprint compact;\n"
+        "  alpha smooth inside, an emissive rim with alpha 0 and colour > 0; rgba 0\n"
+        "  and depth +inf outside); 100 = every pixel active (noisy alpha), 0 =\n"
+        "  every layer empty. The dense case runs first (added if not\n"
         "  listed): dense_us / vs_dense are the same strategy's dense median of this run\n"
         "  and the ratio to it. The input is restored from a pristine copy before each\n"
         "  bpc repetition, untimed. rs: bpc_composite (every block keeps its piece) vs\n"

@@ -81,6 +81,26 @@ elif [ "$(grep -c '"valid":1' "$tmp/out")" -lt 3 ] || grep -q '"correct":0' "$tm
   echo "FAIL: --valid lines missing or wrong:"; cat "$tmp/out"; fail=1
 fi
 
+# --footprint compact clusters each layer's blobs: correct with --valid, and its
+# bounding boxes cover less of the image than the spread layout's (same seed)
+bbox() { sed -n 's/.*"active":10,.*"bbox_pct":\([0-9.]*\).*/\1/p' "$1" | head -1; }
+if ! timeout -k 5 120 "$MPIRUN" -np 3 "$app" composite --image 96 --active 10 --valid \
+    --footprint compact --op over --mode rs,gather --reps 1 --warmup 0 --json >"$tmp/out" 2>"$tmp/err" ||
+   ! timeout -k 5 120 "$MPIRUN" -np 3 "$app" composite --image 96 --active 10 --valid \
+    --op over --mode rs --algorithm radixk --reps 1 --warmup 0 --json >"$tmp/out2" 2>"$tmp/err"; then
+  echo "FAIL: np=3 --footprint compact failed"; cat "$tmp/err"; fail=1
+elif [ "$(grep -c '"footprint":"compact"' "$tmp/out")" -lt 3 ] || grep -q '"correct":0' "$tmp/out" ||
+     [ "$(grep -c '"footprint":"spread"' "$tmp/out2")" -lt 1 ] ||
+     ! awk -v c="$(bbox "$tmp/out")" -v s="$(bbox "$tmp/out2")" \
+       'BEGIN { exit !(c > 0 && s > 0 && c < s) }'; then
+  echo "FAIL: compact footprint lines missing, wrong, or not tighter (bbox $(bbox "$tmp/out")% vs $(bbox "$tmp/out2")%):"
+  cat "$tmp/out" "$tmp/out2"; fail=1
+fi
+"$MPIRUN" -np 1 "$app" composite --footprint round --image 32 --reps 1 --warmup 0 >"$tmp/out" 2>"$tmp/err"
+if [ $? -ne 2 ] || ! grep -q "footprint 'round': want spread or compact" "$tmp/err"; then
+  echo "FAIL: --footprint round not refused with status 2:"; cat "$tmp/err"; fail=1
+fi
+
 # --density, the old option, is an alias (sparse = 10%)
 if ! timeout -k 5 120 "$MPIRUN" -np 2 "$app" composite --image 32 --density sparse --op zbuffer \
     --mode gather --algorithm radixk --reps 1 --warmup 0 --json >"$tmp/out" 2>"$tmp/err"; then
