@@ -82,5 +82,16 @@ if ! "$MPIRUN" -np 2 ./apps/bpc-bench io --bytes 96K --blocks-per-proc 2 --reps 
    [ "$(grep -cE '^(write|read) .* yes$' "$tmp/bench")" -ne 2 ]; then
   echo "FAIL: bpc-bench io:"; cat "$tmp/bench"; fail=1
 fi
+# --sync: durable writes on both sides, still right; with strace at hand, the
+# syncs are really made (bpc's new file and the baseline's, every repetition)
+tracer=
+command -v strace >/dev/null 2>&1 && tracer="strace -f -qq -e trace=fsync,fdatasync -o $tmp/strace"
+if ! $tracer "$MPIRUN" -np 2 ./apps/bpc-bench io --bytes 96K --reps 2 --warmup 0 --algorithm write \
+     --sync --dir "$tmp" >"$tmp/bench" 2>&1 || ! grep -qE '^write .* yes$' "$tmp/bench"; then
+  echo "FAIL: bpc-bench io --sync:"; cat "$tmp/bench"; fail=1
+elif [ -n "$tracer" ] && [ "$(grep -cE '(fsync|fdatasync)\([0-9]+' "$tmp/strace")" -lt 8 ]; then
+  echo "FAIL: bpc-bench io --sync made $(grep -cE 'sync\(' "$tmp/strace") syncs (want >= 8: 2 ranks x 2 reps x 2 sides)"
+  cat "$tmp/strace"; fail=1
+fi
 [ "$fail" -eq 0 ] && echo "test_io_restart: all steps passed"
 exit "$fail"
