@@ -11,9 +11,9 @@
  * gathered to one rank. Strategies (one file each in
  * lib/composite/strategies/, listed by bpc_algorithms("composite")):
  * radix-k, binary swap, direct send, shift-based, parallel pipeline.
- * Active pixels: pieces travel as runs of non-empty pixels; with radixk,
- * binary-swap, direct-send and pipeline they are blended straight into the
- * receiving image touching only those runs, and each block remembers where
+ * Active pixels: pieces travel as runs of non-empty pixels; with every
+ * strategy they are blended straight into the receiving image touching
+ * only those runs, and each block remembers where
  * its non-empty pixels are from round to round, so sparse images cost work
  * in proportion to their non-empty pixels. See doc/composite.md.
  */
@@ -65,8 +65,8 @@ typedef enum bpc_composite_op {
  * o inout; else inout = inout o in. Must be associative and pixel-wise, and
  * thread-safe for disjoint ranges (see bpc_swap_op_fn). The empty pixel
  * (rgba 0, depth params.empty_depth) must be its identity when active
- * pixels are on (radixk, binary-swap, direct-send and pipeline then skip
- * empty incoming pixels; shift and pieces sent dense still pass them).
+ * pixels are on (every strategy then skips empty incoming pixels; pieces
+ * sent dense still pass them).
  * Return 0, or nonzero to fail the call (BPC_ECALLBACK on every rank).
  */
 typedef int (*bpc_composite_user_fn)(float *inout, const float *in, size_t npix, int stride,

@@ -17,7 +17,8 @@
  * 16 + 8 nruns + 4 stride (active pixels) bytes; an empty piece is 16.
  * A run may hold empty pixels too (it is then only larger, never wrong).
  *
- * Radix-k and ring (the sparse hooks of lib/engines/swap/swap_common.h): each local
+ * Every schedule (radix-k, shift, ring: the sparse hooks of
+ * lib/engines/swap/swap_common.h): each local
  * block keeps a sorted list of disjoint pixel runs that cover every active
  * pixel of its swap buffer (a superset). It is found once per call: by a
  * scan of the image, or of the user's valid rectangle only. A piece is
@@ -25,9 +26,9 @@
  * received encoded piece is blended straight into the block's buffer
  * touching only its runs (no decode, no dense pass), and its runs join the
  * block's list; a dense piece makes its whole range active in the list;
- * after each radix-k round the list is cut to the block's new range (ring
- * keeps the whole image's). So a round's work grows with the active
- * pixels, not with the piece.
+ * after each radix-k round the list is cut to the block's new range (shift
+ * and ring keep the whole image's). So a round's work grows with the
+ * active pixels, not with the piece.
  *
  * Planar (images with depth on radix-k): the swap works on the rgba plane
  * (in place, 16 bytes a pixel) and depth stays in its own plane; every
@@ -35,9 +36,8 @@
  * image: one run), and is blended into both planes. No interleaved copy
  * of the image is made, and nothing is copied back.
  *
- * Shift uses the codec pair bpc__cp_encode / bpc__cp_decode: the
- * encoder scans the piece, the decoder writes the empty pattern, then the
- * runs (the dense operator then runs on the whole piece).
+ * bpc__cp_unpack_runs writes an encoded piece out dense (the empty pattern,
+ * then the runs): the sparse gather's receiver.
  */
 #include "composite/composite_internal.h"
 
@@ -406,31 +406,20 @@ void bpc__cp_keep(int lb, size_t off, size_t count, void *user)
   }
 }
 
-/* ------------------------------------------- the codec of shift */
+/* ------------------------------------------- dense frames: counting */
 
-size_t bpc__cp_encode(void *dst, size_t cap, const void *src, size_t count, void *user)
+size_t bpc__cp_count_dense(void *dst, size_t cap, const void *src, size_t count, void *user)
 {
+  (void)dst;
+  (void)src;
+  (void)count;
   bpc__cp_t *cp = user;
-  const size_t ps = sizeof(float) * (size_t)cp->stride;
-  const size_t np = count * cp->px_per_elem;
-  bpc__cp_runs_t *T = &cp->tmp; /* the piece's runs, a list reused from piece to piece */
-  size_t n = 0, act = 0;
   cp->bytes_dense += cap;
-  T->n = 0;
-  if (!cp->encode || np > UINT32_MAX || cap <= 16 ||
-      runs_scan(T, src, NULL, 0, np, cp->stride, fbits(cp->empty_depth)) != 0)
-    goto dense;
-  runs_count(T, 0, 0, np, &n, &act);
-  if (16 + 8 * n + ps * act >= cap)
-    goto dense;
-  const size_t size = runs_write(cp, dst, T, 0, n, 0, np, src, NULL);
-  cp->bytes_sent += size;
-  cp->pieces_encoded++;
-  return size;
-dense:
   cp->bytes_sent += cap;
-  return 0;
+  return 0; /* sent dense, from the buffer */
 }
+
+/* ------------------------------------------------- unpacking runs */
 
 void bpc__cp_unpack_runs(const bpc__cp_t *cp, const void *src, size_t np, float *rgba,
                          size_t rs, float *depth, size_t ds)
@@ -463,16 +452,4 @@ void bpc__cp_unpack_runs(const bpc__cp_t *cp, const void *src, size_t np, float 
     }
     px += l * st;
   }
-}
-
-int bpc__cp_decode(void *dst, size_t count, const void *src, size_t bytes, void *user)
-{
-  bpc__cp_t *cp = user;
-  int rc = bpc__cp_check(src, bytes, count, user);
-  if (rc != 0)
-    return rc;
-  float *px = dst;
-  const size_t st = (size_t)cp->stride;
-  bpc__cp_unpack_runs(cp, src, count * cp->px_per_elem, px, st, st == 5 ? px + 4 : NULL, st);
-  return 0;
 }

@@ -50,7 +50,7 @@ typedef struct bpc__cp {
   int planar;
   float **dpx;
   bpc__cp_runs_t tmp;     /* a spare list, reused: absorb's union (swapped with the
-                           * block's list), shift's runs of the piece being encoded */
+                           * block's list) */
   unsigned long long bytes_dense, bytes_sent; /* what this rank's sends cost */
   unsigned long long pieces_encoded;
 } bpc__cp_t;
@@ -122,12 +122,11 @@ int bpc__cp_runs(bpc__cp_call_t *c);
 /* Free what bpc__cp_pack and bpc__cp_runs made. */
 void bpc__cp_free(bpc__cp_call_t *c);
 
-/* Active pixels (active.c). The codec of shift and ring
- * (bpc_swap_codec_t; user is a bpc__cp_t): */
-size_t bpc__cp_encode(void *dst, size_t cap, const void *src, size_t count, void *user);
-int bpc__cp_decode(void *dst, size_t count, const void *src, size_t bytes, void *user);
-/* radix-k's sparse hooks (bpc__swap_sparse_t; user is a bpc__cp_t with px
- * and runs set): */
+/* Dense frames: a bpc_swap_codec_t encoder that only adds each piece's
+ * bytes to the counters and sends it dense (returns 0). */
+size_t bpc__cp_count_dense(void *dst, size_t cap, const void *src, size_t count, void *user);
+/* Active pixels (active.c). The swap engine's sparse hooks
+ * (bpc__swap_sparse_t; user is a bpc__cp_t with px and runs set): */
 size_t bpc__cp_encode_block(void *dst, size_t cap, int lb, size_t off, size_t count, void *user);
 int bpc__cp_check(const void *src, size_t bytes, size_t count, void *user);
 int bpc__cp_blend(int lb, size_t off, void *inout, size_t count, const void *src, size_t bytes,

@@ -127,8 +127,8 @@ void bpc__cp_format(bpc__cp_call_t *c)
  * internal entry (lib/engines/swap/swap_internal.h). Compositing has
  * already agreed on everything the schedule depends on (block count, image
  * format, strategy, k-vector, order), so the swap does not pick or agree on
- * its arguments again: plan (local) and, with active pixels on radix-k or
- * ring (or planar depth), each block's runs (active.c), one agreement on
+ * its arguments again: plan (local) and, with active pixels (or planar
+ * depth), each block's runs (active.c), one agreement on
  * their outcome (an allocation may fail on one rank), execute (which
  * agrees on the result). The statistics record is "composite".
  */
@@ -140,8 +140,9 @@ int bpc__cp_swap(bpc__cp_call_t *c)
   S.nk = c->nk;
   S.order = P->order;
   S.nthreads = P->nthreads;
-  const bpc_swap_codec_t codec = {bpc__cp_encode, bpc__cp_decode, &c->cp};
-  S.codec = &codec;
+  /* a dense frame: a codec that only counts the bytes of every piece sent */
+  const bpc_swap_codec_t count = {bpc__cp_count_dense, NULL, &c->cp};
+  S.codec = c->cp.encode ? NULL : &count;
   const bpc__swap_sparse_t sparse = {bpc__cp_encode_block, bpc__cp_check,
                                      bpc__cp_blend,        bpc__cp_absorb,
                                      bpc__cp_keep,         c->planar ? bpc__cp_bound : NULL,
@@ -154,7 +155,7 @@ int bpc__cp_swap(bpc__cp_call_t *c)
   bpc__swap_plan_t plan;
   int rc = bpc__swap_plan_by_id(c->ctx, c->assign, &type, c->count, &op, &S,
                                 (bpc_swap_algorithm_t)c->swap_algo, &plan);
-  if (rc == BPC_OK) /* radix-k, ring: each block's active pixels as runs, found once */
+  if (rc == BPC_OK) /* each block's active pixels as runs, found once */
     rc = bpc__cp_runs(c);
   rc = bpc__agree(c->ctx, rc);
   if (rc == BPC_OK) {
@@ -289,8 +290,7 @@ static int gather_sparse(bpc__cp_call_t *c)
 int bpc__cp_gather(bpc__cp_call_t *c)
 {
   /* the same choice on every rank (from agreed values only) */
-  if (c->cp.encode && (c->swap_algo == BPC_SWAP_RADIXK || c->swap_algo == BPC_SWAP_RING) &&
-      c->npix <= UINT32_MAX)
+  if (c->cp.encode && c->npix <= UINT32_MAX)
     return gather_sparse(c);
   bpc_ctx_t *ctx = c->ctx;
   const bpc_composite_params_t *P = c->P;
@@ -372,8 +372,7 @@ int bpc__cp_gather(bpc__cp_call_t *c)
 int bpc__cp_runs(bpc__cp_call_t *c)
 {
   bpc__cp_t *cp = &c->cp;
-  if ((!cp->encode && !c->planar) ||
-      (c->swap_algo != BPC_SWAP_RADIXK && c->swap_algo != BPC_SWAP_RING) || c->nlocal == 0)
+  if ((!cp->encode && !c->planar) || c->nlocal == 0)
     return BPC_OK;
   if (c->nblocks == 1 && c->P->gather_rank < 0)
     return BPC_OK; /* one block, nothing sent: no need to know its pixels */

@@ -315,8 +315,8 @@ int bpc__swap_exec(bpc__swap_plan_t *pl, void *const *bufs, bpc_swap_piece_t *pi
   c.pieces = pieces;
   c.err = BPC_OK;
   c.codec = pl->params.codec;
-  /* the sparse hooks: radix-k and ring (shift keeps the codec) */
-  c.sparse = c.R != NULL || pl->row->info.id == BPC_SWAP_RING ? pl->sparse : NULL;
+  /* the sparse hooks: every schedule (radix-k, shift, ring) */
+  c.sparse = pl->sparse;
 
   int rc = bpc__exch_open(ctx, pl->engine != NULL ? pl->engine : "swap", bpc__assign_rank_cb, a,
                            &c.ex);

@@ -23,8 +23,8 @@
 #include "threads/threads.h"
 
 /*
- * Sparse pieces (internal; the compositing plug-in's active pixels on
- * radix-k and ring). A codec that knows what each local block's buffer
+ * Sparse pieces (internal; the compositing plug-in's active pixels, on
+ * every schedule). A codec that knows what each local block's buffer
  * holds (here: a superset of its non-empty pixels) lets them skip the
  * dense decode:
  *  encode  encodes elements [off, off + count) of local block lb's buffer
@@ -43,7 +43,7 @@
  *          lb: src/bytes the encoded operand merged, or src NULL for a
  *          dense one (serial);
  *  keep    local block lb's range is now [off, off + count) (radix-k, after
- *          each round's sends; ring keeps the whole buffer);
+ *          each round's sends; ring and shift keep the whole buffer);
  *  bound   NULL: a piece is sent encoded only when that is smaller than
  *          dense, and receivers tell the two apart by size. Else every
  *          piece travels encoded (the buffer then need not hold whole
@@ -53,7 +53,9 @@
  * Radix-k then keeps encoded pieces encoded and merges every piece straight
  * into the block's own buffer, nearest first on each side (see
  * swap_radixk.c); ring blends each arrival into the buffer (one fold);
- * shift ignores the hooks and uses params.codec.
+ * shift too, but holds a non-commutative operator's wrapped pieces and
+ * folds them behind its own piece at the end (swap_shift.c). The bound
+ * mode (planar) is used with radix-k only.
  */
 typedef struct bpc__swap_sparse {
   size_t (*encode)(void *dst, size_t cap, int lb, size_t off, size_t count, void *user);
@@ -103,7 +105,7 @@ typedef struct bpc__swap_call {
   int err;           /* first recorded (non-messaging) failure; BPC_OK */
   int cur_round;     /* for messages */
   const bpc_swap_codec_t *codec; /* optional piece codec, or NULL */
-  const bpc__swap_sparse_t *sparse; /* radixk: sparse pieces, or NULL */
+  const bpc__swap_sparse_t *sparse; /* sparse pieces (every schedule), or NULL */
   void **scratch;    /* pool buffers of encoded pieces in flight */
   size_t *scratch_cap;
   int nscratch, scratch_max;

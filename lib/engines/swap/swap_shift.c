@@ -21,6 +21,18 @@
  * piece ever waits; commutative operators fold B's pieces straight into A.
  * The association is fixed: results do not depend on timing.
  *
+ * Sparse hooks (swap_common.h; compositing's active pixels): pieces are
+ * encoded from the hooks' knowledge of the block (the whole buffer stays
+ * its range: no keep) and an encoded arrival stays encoded: it is blended
+ * into A as it is (one fold per stage for all local blocks). Encoded
+ * pieces are never merged with each other (that would need a dense
+ * buffer), so a non-commutative operator's wrapped run B is not built:
+ * its pieces (positions n-1 down to p+1, as they arrive) are held and
+ * folded behind A at the end, nearest first (A o p+1 o ... o n-1, the
+ * same operands in the same order; one of the associations the dense
+ * path can take). The held pieces are at most what the block receives, no
+ * more than its buffer's size.
+ *
  * Cost: latency alpha * (n-1) messages per block (with many blocks per
  * process, pieces up to 8 KiB for blocks of one process travel as one
  * bundle per stage and pair of processes: lib/comm/comm.h), bandwidth
@@ -41,8 +53,83 @@ typedef struct sh_block {
   size_t off, len;   /* own piece */
   bpc__msg_t *pend;  /* received in the previous stage, not yet reduced */
   int pend_stage;
+  int pend_enc;      /* sparse: pend is an encoding (else dense) */
   bpc__msg_t *B;     /* the wrapped run, in a receive buffer */
+  /* sparse, non-commutative: the wrapped pieces held, in arrival order */
+  bpc__msg_t **hm;
+  bpc__swap_fold_op_t *hop;
+  int nh, caph;
+  bpc__swap_fold_op_t op; /* sparse: this stage's fold */
 } sh_block_t;
+
+/* Sparse: hold block b's wrapped piece m (non-commutative operator). */
+static void sh_hold(bpc__swap_call_t *c, sh_block_t *S, bpc__msg_t *m, int enc)
+{
+  if (S->nh == S->caph) {
+    const int nc = S->caph > 0 ? 2 * S->caph : 8;
+    bpc__msg_t **hm = realloc(S->hm, sizeof *hm * (size_t)nc);
+    if (hm != NULL)
+      S->hm = hm;
+    bpc__swap_fold_op_t *hop = hm != NULL ? realloc(S->hop, sizeof *hop * (size_t)nc) : NULL;
+    if (hop != NULL)
+      S->hop = hop;
+    if (hm == NULL || hop == NULL) {
+      if (c->err == BPC_OK)
+        c->err = bpc__err(c->ctx, BPC_ENOMEM, "swap shift: out of memory to hold %d pieces",
+                          nc);
+      bpc__msg_release(c->ex, m);
+      return;
+    }
+    S->caph = nc;
+  }
+  S->hm[S->nh] = m;
+  S->hop[S->nh] = (bpc__swap_fold_op_t){m->data, enc ? m->bytes : 0, 0};
+  S->nh++;
+}
+
+/* Sparse: fold every local block's pending piece into its A (one fold for
+ * all of them), or hold it (a wrapped piece, non-commutative operator). */
+static void sh_fold_pending(bpc__swap_call_t *c, sh_block_t *S, bpc__swap_fold_t *jobs)
+{
+  int nj = 0;
+  for (int b = 0; b < c->nlocal; b++) {
+    bpc__msg_t *m = S[b].pend;
+    if (m == NULL)
+      continue;
+    const int p = c->lpos[b], s = S[b].pend_stage;
+    if (s > p && !c->op->commutative) {
+      S[b].pend = NULL;
+      sh_hold(c, &S[b], m, S[b].pend_enc);
+      continue;
+    }
+    /* from p - s (just before A), or commutative: behind it */
+    S[b].op = (bpc__swap_fold_op_t){m->data, S[b].pend_enc ? m->bytes : 0, s <= p};
+    jobs[nj++] = (bpc__swap_fold_t){b, S[b].off, S[b].len, &S[b].op, 1};
+  }
+  bpc__swap_fold(c, jobs, nj);
+  for (int b = 0; b < c->nlocal; b++) {
+    bpc__msg_release(c->ex, S[b].pend);
+    S[b].pend = NULL;
+  }
+}
+
+/* Sparse, non-commutative: fold the held wrapped pieces behind A, nearest
+ * first (they arrived farthest first). */
+static void sh_fold_held(bpc__swap_call_t *c, sh_block_t *S, bpc__swap_fold_t *jobs)
+{
+  int nj = 0;
+  for (int b = 0; b < c->nlocal; b++) {
+    if (S[b].nh == 0)
+      continue;
+    for (int i = 0, j = S[b].nh - 1; i < j; i++, j--) {
+      const bpc__swap_fold_op_t t = S[b].hop[i];
+      S[b].hop[i] = S[b].hop[j];
+      S[b].hop[j] = t;
+    }
+    jobs[nj++] = (bpc__swap_fold_t){b, S[b].off, S[b].len, S[b].hop, S[b].nh};
+  }
+  bpc__swap_fold(c, jobs, nj);
+}
 
 /* Reduce the piece block b received at stage s. */
 static void sh_reduce(bpc__swap_call_t *c, sh_block_t *S, int b)
@@ -76,8 +163,13 @@ int bpc__swap_shift(void *call)
   const size_t es = c->es;
   int rc = BPC_OK;
   sh_block_t *S = bpc__calloc((size_t)(nl > 0 ? nl : 1), sizeof *S);
-  if (S == NULL)
+  bpc__swap_fold_t *jobs = c->sparse != NULL && S != NULL
+                               ? bpc__calloc((size_t)(nl > 0 ? nl : 1), sizeof *jobs)
+                               : NULL;
+  if (S == NULL || (c->sparse != NULL && jobs == NULL)) {
+    free(S);
     return bpc__err(c->ctx, BPC_ENOMEM, "swap shift: out of memory for %d blocks", nl);
+  }
   for (int b = 0; b < nl; b++)
     bpc__flat_piece(c->count, n, c->lpos[b], &S[b].off, &S[b].len);
   /* every stage sends one piece per local block: those for blocks of the
@@ -93,7 +185,8 @@ int bpc__swap_shift(void *call)
       size_t off, len;
       bpc__flat_piece(c->count, n, q, &off, &len);
       if (len > 0)
-        rc = bpc__swap_send(c, b, c->order[q], s, c->buf[b] + off * es, len, BPC__SWAP_NOOFF);
+        rc = bpc__swap_send(c, b, c->order[q], s, c->buf[b] + off * es, len,
+                            c->sparse != NULL ? off : BPC__SWAP_NOOFF);
     }
     /* small pieces for blocks of one process leave as one message now,
      * before the reduction below */
@@ -101,8 +194,11 @@ int bpc__swap_shift(void *call)
       rc = bpc__exch_push(c->ex);
     /* reduce stage s-1 while stage s travels (no progress call in between:
      * an oversubscribed MPI yields the processor in one that finds nothing) */
-    for (int b = 0; b < nl; b++)
-      sh_reduce(c, &S[b], b);
+    if (c->sparse != NULL)
+      sh_fold_pending(c, S, jobs);
+    else
+      for (int b = 0; b < nl; b++)
+        sh_reduce(c, &S[b], b);
     /* wait for stage s */
     for (int b = 0; b < nl && rc == BPC_OK; b++) {
       if (S[b].len == 0)
@@ -112,25 +208,37 @@ int bpc__swap_shift(void *call)
       rc = bpc__exch_wait(c->ex, c->gids[b], from, s, &m);
       if (rc != BPC_OK)
         break;
-      if (bpc__swap_accept(c, m, S[b].len) != BPC_OK) {
+      int enc = 0;
+      if ((c->sparse != NULL ? bpc__swap_accept_sparse(c, m, S[b].len, &enc)
+                             : bpc__swap_accept(c, m, S[b].len)) != BPC_OK) {
         bpc__msg_release(c->ex, m);
         continue;
       }
       S[b].pend = m;
+      S[b].pend_enc = enc;
       S[b].pend_stage = s;
     }
   }
-  /* the last stage, then A o B */
+  /* the last stage, then A o B (sparse: the held pieces behind A) */
+  if (c->sparse != NULL && rc == BPC_OK) {
+    sh_fold_pending(c, S, jobs);
+    sh_fold_held(c, S, jobs);
+  }
   for (int b = 0; b < nl; b++) {
-    if (rc == BPC_OK)
+    if (rc == BPC_OK && c->sparse == NULL)
       sh_reduce(c, &S[b], b);
     if (S[b].B != NULL && rc == BPC_OK)
       bpc__swap_op(c, c->buf[b] + S[b].off * es, S[b].B->data, S[b].len, 0, c->gids[b]);
     bpc__msg_release(c->ex, S[b].pend);
     bpc__msg_release(c->ex, S[b].B);
+    for (int i = 0; i < S[b].nh; i++)
+      bpc__msg_release(c->ex, S[b].hm[i]);
+    free(S[b].hm);
+    free(S[b].hop);
     c->pieces[b].offset = S[b].off;
     c->pieces[b].count = S[b].len;
   }
+  free(jobs);
   free(S);
   return rc;
 }
