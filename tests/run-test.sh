@@ -68,9 +68,17 @@ MPIEXEC_TIMEOUT=$timeout_s
 # rank waiting for a message needs, and each message hop waits for a time
 # slice (test_scan at 3 ranks on 2 cores: about 95 s spinning, 4 s passive).
 : "${OMP_WAIT_POLICY:=passive}"
+# Open MPI's session directories in a folder of this test's own: the top
+# folder every mpirun of the user shares is removed by whichever run finds
+# it empty, which can race with another run creating its job's folder in it
+# (tests run two at a time under make -j2; tests/apps/app_env.sh has the same)
+otmp=$(mktemp -d "${TMPDIR:-/tmp}/bpc-ompi.XXXXXX") || exit 99
+trap 'rm -rf "$otmp"' EXIT
+OMPI_MCA_orte_tmpdir_base=$otmp
 export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
   OMPI_MCA_rmaps_base_oversubscribe OMPI_MCA_hwloc_base_binding_policy \
-  OMPI_MCA_btl_vader_single_copy_mechanism MPIEXEC_TIMEOUT OMP_WAIT_POLICY
+  OMPI_MCA_btl_vader_single_copy_mechanism MPIEXEC_TIMEOUT OMP_WAIT_POLICY \
+  OMPI_MCA_orte_tmpdir_base
 
 status=0
 passed=0

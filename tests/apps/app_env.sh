@@ -12,9 +12,17 @@ OMP_NUM_THREADS=1
 export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
   OMPI_MCA_rmaps_base_oversubscribe OMPI_MCA_hwloc_base_binding_policy OMP_NUM_THREADS
 tmp=${TMPDIR:-/tmp}/$name.$$
-mkdir -p "$tmp" || exit 99
+mkdir -p "$tmp/ompi" || exit 99
 trap 'rm -rf "$tmp"' EXIT
 fail=0
+# Open MPI's session directories under $tmp: each mpirun creates its job's
+# folder under a top folder it shares with every other mpirun of the user
+# and removes when it looks empty, so concurrent runs (other tests, the
+# background runs below) can remove a parent another is creating into
+# ("orte_session_dir failed", seen once in a make check). Here only this
+# test's runs share it; each background run of expect gets its own.
+OMPI_MCA_orte_tmpdir_base=$tmp/ompi
+export OMPI_MCA_orte_tmpdir_base
 
 # expect NP STATUS TEXT PROGRAM ARGS...: PROGRAM with ARGS on NP processes
 # must exit with STATUS and say TEXT on stderr. The runs are quick argument
@@ -28,6 +36,8 @@ expect() { # np status text program args...
   njobs=$((njobs + 1))
   id=$njobs
   (
+    OMPI_MCA_orte_tmpdir_base=$tmp/ompi.$id
+    mkdir -p "$OMPI_MCA_orte_tmpdir_base"
     timeout -k 5 60 "$MPIRUN" -np "$np" "$@" >"$tmp/out.$id" 2>"$tmp/err.$id"
     st=$?
     if [ "$st" -ne "$want_st" ]; then
