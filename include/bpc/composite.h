@@ -161,7 +161,7 @@ typedef struct bpc_composite_info {
   unsigned long long bytes_dense;   /* bytes this rank's pieces would take dense */
   unsigned long long bytes_sent;    /* bytes actually sent by this rank's pieces */
   unsigned long long bytes_saved;   /* bytes_dense - bytes_sent (active pixels), or 0 when
-                                     * encoding cost more (with depth on radix-k every piece
+                                     * encoding cost more (with depth every piece
                                      * is encoded: 24 bytes more for a dense one) */
 } bpc_composite_info_t;
 

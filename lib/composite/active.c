@@ -30,7 +30,7 @@
  * and ring keep the whole image's). So a round's work grows with the
  * active pixels, not with the piece.
  *
- * Planar (images with depth on radix-k): the swap works on the rgba plane
+ * Planar (images with depth, every strategy): the swap works on the rgba plane
  * (in place, 16 bytes a pixel) and depth stays in its own plane; every
  * piece travels encoded, rgba and depth interleaved per pixel (a dense
  * image: one run), and is blended into both planes. No interleaved copy

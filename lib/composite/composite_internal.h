@@ -44,7 +44,7 @@ typedef struct bpc__cp {
   int nlocal;
   float **px;
   bpc__cp_runs_t *runs;
-  /* planar (images with depth on radix-k): px holds rgba only (4 floats a
+  /* planar (images with depth): px holds rgba only (4 floats a
    * pixel) and dpx each block's depth plane; pieces always travel encoded
    * (5 floats a pixel) */
   int planar;
@@ -79,7 +79,7 @@ typedef struct bpc__cp_call {
   bpc_swap_piece_t *sp;           /* per local block: the owned piece (elements) */
   int *pos_of;                    /* gather rank: pos_of[gid] */
   int sparse;                     /* some local image is less than half active */
-  int planar;                     /* depth on radix-k: rgba and depth stay apart */
+  int planar;                     /* depth: rgba and depth stay apart */
   bpc_swap_info_t sinfo;          /* what the swap ran */
 } bpc__cp_call_t;
 

@@ -40,11 +40,11 @@ int bpc__cp_pack(bpc__cp_call_t *c)
     for (int p = 0; p < c->nblocks; p++)
       c->pos_of[P->order != NULL ? P->order[p] : p] = p;
   }
-  /* depth on radix-k: rgba and depth stay in their planes (active.c); from
-   * this rank's format here, from the agreed one in bpc__cp_format (the
-   * same where this rank has blocks; a rank without blocks learns it
-   * there) */
-  c->planar = c->hasdepth && c->swap_algo == BPC_SWAP_RADIXK && npix <= UINT32_MAX;
+  /* depth: rgba and depth stay in their planes (active.c; the encoding's
+   * run starts are 32-bit, so not beyond 2^32 pixels); from this rank's
+   * format here, from the agreed one in bpc__cp_format (the same where
+   * this rank has blocks; a rank without blocks learns it there) */
+  c->planar = c->hasdepth && npix <= UINT32_MAX;
   if (c->planar && (c->cp.dpx = calloc((size_t)nl, sizeof *c->cp.dpx)) == NULL)
     return bpc__err(ctx, BPC_ENOMEM, "composite: out of memory for %d blocks", c->nlocal);
   double minfrac = 1.0;
@@ -115,7 +115,7 @@ void bpc__cp_format(bpc__cp_call_t *c)
   c->npix = (size_t)c->width * (size_t)c->height;
   cp->npix = c->npix;
   c->count = c->npix == 0 ? 0 : P->split == BPC_COMPOSITE_ROWS ? (size_t)c->height : c->npix;
-  c->planar = c->hasdepth && c->swap_algo == BPC_SWAP_RADIXK && c->npix <= UINT32_MAX;
+  c->planar = c->hasdepth && c->npix <= UINT32_MAX;
   cp->planar = c->planar;
   c->es = sizeof(float) * (size_t)(c->planar ? 4 : cp->stride) *
           (cp->px_per_elem > 0 ? cp->px_per_elem : 1);
@@ -205,15 +205,15 @@ static int gather_rank_of(const void *arg, int gid)
  * swap buffer, without a copy) to the virtual block on the gather rank, which
  * has posted every piece's place in the final image (the user's gather_rgba
  * itself) as its receive destination beforehand, so each piece lands there
- * straight from the wire (a local one with one copy). Planar (depth on
- * radix-k): the depth piece travels as a second message (seq 1) straight
- * into gather_depth (a scratch plane when that is NULL). Interleaved depth
- * (shift, pipeline): the interleaved image is split into gather_rgba and
- * gather_depth at the end. If the gather rank cannot allocate what it
+ * straight from the wire (a local one with one copy). Planar (depth): the
+ * depth piece travels as a second message (seq 1) straight into
+ * gather_depth (a scratch plane when that is NULL). Interleaved depth
+ * (images over 2^32 pixels): the interleaved image is split into
+ * gather_rgba and gather_depth at the end. If the gather rank cannot allocate what it
  * needs, it still takes every piece (into pool buffers) and fails
  * afterwards.
  */
-/* With active pixels on radix-k: every block's piece travels encoded from
+/* With active pixels: every block's piece travels encoded from
  * its runs (an empty piece: 16 bytes) and the gather rank writes the empty
  * pattern and the runs into place. */
 static int gather_sparse(bpc__cp_call_t *c)

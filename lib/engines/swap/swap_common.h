@@ -54,8 +54,7 @@
  * into the block's own buffer, nearest first on each side (see
  * swap_radixk.c); ring blends each arrival into the buffer (one fold);
  * shift too, but holds a non-commutative operator's wrapped pieces and
- * folds them behind its own piece at the end (swap_shift.c). The bound
- * mode (planar) is used with radix-k only.
+ * folds them behind its own piece at the end (swap_shift.c).
  */
 typedef struct bpc__swap_sparse {
   size_t (*encode)(void *dst, size_t cap, int lb, size_t off, size_t count, void *user);
