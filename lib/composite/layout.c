@@ -19,6 +19,16 @@
 #include "engines/swap/swap_common.h"
 #include "engines/swap/swap_internal.h"
 
+/* Depth stays planar unless the image is beyond the encoding's 32-bit run
+ * starts, or the internal test switch BPC_COMPOSITE_INTERLEAVE=1 asks for
+ * the interleaved layout (tests/mpi/test_composite keeps that path tested;
+ * it must be the same on every rank). */
+static int cp_planar(int hasdepth, size_t npix)
+{
+  const char *e = getenv("BPC_COMPOSITE_INTERLEAVE");
+  return hasdepth && npix <= UINT32_MAX && !(e != NULL && strcmp(e, "1") == 0);
+}
+
 int bpc__cp_pack(bpc__cp_call_t *c)
 {
   bpc_ctx_t *ctx = c->ctx;
@@ -44,7 +54,7 @@ int bpc__cp_pack(bpc__cp_call_t *c)
    * run starts are 32-bit, so not beyond 2^32 pixels); from this rank's
    * format here, from the agreed one in bpc__cp_format (the same where
    * this rank has blocks; a rank without blocks learns it there) */
-  c->planar = c->hasdepth && npix <= UINT32_MAX;
+  c->planar = cp_planar(c->hasdepth, npix);
   if (c->planar && (c->cp.dpx = calloc((size_t)nl, sizeof *c->cp.dpx)) == NULL)
     return bpc__err(ctx, BPC_ENOMEM, "composite: out of memory for %d blocks", c->nlocal);
   double minfrac = 1.0;
@@ -115,7 +125,7 @@ void bpc__cp_format(bpc__cp_call_t *c)
   c->npix = (size_t)c->width * (size_t)c->height;
   cp->npix = c->npix;
   c->count = c->npix == 0 ? 0 : P->split == BPC_COMPOSITE_ROWS ? (size_t)c->height : c->npix;
-  c->planar = c->hasdepth && c->npix <= UINT32_MAX;
+  c->planar = cp_planar(c->hasdepth, c->npix);
   cp->planar = c->planar;
   c->es = sizeof(float) * (size_t)(c->planar ? 4 : cp->stride) *
           (cp->px_per_elem > 0 ? cp->px_per_elem : 1);

@@ -386,8 +386,9 @@ static int ex_case(bpc_assign_t *a, const char *strat, int op, int split, int va
   bpc_composite_info_t info;
   int rc = bpc_composite(ctx, a, im, &P, pc, &info);
   char tag[200];
-  snprintf(tag, sizeof tag, "[rank %d] exact %s op %d split %d variant %d ed %g n %d seed %d", t_rank,
-           strat, op, split, variant, ed, n, seed);
+  snprintf(tag, sizeof tag, "[rank %d] exact %s op %d split %d variant %d ed %g n %d seed %d%s",
+           t_rank, strat, op, split, variant, ed, n, seed,
+           getenv("BPC_COMPOSITE_INTERLEAVE") != NULL ? " interleaved" : "");
   T_CHECK(rc == BPC_OK, "%s: %s %s", tag, bpc_err_name(rc), bpc_last_error(ctx));
   if (rc != BPC_OK)
     return 1;
@@ -454,6 +455,13 @@ START_TEST(test_sparse_exact)
         unsigned long long sent[4] = {0, 0, 0, 0}, g[4];
         for (int v = 0; v < 4; v++)
           ex_case(a, strats[s], ops[o], (idx / 2) % 2, v, ed, idx, order, &sent[v]);
+        /* depth interleaved (the layout of images over 2^32 pixels), forced
+         * by the internal switch: sparse, into outputs, dense */
+        setenv("BPC_COMPOSITE_INTERLEAVE", "1", 1);
+        unsigned long long isent = 0;
+        for (int v = 0; v < 4; v += 2)
+          ex_case(a, strats[s], ops[o], (idx / 2) % 2, v + (idx % 2), ed, idx, order, &isent);
+        unsetenv("BPC_COMPOSITE_INTERLEAVE");
         MPI_Allreduce(sent, g, 4, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
         if (n > 1 && ex_density(idx) < 3)
           T_CHECK(g[0] < g[3] && g[1] <= g[0] && g[2] == g[0],
