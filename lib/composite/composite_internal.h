@@ -116,8 +116,9 @@ void bpc__cp_unpack(bpc__cp_call_t *c, bpc_composite_piece_t *pieces);
 /* Gather the final image to P->gather_rank through the exchange (not
  * agreed: the caller agrees on the outcome). */
 int bpc__cp_gather(bpc__cp_call_t *c);
-/* With active pixels on radix-k: each local block's runs (active.c), from
- * a scan of its image or valid rectangle; BPC_ENOMEM with a message. */
+/* With active pixels (or planar depth): each local block's runs
+ * (active.c), from a scan of its image or valid rectangle (planar without
+ * active pixels: the whole image, unscanned); BPC_ENOMEM with a message. */
 int bpc__cp_runs(bpc__cp_call_t *c);
 /* Free what bpc__cp_pack and bpc__cp_runs made. */
 void bpc__cp_free(bpc__cp_call_t *c);

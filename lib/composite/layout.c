@@ -1,9 +1,11 @@
 /*
  * lib/composite/layout.c - the pixel layout handed to the swap engine and
  * what comes back:
- *  - pack: the swap reduces the user's rgba in place (4 floats a pixel), or,
- *    with depth, rgba and depth interleaved into one buffer per block (5
- *    floats a pixel); a swap element is one pixel, or one row (row splits);
+ *  - pack: the swap reduces the user's rgba in place (4 floats a pixel);
+ *    with depth, rgba and depth stay in their planes (planar: the sparse
+ *    hooks carry depth), except beyond 2^32 pixels, where they are
+ *    interleaved into one buffer per block (5 floats a pixel); a swap
+ *    element is one pixel, or one row (row splits);
  *  - the one call into the swap engine (bpc__cp_swap), with the strategy's
  *    schedule as data;
  *  - unpack: each block's owned piece back into its rgba (and depth);

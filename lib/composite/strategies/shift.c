@@ -4,8 +4,9 @@
  *
  * Schedule: n-1 stages; at stage s block p sends flat piece (p+s) mod n to
  * position (p+s) mod n and receives its own piece from (p-s) mod n; the
- * compositing of stage s-1 overlaps the transfer of stage s, and pieces are
- * kept in two runs so that "over" only joins neighbours in the order.
+ * compositing of stage s-1 overlaps the transfer of stage s, and "over"
+ * only joins neighbours in the order (dense: two runs; active pixels: the
+ * wrapped pieces held and folded at the end; lib/engines/swap/swap_shift.c).
  *
  * Cost for an image of N bytes: alpha * (n-1) + beta * N (n-1)/n + gamma *
  * N (n-1)/n, with computation overlapped with communication and at most

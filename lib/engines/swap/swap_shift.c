@@ -28,17 +28,21 @@
  * pieces are never merged with each other (that would need a dense
  * buffer), so a non-commutative operator's wrapped run B is not built:
  * its pieces (positions n-1 down to p+1, as they arrive) are held and
- * folded behind A at the end, nearest first (A o p+1 o ... o n-1, the
- * same operands in the same order; one of the associations the dense
- * path can take). The held pieces are at most what the block receives, no
- * more than its buffer's size.
+ * folded behind A at the end, nearest first: ((A o p+1) o ...) o n-1, the
+ * same operands in the same order, but not the dense path's association
+ * A o (p+1 o (... o n-1)); fixed too, so results agree with the dense path
+ * bit for bit only where the operator is exactly associative on the values
+ * (the z-buffer always). The held pieces are at most what the block
+ * receives (encoded: with a bound, up to the bound per piece).
  *
  * Cost: latency alpha * (n-1) messages per block (with many blocks per
  * process, pieces up to 8 KiB for blocks of one process travel as one
  * bundle per stage and pair of processes: lib/comm/comm.h), bandwidth
  * beta * N * (n-1)/n (every message is one piece, N/n bytes), computation
  * gamma * N * (n-1)/n, overlapped with communication except for the last
- * stage. Contention-free on fat trees (a shift is a permutation).
+ * stage (sparse, non-commutative: and the held pieces, n-1-p of them at
+ * position p, folded after it). Contention-free on fat trees (a shift is a
+ * permutation).
  *
  * Non-power-of-two counts: any n; the shift needs no factorisation. Uneven
  * buffers: floor split, pieces differ by at most one element; empty pieces
