@@ -95,8 +95,9 @@ static double cb_unit(const cb_state_t *s, int g, int j, int f)
 /* The layout of block g's blobs (scale 1), from the seed: 3..6 ellipses
  * with centres anywhere in the image (compact: within +-0.8 of the scale
  * around one point of the image's middle half, so that the blobs overlap
- * in one clump), sizes 0.6..1.4, aspect 0.5..2, any rotation, peak alpha 0.35..0.95, colour components 0.2..1, base depth
- * 0..8 (so layers interleave in depth). */
+ * in one clump), sizes 0.6..1.4, aspect 0.5..2, any rotation, peak
+ * alpha 0.35..0.95, colour components 0.2..1, base depth 0..8 (so layers
+ * interleave in depth). */
 static void cb_blobs_layout(cb_state_t *s, int g)
 {
   const double pi = 3.14159265358979323846;
