@@ -406,19 +406,6 @@ void bpc__cp_keep(int lb, size_t off, size_t count, void *user)
   }
 }
 
-/* ------------------------------------------- dense frames: counting */
-
-size_t bpc__cp_count_dense(void *dst, size_t cap, const void *src, size_t count, void *user)
-{
-  (void)dst;
-  (void)src;
-  (void)count;
-  bpc__cp_t *cp = user;
-  cp->bytes_dense += cap;
-  cp->bytes_sent += cap;
-  return 0; /* sent dense, from the buffer */
-}
-
 /* ------------------------------------------------- unpacking runs */
 
 void bpc__cp_unpack_runs(const bpc__cp_t *cp, const void *src, size_t np, float *rgba,

@@ -123,9 +123,6 @@ int bpc__cp_runs(bpc__cp_call_t *c);
 /* Free what bpc__cp_pack and bpc__cp_runs made. */
 void bpc__cp_free(bpc__cp_call_t *c);
 
-/* Dense frames: a bpc_swap_codec_t encoder that only adds each piece's
- * bytes to the counters and sends it dense (returns 0). */
-size_t bpc__cp_count_dense(void *dst, size_t cap, const void *src, size_t count, void *user);
 /* Active pixels (active.c). The swap engine's sparse hooks
  * (bpc__swap_sparse_t; user is a bpc__cp_t with px and runs set): */
 size_t bpc__cp_encode_block(void *dst, size_t cap, int lb, size_t off, size_t count, void *user);

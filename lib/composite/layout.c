@@ -152,9 +152,6 @@ int bpc__cp_swap(bpc__cp_call_t *c)
   S.nk = c->nk;
   S.order = P->order;
   S.nthreads = P->nthreads;
-  /* a dense frame: a codec that only counts the bytes of every piece sent */
-  const bpc_swap_codec_t count = {bpc__cp_count_dense, NULL, &c->cp};
-  S.codec = c->cp.encode ? NULL : &count;
   const bpc__swap_sparse_t sparse = {bpc__cp_encode_block, bpc__cp_check,
                                      bpc__cp_blend,        bpc__cp_absorb,
                                      bpc__cp_keep,         c->planar ? bpc__cp_bound : NULL,
@@ -175,6 +172,10 @@ int bpc__cp_swap(bpc__cp_call_t *c)
     plan.sparse = c->cp.runs != NULL ? &sparse : NULL;
     rc = bpc__swap_exec(&plan, c->nlocal > 0 ? c->bufs : NULL, c->nlocal > 0 ? c->sp : NULL,
                         &c->sinfo);
+    if (plan.sparse == NULL) { /* no hooks to count: every piece went dense */
+      c->cp.bytes_dense += plan.bytes_sent;
+      c->cp.bytes_sent += plan.bytes_sent;
+    }
   }
   bpc__swap_plan_free(&plan);
   return rc;
@@ -221,9 +222,9 @@ static int gather_rank_of(const void *arg, int gid)
  * depth piece travels as a second message (seq 1) straight into
  * gather_depth (a scratch plane when that is NULL). Interleaved depth
  * (images over 2^32 pixels): the interleaved image is split into
- * gather_rgba and gather_depth at the end. If the gather rank cannot allocate what it
- * needs, it still takes every piece (into pool buffers) and fails
- * afterwards.
+ * gather_rgba and gather_depth at the end. If the gather rank cannot
+ * allocate what it needs, it still takes every piece (into pool buffers)
+ * and fails afterwards.
  */
 /* With active pixels: every block's piece travels encoded from
  * its runs (an empty piece: 16 bytes) and the gather rank writes the empty

@@ -329,6 +329,7 @@ int bpc__swap_exec(bpc__swap_plan_t *pl, void *const *bufs, bpc_swap_piece_t *pi
       rc = rc2;
     bpc__swap_scratch_free(&c);
   }
+  pl->bytes_sent = c.piece_bytes;
   rc = bpc__agree(ctx, rc);
   if (info != NULL)
     fill_info(pl, info);

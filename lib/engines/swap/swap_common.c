@@ -118,10 +118,12 @@ int bpc__swap_send(bpc__swap_call_t *c, int b, int dst_gid, int seq, const void 
       int rc = bpc__swap_keep(c, buf, cap);
       if (rc != BPC_OK)
         return rc;
+      c->piece_bytes += eb;
       return bpc__exch_send(c->ex, c->gids[b], dst_gid, seq, buf, eb, 0);
     }
     bpc__pool_put(c->ctx, buf, cap);
   }
+  c->piece_bytes += bytes;
   return bpc__exch_send(c->ex, c->gids[b], dst_gid, seq, data, bytes, BPC__SEND_BORROW);
 }
 

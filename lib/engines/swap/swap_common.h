@@ -105,6 +105,7 @@ typedef struct bpc__swap_call {
   int cur_round;     /* for messages */
   const bpc_swap_codec_t *codec; /* optional piece codec, or NULL */
   const bpc__swap_sparse_t *sparse; /* sparse pieces (every schedule), or NULL */
+  uint64_t piece_bytes; /* bytes of the pieces sent, as they travelled */
   void **scratch;    /* pool buffers of encoded pieces in flight */
   size_t *scratch_cap;
   int nscratch, scratch_max;

@@ -71,10 +71,12 @@ typedef struct bpc__swap_plan {
   int *lpos;                 /* position of each local block */
   int rc;                    /* the first error found on this rank, or BPC_OK */
   const char *engine;        /* statistics record name ("swap") */
-  /* radixk: sparse-piece hooks (swap_common.h), set by the caller after
-   * planning (the compositing plug-in), or NULL; the other schedules
-   * ignore them */
+  /* sparse-piece hooks (swap_common.h; every schedule), set by the caller
+   * after planning (the compositing plug-in), or NULL */
   const struct bpc__swap_sparse *sparse;
+  /* out (bpc__swap_exec): bytes of the pieces this rank's blocks sent, as
+   * they travelled (dense, or encoded), bundle framing not counted */
+  uint64_t bytes_sent;
 } bpc__swap_plan_t;
 
 /*

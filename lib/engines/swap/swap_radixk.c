@@ -443,6 +443,7 @@ static void rk_append(rk_state_t *s, int R, int b, int dst_gid, const void *data
   if (!enc && dense > 0)
     memcpy(at + sizeof h, data, dense);
   memcpy(at, &h, sizeof h);
+  c->piece_bytes += h.bytes;
   P->used_out += sizeof h + rk_pad((size_t)h.bytes);
   if (P->src_out < 0)
     P->src_out = c->gids[b];
