@@ -110,7 +110,11 @@ typedef struct bpc_composite_params {
    * same on every rank); NULL = gid order. See bpc_composite_order_view. */
   const int *order;
   bpc_composite_split_t split;
-  int active_pixels; /* nonzero (default): encode sparse pieces; 0: dense */
+  /* nonzero (default): encode sparse pieces (on one process only with
+   * valid rectangles that leave less than half of the pixels to look at
+   * and estimated a quarter or less active: else dense is cheaper there);
+   * 0: dense */
+  int active_pixels;
   /* Depth of an empty pixel (images with depth): +infinity by default; e.g.
    * 1.0f for a [0, 1] depth range (IceT's convention). The same on every
    * rank. Pixels with rgba 0 and another depth are not empty. */

@@ -20,15 +20,18 @@
  * Every schedule (radix-k, shift, ring: the sparse hooks of
  * lib/engines/swap/swap_common.h): each local
  * block keeps a sorted list of disjoint pixel runs that cover every active
- * pixel of its swap buffer (a superset). It is found once per call: by a
- * scan of the image, or of the user's valid rectangle only. A piece is
- * encoded from that list without looking at a single empty pixel; a
- * received encoded piece is blended straight into the block's buffer
- * touching only its runs (no decode, no dense pass), and its runs join the
- * block's list; a dense piece makes its whole range active in the list;
- * after each radix-k round the list is cut to the block's new range (shift
- * and ring keep the whole image's). So a round's work grows with the
- * active pixels, not with the piece.
+ * pixel of the ranges it knows (a superset there). A range is learnt when a
+ * piece of it is first encoded ("found when sent" below): one scan of what
+ * is not known yet, of the user's valid rectangle only where no dense
+ * piece landed, on the call's threads; what a block keeps to the end is
+ * never scanned. A piece is encoded from the list right after that scan
+ * (its pixels still in cache); a received encoded piece is blended straight
+ * into the block's buffer touching only its runs (no decode, no dense
+ * pass), and its runs join the block's list; after each radix-k round the
+ * lists are cut to the block's new range (shift and ring keep the whole
+ * image's). So a round's work grows with the active pixels, not with the
+ * piece, and a pixel is scanned at most once (again only after a dense
+ * piece landed on it).
  *
  * Planar (images with depth, every strategy): the swap works on the rgba plane
  * (in place, 16 bytes a pixel) and depth stays in its own plane; every
@@ -177,41 +180,255 @@ static void runs_whole(bpc__cp_runs_t *L, size_t p0, size_t p1)
   }
 }
 
-int bpc__cp_runs_build(bpc__cp_t *cp, int lb, size_t width, size_t height,
-                       const bpc_composite_rect_t *valid)
+/* Out is the union of the sorted lists a and b (runs that touch merge).
+ * -1: out of memory. */
+static int runs_union(bpc__cp_runs_t *out, const bpc__cp_runs_t *a, const bpc__cp_runs_t *b)
 {
-  bpc__cp_runs_t *L = &cp->runs[lb];
+  out->n = 0;
+  size_t i = 0, j = 0;
+  while (i < a->n || j < b->n) {
+    const bpc__cp_runs_t *f = j >= b->n || (i < a->n && a->r[2 * i] <= b->r[2 * j]) ? a : b;
+    size_t *k = f == a ? &i : &j;
+    if (runs_push(out, f->r[2 * *k], f->r[2 * *k + 1]) != 0)
+      return -1;
+    (*k)++;
+  }
+  return 0;
+}
+
+/* Out is list a less the range [p0, p1). -1: out of memory. */
+static int runs_minus(bpc__cp_runs_t *out, const bpc__cp_runs_t *a, size_t p0, size_t p1)
+{
+  out->n = 0;
+  for (size_t i = 0; i < a->n; i++) {
+    const size_t s = a->r[2 * i], e = a->r[2 * i + 1];
+    if (s < p0 && runs_push(out, s, e < p0 ? e : p0) != 0)
+      return -1;
+    if (e > p1 && runs_push(out, s > p1 ? s : p1, e) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* L keeps only what lies in [p0, p1) (no allocation). */
+static void runs_cut(bpc__cp_runs_t *L, size_t p0, size_t p1)
+{
+  const size_t first = runs_find(L, p0);
+  size_t last = first;
+  while (last < L->n && L->r[2 * last] < p1)
+    last++;
+  const size_t n = last - first;
+  if (n > 0 && first > 0)
+    memmove(L->r, L->r + 2 * first, 2 * sizeof(size_t) * n);
+  L->n = n;
+  if (n > 0) {
+    if (L->r[0] < p0)
+      L->r[0] = p0;
+    if (L->r[2 * n - 1] > p1)
+      L->r[2 * n - 1] = p1;
+  }
+}
+
+/* L takes the list built in the spare; the spare keeps L's old memory. */
+static void runs_swap_in(bpc__cp_runs_t *L, bpc__cp_runs_t *spare)
+{
+  bpc__cp_runs_t t = *L;
+  *L = *spare;
+  *spare = t;
+}
+
+/* ------------------------------------------------- found when sent
+ *
+ * A block's list is not found by a scan up front: a range is scanned the
+ * first time a piece of it is encoded (the pixels a block keeps to the end
+ * are never looked at), and only where the list does not already cover it
+ * (`known`). A received encoded piece joins the list wherever it lands (its
+ * pixels are in the image too; a later scan finds them again, which only
+ * repeats runs the union merges). A dense piece (sent unencoded, e.g. by a
+ * block of the same process) makes its range unknown again and "dirty": a
+ * later scan of it reads every pixel there, since the sender's non-empty
+ * pixels need not lie in this block's valid rectangle; elsewhere a scan
+ * reads only the valid rectangle's rows. Out of memory anywhere: the whole
+ * image becomes one run, known (a superset: still exact, only larger). */
+
+/* One piece of a scan: pixels [lo, hi), of the valid rectangle's rows only
+ * (rect) or all; its runs go to its own list when threads share the scan. */
+typedef struct {
+  size_t lo, hi;
+  int rect;
+  bpc__cp_runs_t L;
+} scan_task_t;
+
+/* Scan task t of block lb into L. */
+static int task_scan(const bpc__cp_t *cp, int lb, const scan_task_t *t, bpc__cp_runs_t *L)
+{
   const float *px = cp->px[lb], *dp = cp->planar ? cp->dpx[lb] : NULL;
-  const int st = cp->stride;
   const uint32_t ed = fbits(cp->empty_depth);
-  L->n = 0;
-  if (L->cap == 0) {
-    L->r = malloc(2 * sizeof(size_t) * 64);
-    if (L->r == NULL)
+  if (!t->rect)
+    return runs_scan(L, px, dp, t->lo, t->hi, cp->stride, ed);
+  const bpc_composite_rect_t *v = &cp->valid[lb];
+  const size_t W = cp->width, x0 = (size_t)v->x, x1 = x0 + (size_t)v->width;
+  const size_t y1 = (size_t)v->y + (size_t)v->height;
+  for (size_t y = t->lo / W > (size_t)v->y ? t->lo / W : (size_t)v->y; y < y1 && y * W < t->hi;
+       y++) {
+    const size_t s = y * W + x0 > t->lo ? y * W + x0 : t->lo;
+    const size_t e = y * W + x1 < t->hi ? y * W + x1 : t->hi;
+    if (s < e && runs_scan(L, px, dp, s, e, cp->stride, ed) != 0)
       return -1;
-    L->cap = 64;
   }
-  if (!cp->encode) { /* planar without active pixels: all of it, unscanned */
-    runs_whole(L, 0, width * height);
-    return 0;
+  return 0;
+}
+
+/* The whole image one run, known: the answer to running out of memory. */
+static void runs_give_up(bpc__cp_t *cp, int lb)
+{
+  runs_whole(&cp->runs[lb], 0, cp->npix);
+  runs_whole(&cp->known[lb], 0, cp->npix);
+  cp->dirty[lb].n = 0;
+}
+
+/* Make block lb's list cover [p0, p1): scan what it does not know yet. */
+static void runs_learn(bpc__cp_t *cp, int lb, size_t p0, size_t p1)
+{
+  bpc__cp_runs_t *K = &cp->known[lb], *D = &cp->dirty[lb];
+  scan_task_t small[8], *t = small;
+  size_t nt = 0, capt = 8, total = 0;
+  int bad = 0;
+  /* the gaps of K in [p0, p1), each cut where it enters or leaves D */
+  size_t p = p0, ki = runs_find(K, p0);
+  while (p < p1 && !bad) {
+    if (ki < K->n && K->r[2 * ki] <= p) { /* known: skip it */
+      p = K->r[2 * ki + 1];
+      ki++;
+      continue;
+    }
+    const size_t g1 = ki < K->n && K->r[2 * ki] < p1 ? K->r[2 * ki] : p1;
+    size_t q = p, di = runs_find(D, p);
+    while (q < g1 && !bad) {
+      const int in = di < D->n && D->r[2 * di] <= q;
+      const size_t e = in ? (D->r[2 * di + 1] < g1 ? D->r[2 * di + 1] : g1)
+                          : (di < D->n && D->r[2 * di] < g1 ? D->r[2 * di] : g1);
+      if (nt == capt) {
+        scan_task_t *nt2 = malloc(2 * capt * sizeof *nt2);
+        bad = nt2 == NULL;
+        if (!bad) {
+          memcpy(nt2, t, nt * sizeof *nt2);
+          if (t != small)
+            free(t);
+          t = nt2;
+          capt *= 2;
+        }
+      }
+      if (!bad) {
+        t[nt++] = (scan_task_t){q, e, !in && cp->valid != NULL, {NULL, 0, 0}};
+        total += e - q;
+      }
+      if (in)
+        di++;
+      q = e;
+    }
+    p = g1;
   }
-  if (valid == NULL)
-    return runs_scan(L, px, dp, 0, width * height, st, ed);
-  for (size_t y = (size_t)valid->y; y < (size_t)valid->y + (size_t)valid->height; y++)
-    if (runs_scan(L, px, dp, y * width + (size_t)valid->x,
-                  y * width + (size_t)valid->x + (size_t)valid->width, st, ed) != 0)
-      return -1;
+  /* threads share a large scan: tasks cut into chunks, lists joined in order */
+  const int T = cp->nthreads;
+  if (!bad && nt > 0 && T > 1 && total >= 2 * cp->min_chunk) {
+    size_t chunk = (total + 4 * (size_t)T - 1) / (4 * (size_t)T);
+    chunk = chunk < cp->min_chunk ? cp->min_chunk : chunk;
+    size_t nu = 0;
+    for (size_t i = 0; i < nt; i++)
+      nu += (t[i].hi - t[i].lo + chunk - 1) / chunk;
+    scan_task_t *u = calloc(nu, sizeof *u);
+    bad = u == NULL;
+    for (size_t i = 0, n = 0; i < nt && !bad; i++)
+      for (size_t lo = t[i].lo; lo < t[i].hi; lo += chunk, n++)
+        u[n] = (scan_task_t){lo, lo + chunk < t[i].hi ? lo + chunk : t[i].hi, t[i].rect,
+                             {NULL, 0, 0}};
+    if (!bad) {
+#pragma omp parallel for num_threads(T) schedule(dynamic, 1)
+      for (size_t i = 0; i < nu; i++)
+        if (task_scan(cp, lb, &u[i], &u[i].L) != 0) {
+#pragma omp atomic write
+          bad = 1;
+        }
+    }
+    bpc__cp_runs_t *S = &cp->tmp;
+    S->n = 0;
+    for (size_t i = 0; i < nu && !bad; i++)
+      for (size_t j = 0; j < u[i].L.n && !bad; j++)
+        bad = runs_push(S, u[i].L.r[2 * j], u[i].L.r[2 * j + 1]) != 0;
+    for (size_t i = 0; u != NULL && i < nu; i++)
+      free(u[i].L.r);
+    free(u);
+  } else if (!bad) {
+    cp->tmp.n = 0;
+    for (size_t i = 0; i < nt && !bad; i++)
+      bad = task_scan(cp, lb, &t[i], &cp->tmp) != 0;
+  }
+  if (t != small)
+    free(t);
+  if (!bad && nt == 0)
+    return; /* all of it known already */
+  /* L joins what the scan found; K gains [p0, p1) */
+  if (!bad) {
+    bad = runs_union(&cp->tmp2, &cp->runs[lb], &cp->tmp) != 0;
+    if (!bad)
+      runs_swap_in(&cp->runs[lb], &cp->tmp2);
+  }
+  if (!bad) {
+    cp->tmp.n = 0;
+    bad = runs_push(&cp->tmp, p0, p1) != 0 || runs_union(&cp->tmp2, K, &cp->tmp) != 0;
+    if (!bad)
+      runs_swap_in(K, &cp->tmp2);
+  }
+  if (bad)
+    runs_give_up(cp, lb);
+}
+
+int bpc__cp_runs_init(bpc__cp_t *cp)
+{
+  cp->runs = calloc((size_t)cp->nlocal, sizeof *cp->runs);
+  cp->known = calloc((size_t)cp->nlocal, sizeof *cp->known);
+  cp->dirty = calloc((size_t)cp->nlocal, sizeof *cp->dirty);
+  if (cp->runs == NULL || cp->known == NULL || cp->dirty == NULL)
+    return -1;
+  /* every list has room for a run, and lists only trade memory with each
+   * other: giving up never needs an allocation */
+  bpc__cp_runs_t *all[2] = {&cp->tmp, &cp->tmp2};
+  for (int i = 0; i < 2; i++)
+    if ((all[i]->r = malloc(2 * sizeof(size_t) * 64)) != NULL)
+      all[i]->cap = 64;
+  if (cp->tmp.r == NULL || cp->tmp2.r == NULL)
+    return -1;
+  for (int i = 0; i < cp->nlocal; i++) {
+    bpc__cp_runs_t *l[3] = {&cp->runs[i], &cp->known[i], &cp->dirty[i]};
+    for (int j = 0; j < 3; j++) {
+      if ((l[j]->r = malloc(2 * sizeof(size_t) * 16)) == NULL)
+        return -1;
+      l[j]->cap = 16;
+    }
+    if (!cp->encode) /* planar without active pixels: all of it, unscanned */
+      runs_give_up(cp, i);
+  }
   return 0;
 }
 
 void bpc__cp_runs_free(bpc__cp_t *cp)
 {
-  for (int i = 0; cp->runs != NULL && i < cp->nlocal; i++)
-    free(cp->runs[i].r);
+  for (int i = 0; i < cp->nlocal; i++) {
+    if (cp->runs != NULL)
+      free(cp->runs[i].r);
+    if (cp->known != NULL)
+      free(cp->known[i].r);
+    if (cp->dirty != NULL)
+      free(cp->dirty[i].r);
+  }
   free(cp->runs);
-  cp->runs = NULL;
+  free(cp->known);
+  free(cp->dirty);
+  cp->runs = cp->known = cp->dirty = NULL;
   free(cp->tmp.r);
-  cp->tmp = (bpc__cp_runs_t){NULL, 0, 0};
+  free(cp->tmp2.r);
+  cp->tmp = cp->tmp2 = (bpc__cp_runs_t){NULL, 0, 0};
 }
 
 /* -------------------------------------------------- the sparse hooks */
@@ -267,6 +484,7 @@ size_t bpc__cp_encode_block(void *dst, size_t cap, int lb, size_t off, size_t co
   const size_t ps = sizeof(float) * (size_t)cp->stride;
   const size_t p0 = off * cp->px_per_elem, p1 = (off + count) * cp->px_per_elem;
   cp->bytes_dense += cp->planar ? (p1 - p0) * ps : cap;
+  runs_learn(cp, lb, p0, p1);
   const size_t first = runs_find(L, p0);
   size_t n = 0, act = 0;
   runs_count(L, first, p0, p1, &n, &act);
@@ -352,58 +570,57 @@ void bpc__cp_absorb(int lb, size_t off, size_t count, const void *src, size_t by
   bpc__cp_runs_t *L = &cp->runs[lb];
   const size_t p0 = off * cp->px_per_elem, p1 = (off + count) * cp->px_per_elem;
   const unsigned char *in = src;
-  /* the new runs: the encoding's (from p0), or all of [p0, p1) for a dense
-   * piece; joined with the list, which may extend beyond the range (ring
-   * keeps the whole buffer) */
-  const size_t n = src != NULL ? (size_t)get64(in, 8) : 1;
-  if (n == 0 || p1 == p0)
+  if (p1 == p0)
     return;
-  bpc__cp_runs_t M = cp->tmp; /* built in the spare list, then swapped with L */
-  M.n = 0;
+  if (src == NULL) { /* a dense piece: its range unknown again, and dirty */
+    cp->tmp.n = 0;
+    int bad = runs_minus(&cp->tmp2, &cp->known[lb], p0, p1) != 0;
+    if (!bad)
+      runs_swap_in(&cp->known[lb], &cp->tmp2);
+    bad = bad || runs_push(&cp->tmp, p0, p1) != 0 ||
+          runs_union(&cp->tmp2, &cp->dirty[lb], &cp->tmp) != 0;
+    if (!bad)
+      runs_swap_in(&cp->dirty[lb], &cp->tmp2);
+    if (bad)
+      runs_give_up(cp, lb);
+    return;
+  }
+  /* the encoding's runs (from p0) join the list, which may extend beyond
+   * the range (shift and ring keep the whole buffer's) */
+  const size_t n = (size_t)get64(in, 8);
+  if (n == 0)
+    return;
+  bpc__cp_runs_t *M = &cp->tmp; /* built in the spare list, then swapped with L */
+  M->n = 0;
   size_t i = 0, j = 0;
   int bad = 0;
   while (!bad && (i < L->n || j < n)) {
     size_t s, e;
-    const size_t js = j >= n ? SIZE_MAX : src != NULL ? p0 + get32(in, 16 + 8 * j) : p0;
+    const size_t js = j >= n ? SIZE_MAX : p0 + get32(in, 16 + 8 * j);
     if (i < L->n && L->r[2 * i] <= js) {
       s = L->r[2 * i];
       e = L->r[2 * i + 1];
       i++;
     } else {
       s = js;
-      e = src != NULL ? js + get32(in, 16 + 8 * j + 4) : p1;
+      e = js + get32(in, 16 + 8 * j + 4);
       j++;
     }
-    bad = runs_push(&M, s, e) != 0;
+    bad = runs_push(M, s, e) != 0;
   }
-  if (bad) { /* no memory for the union: the whole image (a superset) */
-    cp->tmp = M;
-    runs_whole(L, 0, cp->npix);
-    return;
-  }
-  cp->tmp = *L;
-  *L = M;
+  if (bad) /* no memory for the union: the whole image (a superset) */
+    runs_give_up(cp, lb);
+  else
+    runs_swap_in(L, M);
 }
 
 void bpc__cp_keep(int lb, size_t off, size_t count, void *user)
 {
   bpc__cp_t *cp = user;
-  bpc__cp_runs_t *L = &cp->runs[lb];
   const size_t p0 = off * cp->px_per_elem, p1 = (off + count) * cp->px_per_elem;
-  const size_t first = runs_find(L, p0);
-  size_t last = first;
-  while (last < L->n && L->r[2 * last] < p1)
-    last++;
-  const size_t n = last - first;
-  if (n > 0 && first > 0)
-    memmove(L->r, L->r + 2 * first, 2 * sizeof(size_t) * n);
-  L->n = n;
-  if (n > 0) {
-    if (L->r[0] < p0)
-      L->r[0] = p0;
-    if (L->r[2 * n - 1] > p1)
-      L->r[2 * n - 1] = p1;
-  }
+  runs_cut(&cp->runs[lb], p0, p1);
+  runs_cut(&cp->known[lb], p0, p1);
+  runs_cut(&cp->dirty[lb], p0, p1);
 }
 
 /* ------------------------------------------------- unpacking runs */

@@ -138,6 +138,7 @@ static int composite_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, bpc_image
   c.P = &P;
   bpc_ctx_rank(ctx, &c.rank);
   bpc_ctx_size(ctx, &nranks);
+  c.nranks = nranks;
 
   /* 1. this rank's arguments, 2. the strategy and its schedule */
   if (assign == NULL) {

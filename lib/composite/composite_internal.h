@@ -44,13 +44,22 @@ typedef struct bpc__cp {
   int nlocal;
   float **px;
   bpc__cp_runs_t *runs;
+  /* what the lists are known to cover (active.c "Found when sent"): per
+   * block the ranges its list covers completely (scanned, or everything),
+   * and the ranges a dense piece was folded into (non-empty pixels may lie
+   * outside the valid rectangle there) */
+  bpc__cp_runs_t *known, *dirty;
+  const bpc_composite_rect_t *valid; /* per local block, or NULL */
+  size_t width;           /* pixels of an image row */
+  int nthreads;           /* threads a scan may use (>= 1) */
+  size_t min_chunk;       /* least pixels a thread scans */
   /* planar (images with depth): px holds rgba only (4 floats a
    * pixel) and dpx each block's depth plane; pieces always travel encoded
    * (5 floats a pixel) */
   int planar;
   float **dpx;
-  bpc__cp_runs_t tmp;     /* a spare list, reused: absorb's union (swapped with the
-                           * block's list) */
+  bpc__cp_runs_t tmp, tmp2; /* spare lists, reused: unions are built in them
+                             * and swapped with the block's list */
   unsigned long long bytes_dense, bytes_sent; /* what this rank's sends cost */
   unsigned long long pieces_encoded;
 } bpc__cp_t;
@@ -61,7 +70,7 @@ typedef struct bpc__cp_call {
   const bpc_assign_t *assign;
   bpc_image_t *images;            /* nlocal of them */
   const bpc_composite_params_t *P;
-  int rank, nblocks, nlocal;
+  int rank, nranks, nblocks, nlocal;
   const int *lgids;
   /* the image format: this rank's until the agreement, then every rank's */
   int width, height, hasdepth;
@@ -116,9 +125,10 @@ void bpc__cp_unpack(bpc__cp_call_t *c, bpc_composite_piece_t *pieces);
 /* Gather the final image to P->gather_rank through the exchange (not
  * agreed: the caller agrees on the outcome). */
 int bpc__cp_gather(bpc__cp_call_t *c);
-/* With active pixels (or planar depth): each local block's runs
- * (active.c), from a scan of its image or valid rectangle (planar without
- * active pixels: the whole image, unscanned); BPC_ENOMEM with a message. */
+/* With active pixels (or planar depth): each local block's run lists
+ * (active.c), empty until the pieces are sent (found when sent; planar
+ * without active pixels: the whole image, unscanned); BPC_ENOMEM with a
+ * message. */
 int bpc__cp_runs(bpc__cp_call_t *c);
 /* Free what bpc__cp_pack and bpc__cp_runs made. */
 void bpc__cp_free(bpc__cp_call_t *c);
@@ -133,10 +143,10 @@ int bpc__cp_blend(int lb, size_t off, void *inout, size_t count, const void *src
 size_t bpc__cp_bound(size_t count, void *user);
 void bpc__cp_absorb(int lb, size_t off, size_t count, const void *src, size_t bytes, void *user);
 void bpc__cp_keep(int lb, size_t off, size_t count, void *user);
-/* The runs of local block lb's image (width x height pixels at px): a scan
- * of the whole image, or of `valid` only. -1: out of memory. */
-int bpc__cp_runs_build(bpc__cp_t *cp, int lb, size_t width, size_t height,
-                       const bpc_composite_rect_t *valid);
+/* Set up the lists of cp->nlocal blocks (cp->px, valid, width, nthreads,
+ * min_chunk, encode set): nothing known yet (with active pixels; found when
+ * sent), or every pixel active (planar without them). -1: out of memory. */
+int bpc__cp_runs_init(bpc__cp_t *cp);
 void bpc__cp_runs_free(bpc__cp_t *cp);
 /* Write a checked encoding of np pixels out as the empty pattern plus its
  * runs: rgba 4 floats per pixel every rs floats, depth (if not NULL) every

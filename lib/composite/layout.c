@@ -20,6 +20,7 @@
 #include "comm/comm.h"
 #include "engines/swap/swap_common.h"
 #include "engines/swap/swap_internal.h"
+#include "threads/threads.h"
 
 /* Depth stays planar unless the image is beyond the encoding's 32-bit run
  * starts, or the internal test switch BPC_COMPOSITE_INTERLEAVE=1 asks for
@@ -59,7 +60,19 @@ int bpc__cp_pack(bpc__cp_call_t *c)
   c->planar = cp_planar(c->hasdepth, npix);
   if (c->planar && (c->cp.dpx = calloc((size_t)nl, sizeof *c->cp.dpx)) == NULL)
     return bpc__err(ctx, BPC_ENOMEM, "composite: out of memory for %d blocks", c->nlocal);
-  double minfrac = 1.0;
+  /* Within one process no piece travels: a dense piece is merged straight
+   * from its sender's buffer, and finding and copying the active pixels
+   * costs more than that unless valid rectangles leave less than half of
+   * the pixels to look at and a quarter or less is active (doc/composite.md,
+   * "One process") */
+  int want = P->active_pixels;
+  if (want && c->nranks == 1) {
+    double area = 0.0;
+    for (int i = 0; P->valid != NULL && i < c->nlocal; i++)
+      area += (double)P->valid[i].width * (double)P->valid[i].height;
+    want = P->valid != NULL && 2.0 * area < (double)c->nlocal * (double)npix;
+  }
+  double minfrac = 1.0, sumfrac = 0.0;
   for (int i = 0; i < c->nlocal; i++) {
     const bpc_image_t *im = &c->images[i];
     if (c->planar) {
@@ -88,7 +101,7 @@ int bpc__cp_pack(bpc__cp_call_t *c)
     } else {
       c->bufs[i] = im->rgba;
     }
-    if (P->active_pixels) {
+    if (want) {
       /* an estimate (about 16 Ki sampled pixels; of the valid rectangle
        * only, every 7th row, if given) */
       double f = 0.0;
@@ -108,9 +121,10 @@ int bpc__cp_pack(bpc__cp_call_t *c)
       }
       if (f < minfrac)
         minfrac = f;
+      sumfrac += f;
     }
   }
-  c->sparse = P->active_pixels && minfrac < 0.5;
+  c->sparse = want && (c->nranks > 1 ? minfrac < 0.5 : sumfrac < 0.25 * (double)c->nlocal);
   return BPC_OK;
 }
 
@@ -140,7 +154,7 @@ void bpc__cp_format(bpc__cp_call_t *c)
  * already agreed on everything the schedule depends on (block count, image
  * format, strategy, k-vector, order), so the swap does not pick or agree on
  * its arguments again: plan (local) and, with active pixels (or planar
- * depth), each block's runs (active.c), one agreement on
+ * depth), each block's run lists (active.c), one agreement on
  * their outcome (an allocation may fail on one rank), execute (which
  * agrees on the result). The statistics record is "composite".
  */
@@ -164,7 +178,7 @@ int bpc__cp_swap(bpc__cp_call_t *c)
   bpc__swap_plan_t plan;
   int rc = bpc__swap_plan_by_id(c->ctx, c->assign, &type, c->count, &op, &S,
                                 (bpc_swap_algorithm_t)c->swap_algo, &plan);
-  if (rc == BPC_OK) /* each block's active pixels as runs, found once */
+  if (rc == BPC_OK) /* each block's run lists (filled as pieces are sent) */
     rc = bpc__cp_runs(c);
   rc = bpc__agree(c->ctx, rc);
   if (rc == BPC_OK) {
@@ -391,12 +405,13 @@ int bpc__cp_runs(bpc__cp_call_t *c)
     return BPC_OK; /* one block, nothing sent: no need to know its pixels */
   cp->nlocal = c->nlocal;
   cp->px = (float **)c->bufs;
-  cp->runs = calloc((size_t)c->nlocal, sizeof *cp->runs);
-  int bad = cp->runs == NULL;
-  for (int i = 0; i < c->nlocal && !bad; i++)
-    bad = bpc__cp_runs_build(cp, i, (size_t)c->width, (size_t)c->height,
-                             c->P->valid != NULL ? &c->P->valid[i] : NULL) != 0;
-  if (bad)
+  cp->valid = c->P->valid;
+  cp->width = (size_t)c->width;
+  cp->nthreads = bpc__threads_resolve(c->P->nthreads);
+  /* least pixels a thread scans: the tree's chunk (tests lower it) */
+  const long long mc = bpc__env_ll("BPC_TREE_MIN_CHUNK", (long long)BPC__TREE_MIN_CHUNK);
+  cp->min_chunk = mc >= 1 ? (size_t)mc : 1;
+  if (bpc__cp_runs_init(cp) != 0)
     return bpc__err(c->ctx, BPC_ENOMEM, "composite: out of memory for the active pixels of %d "
                                         "block(s)", c->nlocal);
   return BPC_OK;
