@@ -2,8 +2,10 @@
  * apps/bench/bench_composite.c - `bpc-bench composite`: image compositing
  * (lib/composite) against MPI collectives in the same run.
  *
- * One block per process, one image per block (RGBA float premultiplied, 16
- * bytes per pixel; z-buffer adds a float depth). `--active LIST` sets the
+ * B blocks per process (--blocks-per-proc, default 1; contiguous, so a
+ * process's blocks are neighbours in the visibility order), one image per
+ * block (RGBA float premultiplied, 16 bytes per pixel; z-buffer adds a
+ * float depth). `--active LIST` sets the
  * percent of active (non-empty) pixels of every layer: 100 = dense (every
  * pixel active), 0 = every layer empty, in between a few filled ellipses
  * ("blobs", like a rendered volume's footprint) at positions drawn from
@@ -19,10 +21,13 @@
  *   reduce-scatter: bpc_composite (each block keeps its piece) vs
  *     MPI_Reduce_scatter_block with a user MPI_Op (over: commute = 0);
  *   gather: bpc_composite with gather to rank 0 vs MPI_Reduce to rank 0.
+ * With B > 1 the MPI side first composites its process's B layers into its
+ * send buffer, front to back in one pass (timed: that is its share of the
+ * work), then calls the collective.
  * The dense case runs first, so every line also reports the same
  * strategy's dense time of this run (dense_s, vs_dense).
- * bpc_composite overwrites its input: the layer is restored from a
- * pristine copy before every bpc repetition (untimed, in prepare); the
+ * bpc_composite overwrites its input: the layers are restored from
+ * pristine copies before every bpc repetition (untimed, in prepare); the
  * buffers live for one image size and operator.
  * Results are checked every repetition against a reference computed from
  * the generator (pieces on every third pixel; gathered images on a sample).
@@ -61,10 +66,11 @@ typedef struct cb_state {
   unsigned long seed; /* --seed */
   cb_blob_t *blobs;   /* n * CB_MAX_BLOBS: every block's blobs */
   int *nblobs;        /* per block */
-  float *orig_rgba, *orig_depth; /* this rank's image (one block), pristine */
-  bpc_image_t im;
-  bpc_composite_rect_t valid; /* the layer's non-empty pixels' bounding box */
-  bpc_composite_piece_t piece;
+  float *orig_rgba, *orig_depth; /* this rank's nl images, pristine (one array) */
+  float *im_rgba, *im_depth;     /* the nl images bpc composites (one array) */
+  bpc_image_t *im;               /* nl */
+  bpc_composite_rect_t *valid;   /* nl: each layer's non-empty pixels' bounding box */
+  bpc_composite_piece_t *piece;  /* nl */
   bpc_composite_info_t info;
   bpc_composite_params_t P;
   int k[BPC_SWAP_MAX_K];
@@ -300,10 +306,10 @@ static int cb_prepare(void *st, int rep, int is_bpc)
   cb_state_t *s = st;
   (void)rep;
   if (is_bpc && s->nl > 0) {
-    const size_t np = (size_t)s->W * (size_t)s->H;
-    memcpy(s->im.rgba, s->orig_rgba, np * 4 * sizeof(float));
-    if (s->im.depth != NULL)
-      memcpy(s->im.depth, s->orig_depth, np * sizeof(float));
+    const size_t np = (size_t)s->W * (size_t)s->H * (size_t)s->nl;
+    memcpy(s->im_rgba, s->orig_rgba, np * 4 * sizeof(float));
+    if (s->im_depth != NULL)
+      memcpy(s->im_depth, s->orig_depth, np * sizeof(float));
   }
   return 0;
 }
@@ -311,13 +317,37 @@ static int cb_prepare(void *st, int rep, int is_bpc)
 static int cb_run_bpc(void *st)
 {
   cb_state_t *s = st;
-  return bpc_composite(s->env->ctx, s->assign, s->nl > 0 ? &s->im : NULL, &s->P, &s->piece,
+  return bpc_composite(s->env->ctx, s->assign, s->nl > 0 ? s->im : NULL, &s->P, s->piece,
                        &s->info);
+}
+
+/* The MPI side's local work with several blocks a process: its layers
+ * composited front to back into the send buffer (stride floats a pixel),
+ * pixel by pixel in one pass. */
+static void cb_local_composite(cb_state_t *s)
+{
+  const size_t np = (size_t)s->W * (size_t)s->H;
+  const int sd = s->stride;
+  for (size_t p = 0; p < np; p++) {
+    float *acc = s->send + (size_t)sd * p;
+    memcpy(acc, s->orig_rgba + 4 * p, 4 * sizeof(float));
+    if (sd == 5)
+      acc[4] = s->orig_depth[p];
+    for (int i = 1; i < s->nl; i++) {
+      float b[5];
+      memcpy(b, s->orig_rgba + 4 * (np * (size_t)i + p), 4 * sizeof(float));
+      if (sd == 5)
+        b[4] = s->orig_depth[np * (size_t)i + p];
+      op_px(s->op, acc, b);
+    }
+  }
 }
 
 static int cb_run_mpi(void *st)
 {
   cb_state_t *s = st;
+  if (s->nl > 1)
+    cb_local_composite(s);
   const int per = (int)((size_t)s->W * (size_t)s->H / (size_t)s->p);
   int rc = s->gather ? MPI_Reduce(s->send, s->root, per * s->p, s->pix, s->mop, 0, s->comm)
                      : MPI_Reduce_scatter_block(s->send, s->recv, per, s->pix, s->mop, s->comm);
@@ -331,11 +361,13 @@ static int cb_check(void *st, int *correct)
   const int sd = s->stride;
   int ok = 1;
   float r[5], got[5];
-  if (s->nl > 0) {
-    for (size_t p = s->piece.offset; p < s->piece.offset + s->piece.count && ok; p += 3) {
+  for (int i = 0; i < s->nl && ok; i++) {
+    const bpc_composite_piece_t *pc = &s->piece[i];
+    for (size_t p = pc->offset; p < pc->offset + pc->count && ok; p += 3) {
       cb_ref(s, p, r);
-      if (!px_close(s->im.rgba + 4 * p, r)) {
-        bench_error(s->env, "composite: bpc pixel %zu differs from the reference", p);
+      if (!px_close(s->im[i].rgba + 4 * p, r)) {
+        bench_error(s->env, "composite: bpc pixel %zu of block %d differs from the reference", p,
+                    s->gids[i]);
         ok = 0;
       }
     }
@@ -366,13 +398,13 @@ static void cb_free(cb_state_t *s)
 {
   free(s->orig_rgba);
   free(s->orig_depth);
-  free(s->im.rgba);
-  free(s->im.depth);
+  free(s->im_rgba);
+  free(s->im_depth);
   free(s->send);
   free(s->recv);
   free(s->root);
   free(s->groot);
-  s->orig_rgba = s->orig_depth = s->im.rgba = s->im.depth = NULL;
+  s->orig_rgba = s->orig_depth = s->im_rgba = s->im_depth = NULL;
   s->send = s->recv = s->root = s->groot = NULL;
 }
 
@@ -449,20 +481,23 @@ static int cb_parse_active(const bench_env_t *env, double *acts, char *msg, size
   return n;
 }
 
-/* Fill this rank's layer (pristine copy and MPI send buffer) for s->active;
- * returns its count of active (non-empty) pixels. */
-static size_t cb_make_layer(cb_state_t *s)
+/* Fill local block i's layer (pristine copy; with one block a process also
+ * the MPI send buffer) for s->active; returns its count of active
+ * (non-empty) pixels. */
+static size_t cb_make_layer(cb_state_t *s, int i)
 {
   const size_t np = (size_t)s->W * (size_t)s->H;
+  float *orgba = s->orig_rgba + 4 * np * (size_t)i;
   size_t nact = 0;
   int x0 = s->W, x1 = 0, y0 = s->H, y1 = 0;
   for (size_t p = 0; p < np; p++) {
     float px[5];
-    cb_pixel(s, s->rank, p, px);
-    memcpy(s->orig_rgba + 4 * p, px, 4 * sizeof(float));
+    cb_pixel(s, s->gids[i], p, px);
+    memcpy(orgba + 4 * p, px, 4 * sizeof(float));
     if (s->stride == 5)
-      s->orig_depth[p] = px[4];
-    memcpy(s->send + (size_t)s->stride * p, px, (size_t)s->stride * sizeof(float));
+      s->orig_depth[np * (size_t)i + p] = px[4];
+    if (s->nl == 1)
+      memcpy(s->send + (size_t)s->stride * p, px, (size_t)s->stride * sizeof(float));
     if (px[0] != 0.0f || px[1] != 0.0f || px[2] != 0.0f || px[3] != 0.0f) {
       const int x = (int)(p % (size_t)s->W), y = (int)(p / (size_t)s->W);
       nact++;
@@ -473,8 +508,8 @@ static size_t cb_make_layer(cb_state_t *s)
     }
   }
   /* what a renderer knows of its block: the screen bounds of its data */
-  s->valid = x1 > x0 ? (bpc_composite_rect_t){x0, y0, x1 - x0, y1 - y0}
-                     : (bpc_composite_rect_t){0, 0, 0, 0};
+  s->valid[i] = x1 > x0 ? (bpc_composite_rect_t){x0, y0, x1 - x0, y1 - y0}
+                        : (bpc_composite_rect_t){0, 0, 0, 0};
   return nact;
 }
 
@@ -513,7 +548,6 @@ static int cb_run(bench_env_t *env)
   s.env = env;
   s.p = env->size;
   s.rank = env->rank;
-  s.n = env->size;
   /* the engine's own values: the same on every rank, so each rank decides
    * alone and says why */
   const int nacts = cb_parse_active(env, acts, msg, sizeof msg);
@@ -539,11 +573,12 @@ static int cb_run(bench_env_t *env)
     return BENCH_EXIT_USAGE;
   }
   s.compact = fp != NULL && strcmp(fp, "compact") == 0;
-  if (bench_blocks_per_proc(env) != 1) {
-    if (env->rank == 0)
-      bench_error(env, "composite: only one block per process is benchmarked");
+  const int bpp = bench_blocks_per_proc(env);
+  if (bpp > 1024) { /* the same on every rank: each says why */
+    bench_error(env, "composite: --blocks-per-proc %d: want at most 1024", bpp);
     return BENCH_EXIT_USAGE;
   }
+  s.n = env->size * bpp;
   MPI_Comm_dup(env->world, &s.comm);
   if (bpc_assign_create(env->ctx, s.n, BPC_ASSIGN_CONTIGUOUS, NULL, &s.assign) != BPC_OK) {
     bench_error(env, "composite: %s", bpc_last_error(env->ctx));
@@ -554,7 +589,12 @@ static int cb_run(bench_env_t *env)
   s.blobs = calloc((size_t)s.n * CB_MAX_BLOBS, sizeof *s.blobs);
   s.nblobs = calloc((size_t)s.n, sizeof *s.nblobs);
   double *scales = calloc((size_t)s.n, sizeof *scales);
-  if (bench_agree(env, s.blobs == NULL || s.nblobs == NULL || scales == NULL) != 0) {
+  double *myscale = calloc((size_t)s.nl, sizeof *myscale);
+  s.im = calloc((size_t)s.nl, sizeof *s.im);
+  s.valid = calloc((size_t)s.nl, sizeof *s.valid);
+  s.piece = calloc((size_t)s.nl, sizeof *s.piece);
+  if (bench_agree(env, s.blobs == NULL || s.nblobs == NULL || scales == NULL || myscale == NULL ||
+                           s.im == NULL || s.valid == NULL || s.piece == NULL) != 0) {
     bench_error(env, "composite: out of memory for %d blocks", s.n);
     ret = BENCH_EXIT_FAIL;
     images = NULL;
@@ -579,29 +619,35 @@ static int cb_run(bench_env_t *env)
       const size_t np = (size_t)side * (size_t)side;
       int lrc = 0;
       /* one set of buffers for every density and repetition */
-      s.orig_rgba = malloc(np * 4 * sizeof(float));
-      s.im.rgba = malloc(np * 4 * sizeof(float));
+      const size_t nlp = np * (size_t)s.nl;
+      s.orig_rgba = malloc(nlp * 4 * sizeof(float));
+      s.im_rgba = malloc(nlp * 4 * sizeof(float));
       s.send = malloc(np * (size_t)s.stride * sizeof(float));
       s.recv = malloc(np / (size_t)s.p * (size_t)s.stride * sizeof(float));
       if (s.stride == 5) {
-        s.orig_depth = malloc(np * sizeof(float));
-        s.im.depth = malloc(np * sizeof(float));
+        s.orig_depth = malloc(nlp * sizeof(float));
+        s.im_depth = malloc(nlp * sizeof(float));
       }
       if (s.rank == 0) {
         s.root = malloc(np * (size_t)s.stride * sizeof(float));
         s.groot = malloc(np * 4 * sizeof(float));
       }
-      if (s.orig_rgba == NULL || s.im.rgba == NULL || s.send == NULL || s.recv == NULL ||
-          (s.stride == 5 && (s.orig_depth == NULL || s.im.depth == NULL)) ||
+      if (s.orig_rgba == NULL || s.im_rgba == NULL || s.send == NULL || s.recv == NULL ||
+          (s.stride == 5 && (s.orig_depth == NULL || s.im_depth == NULL)) ||
           (s.rank == 0 && (s.root == NULL || s.groot == NULL)))
         lrc = 1;
       if (bench_agree(env, lrc) != 0) {
-        bench_error(env, "composite: out of memory for %dx%d images", side, side);
+        bench_error(env, "composite: out of memory for %d %dx%d images a process", s.nl, side,
+                    side);
         cb_free(&s);
         ret = BENCH_EXIT_FAIL;
         break;
       }
-      s.im.width = s.im.height = side;
+      for (int i = 0; i < s.nl; i++) {
+        s.im[i].width = s.im[i].height = side;
+        s.im[i].rgba = s.im_rgba + 4 * np * (size_t)i;
+        s.im[i].depth = s.stride == 5 ? s.im_depth + np * (size_t)i : NULL;
+      }
       MPI_Type_contiguous(s.stride, MPI_FLOAT, &s.pix);
       MPI_Type_commit(&s.pix);
       MPI_Op_create(op == 0 ? mpi_over : mpi_zbuf, op == 0 ? 0 : 1, &s.mop);
@@ -618,13 +664,18 @@ static int cb_run(bench_env_t *env)
            * block's blobs to the requested area, then all share scales */
           for (int g = 0; g < s.n; g++)
             cb_blobs_layout(&s, g);
-          double mine = cb_find_scale(&s, s.rank, s.active / 100.0);
-          MPI_Allgather(&mine, 1, MPI_DOUBLE, scales, 1, MPI_DOUBLE, s.comm);
+          for (int i = 0; i < s.nl; i++)
+            myscale[i] = cb_find_scale(&s, s.gids[i], s.active / 100.0);
+          /* contiguous: rank r holds gids r B .. r B + B - 1 */
+          MPI_Allgather(myscale, s.nl, MPI_DOUBLE, scales, s.nl, MPI_DOUBLE, s.comm);
           for (int g = 0; g < s.n; g++)
             cb_blobs_scale(&s, g, scales[g]);
         }
-        unsigned long long mine[2] = {cb_make_layer(&s), 0}, tot[2];
-        mine[1] = (unsigned long long)s.valid.width * (unsigned long long)s.valid.height;
+        unsigned long long mine[2] = {0, 0}, tot[2];
+        for (int i = 0; i < s.nl; i++) {
+          mine[0] += cb_make_layer(&s, i);
+          mine[1] += (unsigned long long)s.valid[i].width * (unsigned long long)s.valid[i].height;
+        }
         MPI_Allreduce(mine, tot, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, s.comm);
         const double real = 100.0 * (double)tot[0] / ((double)np * (double)s.n);
         const double vpct = 100.0 * (double)tot[1] / ((double)np * (double)s.n);
@@ -641,7 +692,7 @@ static int cb_run(bench_env_t *env)
             s.P.op = s.op;
             s.P.nthreads = thr ? atoi(thr) : 1;
             s.P.active_pixels = bench_eopt(env, "dense-path") == NULL;
-            s.P.valid = bench_eopt(env, "valid") != NULL ? &s.valid : NULL;
+            s.P.valid = bench_eopt(env, "valid") != NULL ? s.valid : NULL;
             s.P.algorithm = algos[ai];
             if (strcmp(algos[ai], "radixk-k2") == 0) {
               int nk = 0, m = s.n;
@@ -713,6 +764,10 @@ static int cb_run(bench_env_t *env)
   free(s.blobs);
   free(s.nblobs);
   free(scales);
+  free(myscale);
+  free(s.im);
+  free(s.valid);
+  free(s.piece);
   bpc_assign_destroy(&s.assign);
   MPI_Comm_free(&s.comm);
   return ret;
@@ -731,7 +786,8 @@ const bench_engine_t bench_engine_composite = {
     .options = cb_options,
     .ref_label = "dense",
     .notes =
-        "  One RGBA float image per process (z-buffer: plus depth), composited with\n"
+        "  One RGBA float image per block (z-buffer: plus depth), --blocks-per-proc\n"
+        "  blocks a process (default 1, contiguous), composited with\n"
         "  'over' (MPI_Op commute=0) or the z-buffer. --active: percent of each layer's\n"
         "  pixels that are active, in 3-6 filled ellipses per layer (positions from\n"
         "  --seed and the block: anywhere, or in one clump with --footprint compact;\n"
@@ -742,7 +798,8 @@ const bench_engine_t bench_engine_composite = {
         "  and the ratio to it. The input is restored from a pristine copy before each\n"
         "  bpc repetition, untimed. rs: bpc_composite (every block keeps its piece) vs\n"
         "  MPI_Reduce_scatter_block; gather: bpc_composite gathering to rank 0 vs\n"
-        "  MPI_Reduce to rank 0. radixk-k2 is radix-k with every k = 2 (compare with\n"
+        "  MPI_Reduce to rank 0; with several blocks a process the MPI side first\n"
+        "  composites its own layers in one pass (timed). radixk-k2 is radix-k with every k = 2 (compare with\n"
         "  binary-swap). The bytes column is the image size; sent_bytes counts bpc's\n"
         "  swap (with active pixels: encoded bytes) and, with gather, the pieces sent\n"
         "  to rank 0; lb_bytes = image (p-1)/p.\n",

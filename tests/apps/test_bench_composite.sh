@@ -6,7 +6,8 @@
 # the JSON fields of the density sweep; a line's dense_s is its strategy's
 # dense median of the same run (vs_dense = median / dense_s, 1 on the dense
 # line); the realised share of active pixels is near the request; the table
-# has the dense columns; --density still works as an alias; bad --active,
+# has the dense columns; several blocks a process give right lines;
+# --density still works as an alias; bad --active,
 # --density and --seed values exit 2 on every rank with a message from each.
 # BPC_APP_QUICK=1 (CI's sanitizer stage, where each mpirun takes seconds):
 # the matrix at 1 and 3 processes, the bad values at 3 only.
@@ -99,6 +100,31 @@ fi
 "$MPIRUN" -np 1 "$app" composite --footprint round --image 32 --reps 1 --warmup 0 >"$tmp/out" 2>"$tmp/err"
 if [ $? -ne 2 ] || ! grep -q "footprint 'round': want spread or compact" "$tmp/err"; then
   echo "FAIL: --footprint round not refused with status 2:"; cat "$tmp/err"; fail=1
+fi
+
+# several blocks a process (the MPI side composites its layers first): every
+# strategy x operator x mode right, with and without --valid, and the lines
+# say 6 blocks
+if ! timeout -k 5 120 "$MPIRUN" -np 2 "$app" composite --image 48 --blocks-per-proc 3 --active 10,0 \
+    --reps 1 --warmup 0 --json >"$tmp/out" 2>"$tmp/err" ||
+   ! timeout -k 5 120 "$MPIRUN" -np 2 "$app" composite --image 48 --blocks-per-proc 3 --active 10 \
+    --valid --footprint compact --reps 1 --warmup 0 --json >>"$tmp/out" 2>"$tmp/err"; then
+  echo "FAIL: np=2 --blocks-per-proc 3 failed"; cat "$tmp/err"; fail=1
+else
+  lines=$(grep -c '"engine":"composite"' "$tmp/out")
+  if [ "$lines" -lt 100 ] || grep -q '"correct":0' "$tmp/out" ||
+     [ "$(grep -c '"nblocks":6,' "$tmp/out")" -ne "$lines" ]; then
+    echo "FAIL: --blocks-per-proc 3: $lines lines, wrong ones or not 6 blocks each:"
+    grep -v '"correct":1' "$tmp/out" | head -5; fail=1
+  fi
+fi
+timeout -k 5 60 "$MPIRUN" -np 2 "$app" composite --blocks-per-proc 2000 --image 32 --reps 1 \
+  --warmup 0 >"$tmp/out" 2>"$tmp/err"
+st=$?
+if [ "$st" -ne 2 ] ||
+   [ "$(grep -c "rank [0-9]*: composite: --blocks-per-proc 2000: want at most 1024" "$tmp/err")" -ne 2 ]; then
+  echo "FAIL: --blocks-per-proc 2000: status $st (want 2), a message from each rank wanted:"
+  cat "$tmp/err"; fail=1
 fi
 
 # --density, the old option, is an alias (sparse = 10%)
