@@ -110,10 +110,10 @@ typedef struct bpc_composite_params {
    * same on every rank); NULL = gid order. See bpc_composite_order_view. */
   const int *order;
   bpc_composite_split_t split;
-  /* nonzero (default): encode sparse pieces (on one process only with
-   * valid rectangles that leave less than half of the pixels to look at
-   * and estimated a quarter or less active: else dense is cheaper there);
-   * 0: dense */
+  /* nonzero (default): encode sparse pieces (on one process, for images
+   * without depth, only with valid rectangles that leave less than half of
+   * the pixels to look at and under a quarter of them estimated active:
+   * else dense is cheaper there); 0: dense */
   int active_pixels;
   /* Depth of an empty pixel (images with depth): +infinity by default; e.g.
    * 1.0f for a [0, 1] depth range (IceT's convention). The same on every
@@ -121,10 +121,12 @@ typedef struct bpc_composite_params {
   float empty_depth;
   /* Optional: one rectangle per local block (local order) that holds every
    * non-empty pixel of that block's image (e.g. the screen-space bounds of
-   * the block's data; IceT's valid viewport); pixels outside it are never
-   * looked at, so the first pass over a sparse image shrinks to the
-   * rectangle. A width or height of 0 says the image is empty. NULL =
-   * unknown (the whole image is scanned). A rectangle too small is the
+   * the block's data; IceT's valid viewport); the block's own pixels
+   * outside it are never looked at, so finding the non-empty pixels of
+   * what it sends shrinks to the rectangle (other blocks' pixels that
+   * reach the image later are found wherever they land). A width or
+   * height of 0 says the image is empty. NULL = unknown (what is sent is
+   * scanned whole). A rectangle too small is the
    * caller's error: pixels outside it are then dropped from what other
    * blocks receive, and the result is unspecified. Rectangles outside the
    * image are BPC_EINVAL. Not compared across ranks. */
@@ -142,7 +144,8 @@ typedef struct bpc_composite_params {
   int gather_rank;
   float *gather_rgba;
   float *gather_depth;
-  int nthreads; /* OpenMP threads for the reductions: 0 = OpenMP default, 1 none, n */
+  int nthreads; /* OpenMP threads for the reductions and the scans for non-empty
+                 * pixels: 0 = OpenMP default, 1 none, n */
 } bpc_composite_params_t;
 
 /* Defaults: auto, over, automatic k, identity order, pixel ranges, active

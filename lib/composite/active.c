@@ -244,8 +244,8 @@ static void runs_swap_in(bpc__cp_runs_t *L, bpc__cp_runs_t *spare)
  * are never looked at), and only where the list does not already cover it
  * (`known`). A received encoded piece joins the list wherever it lands (its
  * pixels are in the image too; a later scan finds them again, which only
- * repeats runs the union merges). A dense piece (sent unencoded, e.g. by a
- * block of the same process) makes its range unknown again and "dirty": a
+ * repeats runs the union merges). A dense piece (sent unencoded where the
+ * encoding would not be smaller) makes its range unknown again and "dirty": a
  * later scan of it reads every pixel there, since the sender's non-empty
  * pixels need not lie in this block's valid rectangle; elsewhere a scan
  * reads only the valid rectangle's rows. Out of memory anywhere: the whole
@@ -277,6 +277,23 @@ static int task_scan(const bpc__cp_t *cp, int lb, const scan_task_t *t, bpc__cp_
       return -1;
   }
   return 0;
+}
+
+/* The pixels task t reads. */
+static size_t task_pixels(const bpc__cp_t *cp, int lb, const scan_task_t *t)
+{
+  if (!t->rect)
+    return t->hi - t->lo;
+  const bpc_composite_rect_t *v = &cp->valid[lb];
+  const size_t W = cp->width, x0 = (size_t)v->x, x1 = x0 + (size_t)v->width;
+  const size_t y0 = (size_t)v->y, y1 = y0 + (size_t)v->height;
+  size_t n = 0;
+  for (size_t y = t->lo / W > y0 ? t->lo / W : y0; y < y1 && y * W < t->hi; y++) {
+    const size_t s = y * W + x0 > t->lo ? y * W + x0 : t->lo;
+    const size_t e = y * W + x1 < t->hi ? y * W + x1 : t->hi;
+    n += s < e ? e - s : 0;
+  }
+  return n;
 }
 
 /* The whole image one run, known: the answer to running out of memory. */
@@ -320,8 +337,8 @@ static void runs_learn(bpc__cp_t *cp, int lb, size_t p0, size_t p1)
         }
       }
       if (!bad) {
-        t[nt++] = (scan_task_t){q, e, !in && cp->valid != NULL, {NULL, 0, 0}};
-        total += e - q;
+        t[nt] = (scan_task_t){q, e, !in && cp->valid != NULL, {NULL, 0, 0}};
+        total += task_pixels(cp, lb, &t[nt++]);
       }
       if (in)
         di++;
@@ -484,13 +501,18 @@ size_t bpc__cp_encode_block(void *dst, size_t cap, int lb, size_t off, size_t co
   const size_t ps = sizeof(float) * (size_t)cp->stride;
   const size_t p0 = off * cp->px_per_elem, p1 = (off + count) * cp->px_per_elem;
   cp->bytes_dense += cp->planar ? (p1 - p0) * ps : cap;
+  /* send dense (planar: always encoded, cap is the bound) */
+  if (!cp->planar && (!cp->encode || p1 - p0 > UINT32_MAX)) {
+    cp->bytes_sent += cap;
+    return 0;
+  }
   runs_learn(cp, lb, p0, p1);
   const size_t first = runs_find(L, p0);
   size_t n = 0, act = 0;
   runs_count(L, first, p0, p1, &n, &act);
   const size_t size = 16 + 8 * n + ps * act;
-  if (!cp->planar && (!cp->encode || p1 - p0 > UINT32_MAX || size >= cap)) {
-    cp->bytes_sent += cap; /* send dense (planar: always encoded, cap is the bound) */
+  if (!cp->planar && size >= cap) {
+    cp->bytes_sent += cap;
     return 0;
   }
   runs_write(cp, dst, L, first, n, p0, p1, cp->px[lb], cp->planar ? cp->dpx[lb] : NULL);

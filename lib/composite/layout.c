@@ -63,10 +63,12 @@ int bpc__cp_pack(bpc__cp_call_t *c)
   /* Within one process no piece travels: a dense piece is merged straight
    * from its sender's buffer, and finding and copying the active pixels
    * costs more than that unless valid rectangles leave less than half of
-   * the pixels to look at and a quarter or less is active (doc/composite.md,
-   * "One process") */
+   * the pixels to look at and under a quarter of the image is estimated
+   * active (doc/composite.md, "One process"). Not with depth: planar pieces
+   * are copied into messages either way, so skipping empty pixels pays. */
   int want = P->active_pixels;
-  if (want && c->nranks == 1) {
+  const int one = c->nranks == 1 && !c->planar;
+  if (want && one) {
     double area = 0.0;
     for (int i = 0; P->valid != NULL && i < c->nlocal; i++)
       area += (double)P->valid[i].width * (double)P->valid[i].height;
@@ -124,7 +126,7 @@ int bpc__cp_pack(bpc__cp_call_t *c)
       sumfrac += f;
     }
   }
-  c->sparse = want && (c->nranks > 1 ? minfrac < 0.5 : sumfrac < 0.25 * (double)c->nlocal);
+  c->sparse = want && (!one ? minfrac < 0.5 : sumfrac < 0.25 * (double)c->nlocal);
   return BPC_OK;
 }
 
@@ -410,7 +412,7 @@ int bpc__cp_runs(bpc__cp_call_t *c)
   cp->nthreads = bpc__threads_resolve(c->P->nthreads);
   /* least pixels a thread scans: the tree's chunk (tests lower it) */
   const long long mc = bpc__env_ll("BPC_TREE_MIN_CHUNK", (long long)BPC__TREE_MIN_CHUNK);
-  cp->min_chunk = mc >= 1 ? (size_t)mc : 1;
+  cp->min_chunk = mc < 1 ? 1 : mc > (1ll << 40) ? (size_t)1 << 40 : (size_t)mc;
   if (bpc__cp_runs_init(cp) != 0)
     return bpc__err(c->ctx, BPC_ENOMEM, "composite: out of memory for the active pixels of %d "
                                         "block(s)", c->nlocal);
