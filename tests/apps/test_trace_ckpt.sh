@@ -187,10 +187,11 @@ everyrank 2 "truncated" --restart "$tmp/short.ckpt"
 everyrank 2 "not a bpc checkpoint" --restart "$tmp/ref.vtk"
 # a checkpoint of another program (tests/apps/io_step: no bpc-trace metadata)
 if timeout -k 5 60 "$MPIRUN" -np 2 ./tests/apps/io_step write "$tmp/other.ckpt" 8 1 c s \
-    >/dev/null 2>&1; then
+    >"$tmp/io_step.out" 2>&1; then
   everyrank 2 "not a bpc-trace checkpoint" --restart "$tmp/other.ckpt"
 else
-  echo "FAIL: io_step could not write a foreign checkpoint"; fail=1
+  echo "FAIL: io_step could not write a foreign checkpoint (status $?):"
+  cat "$tmp/io_step.out"; fail=1
 fi
 # option checks (rank 0 says it)
 # shellcheck disable=SC2086
