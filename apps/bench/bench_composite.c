@@ -799,8 +799,9 @@ const bench_engine_t bench_engine_composite = {
         "  bpc repetition, untimed. rs: bpc_composite (every block keeps its piece) vs\n"
         "  MPI_Reduce_scatter_block; gather: bpc_composite gathering to rank 0 vs\n"
         "  MPI_Reduce to rank 0; with several blocks a process the MPI side first\n"
-        "  composites its own layers in one pass (timed). radixk-k2 is radix-k with every k = 2 (compare with\n"
-        "  binary-swap). The bytes column is the image size; sent_bytes counts bpc's\n"
+        "  composites its own layers in one pass on one thread (timed). radixk-k2 is\n"
+        "  radix-k with every k = 2 (compare with binary-swap). The bytes column is\n"
+        "  the image size; sent_bytes counts bpc's\n"
         "  swap (with active pixels: encoded bytes) and, with gather, the pieces sent\n"
         "  to rank 0; lb_bytes = image (p-1)/p.\n",
     .run = cb_run,
