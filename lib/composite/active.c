@@ -259,13 +259,18 @@ typedef struct {
   bpc__cp_runs_t L;
 } scan_task_t;
 
-/* Scan task t of block lb into L. */
-static int task_scan(const bpc__cp_t *cp, int lb, const scan_task_t *t, bpc__cp_runs_t *L)
+/* Task t of block lb: its runs appended to L, or (L NULL) only the pixels
+ * it reads added to *npx. -1: out of memory. */
+static int task_walk(const bpc__cp_t *cp, int lb, const scan_task_t *t, bpc__cp_runs_t *L,
+                     size_t *npx)
 {
   const float *px = cp->px[lb], *dp = cp->planar ? cp->dpx[lb] : NULL;
   const uint32_t ed = fbits(cp->empty_depth);
-  if (!t->rect)
-    return runs_scan(L, px, dp, t->lo, t->hi, cp->stride, ed);
+  if (!t->rect) {
+    if (L == NULL)
+      *npx += t->hi - t->lo;
+    return L != NULL ? runs_scan(L, px, dp, t->lo, t->hi, cp->stride, ed) : 0;
+  }
   const bpc_composite_rect_t *v = &cp->valid[lb];
   const size_t W = cp->width, x0 = (size_t)v->x, x1 = x0 + (size_t)v->width;
   const size_t y1 = (size_t)v->y + (size_t)v->height;
@@ -273,27 +278,12 @@ static int task_scan(const bpc__cp_t *cp, int lb, const scan_task_t *t, bpc__cp_
        y++) {
     const size_t s = y * W + x0 > t->lo ? y * W + x0 : t->lo;
     const size_t e = y * W + x1 < t->hi ? y * W + x1 : t->hi;
-    if (s < e && runs_scan(L, px, dp, s, e, cp->stride, ed) != 0)
+    if (s < e && L == NULL)
+      *npx += e - s;
+    else if (s < e && runs_scan(L, px, dp, s, e, cp->stride, ed) != 0)
       return -1;
   }
   return 0;
-}
-
-/* The pixels task t reads. */
-static size_t task_pixels(const bpc__cp_t *cp, int lb, const scan_task_t *t)
-{
-  if (!t->rect)
-    return t->hi - t->lo;
-  const bpc_composite_rect_t *v = &cp->valid[lb];
-  const size_t W = cp->width, x0 = (size_t)v->x, x1 = x0 + (size_t)v->width;
-  const size_t y0 = (size_t)v->y, y1 = y0 + (size_t)v->height;
-  size_t n = 0;
-  for (size_t y = t->lo / W > y0 ? t->lo / W : y0; y < y1 && y * W < t->hi; y++) {
-    const size_t s = y * W + x0 > t->lo ? y * W + x0 : t->lo;
-    const size_t e = y * W + x1 < t->hi ? y * W + x1 : t->hi;
-    n += s < e ? e - s : 0;
-  }
-  return n;
 }
 
 /* The whole image one run, known: the answer to running out of memory. */
@@ -338,7 +328,9 @@ static void runs_learn(bpc__cp_t *cp, int lb, size_t p0, size_t p1)
       }
       if (!bad) {
         t[nt] = (scan_task_t){q, e, !in && cp->valid != NULL, {NULL, 0, 0}};
-        total += task_pixels(cp, lb, &t[nt++]);
+        if (cp->nthreads > 1) /* the pixels to read decide whether threads share them */
+          task_walk(cp, lb, &t[nt], NULL, &total);
+        nt++;
       }
       if (in)
         di++;
@@ -354,16 +346,28 @@ static void runs_learn(bpc__cp_t *cp, int lb, size_t p0, size_t p1)
     size_t nu = 0;
     for (size_t i = 0; i < nt; i++)
       nu += (t[i].hi - t[i].lo + chunk - 1) / chunk;
-    scan_task_t *u = calloc(nu, sizeof *u);
-    bad = u == NULL;
+    /* the chunks and their lists are kept for the call's next scans */
+    if (nu > cp->nunits) {
+      scan_task_t *nu2 = realloc(cp->units, nu * sizeof *nu2);
+      bad = nu2 == NULL;
+      if (!bad) {
+        memset(nu2 + cp->nunits, 0, (nu - cp->nunits) * sizeof *nu2);
+        cp->units = nu2;
+        cp->nunits = nu;
+      }
+    }
+    scan_task_t *u = cp->units;
     for (size_t i = 0, n = 0; i < nt && !bad; i++)
-      for (size_t lo = t[i].lo; lo < t[i].hi; lo += chunk, n++)
-        u[n] = (scan_task_t){lo, lo + chunk < t[i].hi ? lo + chunk : t[i].hi, t[i].rect,
-                             {NULL, 0, 0}};
+      for (size_t lo = t[i].lo; lo < t[i].hi; lo += chunk, n++) {
+        u[n].lo = lo;
+        u[n].hi = lo + chunk < t[i].hi ? lo + chunk : t[i].hi;
+        u[n].rect = t[i].rect;
+        u[n].L.n = 0;
+      }
     if (!bad) {
 #pragma omp parallel for num_threads(T) schedule(dynamic, 1)
       for (size_t i = 0; i < nu; i++)
-        if (task_scan(cp, lb, &u[i], &u[i].L) != 0) {
+        if (task_walk(cp, lb, &u[i], &u[i].L, NULL) != 0) {
 #pragma omp atomic write
           bad = 1;
         }
@@ -373,13 +377,10 @@ static void runs_learn(bpc__cp_t *cp, int lb, size_t p0, size_t p1)
     for (size_t i = 0; i < nu && !bad; i++)
       for (size_t j = 0; j < u[i].L.n && !bad; j++)
         bad = runs_push(S, u[i].L.r[2 * j], u[i].L.r[2 * j + 1]) != 0;
-    for (size_t i = 0; u != NULL && i < nu; i++)
-      free(u[i].L.r);
-    free(u);
   } else if (!bad) {
     cp->tmp.n = 0;
     for (size_t i = 0; i < nt && !bad; i++)
-      bad = task_scan(cp, lb, &t[i], &cp->tmp) != 0;
+      bad = task_walk(cp, lb, &t[i], &cp->tmp, NULL) != 0;
   }
   if (t != small)
     free(t);
@@ -446,6 +447,12 @@ void bpc__cp_runs_free(bpc__cp_t *cp)
   free(cp->tmp.r);
   free(cp->tmp2.r);
   cp->tmp = cp->tmp2 = (bpc__cp_runs_t){NULL, 0, 0};
+  scan_task_t *u = cp->units;
+  for (size_t i = 0; i < cp->nunits; i++)
+    free(u[i].L.r);
+  free(cp->units);
+  cp->units = NULL;
+  cp->nunits = 0;
 }
 
 /* -------------------------------------------------- the sparse hooks */

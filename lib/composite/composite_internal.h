@@ -53,6 +53,9 @@ typedef struct bpc__cp {
   size_t width;           /* pixels of an image row */
   int nthreads;           /* threads a scan may use (>= 1) */
   size_t min_chunk;       /* least pixels a thread scans */
+  void *units;            /* a threaded scan's chunks and their lists (active.c),
+                           * kept for the call's next scans */
+  size_t nunits;
   /* planar (images with depth): px holds rgba only (4 floats a
    * pixel) and dpx each block's depth plane; pieces always travel encoded
    * (5 floats a pixel) */

@@ -410,9 +410,7 @@ int bpc__cp_runs(bpc__cp_call_t *c)
   cp->valid = c->P->valid;
   cp->width = (size_t)c->width;
   cp->nthreads = bpc__threads_resolve(c->P->nthreads);
-  /* least pixels a thread scans: the tree's chunk (tests lower it) */
-  const long long mc = bpc__env_ll("BPC_TREE_MIN_CHUNK", (long long)BPC__TREE_MIN_CHUNK);
-  cp->min_chunk = mc < 1 ? 1 : mc > (1ll << 40) ? (size_t)1 << 40 : (size_t)mc;
+  cp->min_chunk = bpc__swap_min_chunk(); /* least pixels a thread scans */
   if (bpc__cp_runs_init(cp) != 0)
     return bpc__err(c->ctx, BPC_ENOMEM, "composite: out of memory for the active pixels of %d "
                                         "block(s)", c->nlocal);

@@ -256,6 +256,12 @@ void bpc__swap_plan_sig(const bpc__swap_plan_t *pl, bpc__sig_t *sig)
   bpc__sig_int(sig, "codec", pl->params.codec != NULL);
 }
 
+size_t bpc__swap_min_chunk(void)
+{
+  const long long mc = bpc__env_ll("BPC_TREE_MIN_CHUNK", (long long)BPC__TREE_MIN_CHUNK);
+  return mc < 1 ? 1 : mc > (1ll << 40) ? (size_t)1 << 40 : (size_t)mc;
+}
+
 static void fill_info(const bpc__swap_plan_t *pl, bpc_swap_info_t *info)
 {
   memset(info, 0, sizeof *info);
@@ -306,12 +312,7 @@ int bpc__swap_exec(bpc__swap_plan_t *pl, void *const *bufs, bpc_swap_piece_t *pi
   c.tree.arg = pl->op.user;
   c.tree.elem_size = pl->es;
   c.tree.nthreads = bpc__threads_resolve(pl->params.nthreads);
-  {
-    /* least elements per thread chunk; BPC_TREE_MIN_CHUNK tunes it (tests
-     * lower it to exercise threads on small buffers) */
-    long long mc = bpc__env_ll("BPC_TREE_MIN_CHUNK", (long long)BPC__TREE_MIN_CHUNK);
-    c.tree.min_chunk = mc >= 1 ? (size_t)mc : 1;
-  }
+  c.tree.min_chunk = bpc__swap_min_chunk();
   c.pieces = pieces;
   c.err = BPC_OK;
   c.codec = pl->params.codec;

@@ -117,6 +117,11 @@ typedef struct bpc__swap_call {
  * element offset of data in block b's buffer when the sparse hooks may
  * encode it (c->sparse), else BPC__SWAP_NOOFF (params.codec only). */
 #define BPC__SWAP_NOOFF ((size_t)-1)
+
+/* Least elements a thread works on (the tree's chunk, and compositing's
+ * scans): BPC__TREE_MIN_CHUNK, or BPC_TREE_MIN_CHUNK from the environment
+ * (tests lower it to exercise threads on small buffers), in 1..2^40. */
+size_t bpc__swap_min_chunk(void);
 int bpc__swap_send(bpc__swap_call_t *c, int b, int dst_gid, int seq, const void *data, size_t len,
                    size_t off);
 
