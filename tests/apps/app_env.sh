@@ -23,6 +23,12 @@ fail=0
 # test's runs share it; each background run of expect gets its own.
 OMPI_MCA_orte_tmpdir_base=$tmp/ompi
 export OMPI_MCA_orte_tmpdir_base
+# own_session ID: the session folder of a run that may overlap others (call
+# it in the subshell that runs it in the background)
+own_session() {
+  OMPI_MCA_orte_tmpdir_base=$tmp/ompi.$1
+  mkdir -p "$OMPI_MCA_orte_tmpdir_base"
+}
 
 # expect NP STATUS TEXT PROGRAM ARGS...: PROGRAM with ARGS on NP processes
 # must exit with STATUS and say TEXT on stderr. The runs are quick argument
@@ -36,8 +42,7 @@ expect() { # np status text program args...
   njobs=$((njobs + 1))
   id=$njobs
   (
-    OMPI_MCA_orte_tmpdir_base=$tmp/ompi.$id
-    mkdir -p "$OMPI_MCA_orte_tmpdir_base"
+    own_session "$id"
     timeout -k 5 60 "$MPIRUN" -np "$np" "$@" >"$tmp/out.$id" 2>"$tmp/err.$id"
     st=$?
     if [ "$st" -ne "$want_st" ]; then

@@ -66,6 +66,7 @@ everyrank() { # np text args...
   njobs=$((njobs + 1))
   id=$njobs
   (
+    own_session "$id" # runs overlap: each its own session folder
     # shellcheck disable=SC2086
     timeout -k 5 60 "$MPIRUN" -np "$np" "$app" $prob --vtk "$tmp/bad$id.vtk" --png none "$@" \
       >/dev/null 2>"$tmp/err.$id"
@@ -146,9 +147,11 @@ same one5
 prob0=$prob
 prob="--dims 32,32,40 --seeds 300 --max-steps 3000 --round-steps 2"
 run 2 kref
+# (killed: its own session folder, so that nothing it leaves meets later runs)
+mkdir -p "$tmp/ompi.kill"
 # shellcheck disable=SC2086
-"$MPIRUN" -np 2 "$app" $prob --vtk "$tmp/kill.vtk" --png none --quiet --checkpoint-every 5 \
-  --checkpoint "$tmp/kill.ckpt" >/dev/null 2>&1 &
+OMPI_MCA_orte_tmpdir_base=$tmp/ompi.kill "$MPIRUN" -np 2 "$app" $prob --vtk "$tmp/kill.vtk" \
+  --png none --quiet --checkpoint-every 5 --checkpoint "$tmp/kill.ckpt" >/dev/null 2>&1 &
 pid=$!
 i=0
 while [ ! -e "$tmp/kill.ckpt" ] && [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do
