@@ -52,20 +52,34 @@
 #define px_empty bpc__cp_px_empty
 #define fbits bpc__cp_fbits
 
-double bpc__cp_active_fraction(const float *px, size_t npix, int stride, float empty_depth)
+double bpc__cp_active_fraction(const float *px, size_t width, size_t x0, size_t y0, size_t w,
+                               size_t h, int stride, float empty_depth)
 {
-  /* an estimate from about 16 Ki pixels, every 7th or sparser (it only
-   * decides whether encoding is worth trying; results never depend on it):
-   * a large image is not read whole */
-  if (npix == 0)
+  /* An estimate (it only decides whether encoding is worth trying; results
+   * never depend on it) from BPC__CP_SAMPLES pixels of the rectangle: one in
+   * each of as many equal strata of its pixels in row order, at an offset
+   * within the stratum from the golden-ratio sequence, so that no period of
+   * the image (a width, a column pattern) lines up with the samples. Each
+   * sample is about one cache miss: a large image is not read whole. */
+  const size_t n = w * h;
+  if (n == 0)
     return 0.0;
   const uint32_t ed = fbits(empty_depth);
-  size_t step = npix / 16384;
-  step = (step < 7 ? 7 : step) | 1;
-  size_t act = 0, seen = 0;
-  for (size_t i = 0; i < npix; i += step, seen++)
-    act += !px_empty(px + i * (size_t)stride, stride, ed);
-  return (double)act / (double)seen;
+  const size_t ns = n < BPC__CP_SAMPLES ? n : BPC__CP_SAMPLES;
+  const double span = (double)n / (double)ns;
+  size_t act = 0;
+  double g = 0.0;
+  for (size_t i = 0; i < ns; i++) {
+    size_t t = (size_t)(((double)i + g) * span);
+    if (t >= n)
+      t = n - 1;
+    const size_t p = (y0 + t / w) * width + x0 + t % w;
+    act += !px_empty(px + p * (size_t)stride, stride, ed);
+    g += 0.6180339887498949;
+    if (g >= 1.0)
+      g -= 1.0;
+  }
+  return (double)act / (double)ns;
 }
 
 static inline void put32(unsigned char *p, size_t at, uint32_t v) { memcpy(p + at, &v, sizeof v); }

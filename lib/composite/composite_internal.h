@@ -157,9 +157,13 @@ void bpc__cp_runs_free(bpc__cp_t *cp);
 void bpc__cp_unpack_runs(const bpc__cp_t *cp, const void *src, size_t np, float *rgba,
                          size_t rs, float *depth, size_t ds);
 
-/* Fraction of non-empty pixels of an image in the internal layout (npix
- * pixels of stride floats), estimated from every 7th pixel. */
-double bpc__cp_active_fraction(const float *px, size_t npix, int stride, float empty_depth);
+/* Fraction of non-empty pixels in the rectangle (x0, y0, w, h) of an image
+ * width pixels wide in the internal layout (stride floats a pixel),
+ * estimated from BPC__CP_SAMPLES pixels spread over it (all of them in a
+ * smaller rectangle). */
+#define BPC__CP_SAMPLES 1024
+double bpc__cp_active_fraction(const float *px, size_t width, size_t x0, size_t y0, size_t w,
+                               size_t h, int stride, float empty_depth);
 
 /* Is the pixel empty (rgba all zero bits; depth, if any, the empty depth
  * whose bits are edbits)? */

@@ -104,22 +104,21 @@ int bpc__cp_pack(bpc__cp_call_t *c)
       c->bufs[i] = im->rgba;
     }
     if (want) {
-      /* an estimate (about 16 Ki sampled pixels; of the valid rectangle
-       * only, every 7th row, if given) */
+      /* an estimate (BPC__CP_SAMPLES pixels, of the valid rectangle only
+       * if given: its share of the image times its estimated fraction) */
       double f = 0.0;
       const bpc_composite_rect_t *v = P->valid != NULL ? &P->valid[i] : NULL;
       /* planar: rgba decides (an estimate: rgba 0 with a depth counts as empty) */
       const int est = c->planar ? 4 : stride;
+      const size_t W = (size_t)c->width;
       if (v == NULL) {
-        f = bpc__cp_active_fraction(c->bufs[i], npix, est, P->empty_depth);
+        f = bpc__cp_active_fraction(c->bufs[i], W, 0, 0, W, (size_t)c->height, est,
+                                    P->empty_depth);
       } else if (npix > 0 && v->width > 0 && v->height > 0) {
-        double act = 0.0;
-        for (int y = v->y; y < v->y + v->height; y += 7)
-          act += bpc__cp_active_fraction((const float *)c->bufs[i] +
-                                             ((size_t)y * (size_t)c->width + (size_t)v->x) *
-                                                 (size_t)est,
-                                         (size_t)v->width, est, P->empty_depth);
-        f = act * 7.0 * (double)v->width / (double)npix;
+        const size_t vw = (size_t)v->width, vh = (size_t)v->height;
+        f = bpc__cp_active_fraction(c->bufs[i], W, (size_t)v->x, (size_t)v->y, vw, vh, est,
+                                    P->empty_depth) *
+            ((double)vw * (double)vh / (double)npix);
       }
       if (f < minfrac)
         minfrac = f;

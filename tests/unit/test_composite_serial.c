@@ -4,7 +4,8 @@
  * checked against rays marched through the block grid (orthographic and
  * perspective, eye inside and outside the grid, 2-D and 3-D); every
  * strategy with 1..9 blocks against the serial reference; active pixels
- * bit-identical to the dense path; the strategy table
+ * bit-identical to the dense path; the active-fraction estimate against the
+ * true fraction; the strategy table
  * (bpc_algorithms("composite")) and BPC_COMPOSITE_ALGORITHM.
  */
 #include "unit_check.h"
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "../common/composite_run.h"
+#include "composite/composite_internal.h"
 
 /* March a ray; the positions of the cells it visits must increase. */
 static int ray_ok(int dim, const int *divs, const int *pos_of, const double *o, const double *d)
@@ -214,6 +216,72 @@ START_TEST(test_active_identical)
 }
 END_TEST
 
+/* The active-fraction estimate (it decides whether encoding is tried) is
+ * near the true fraction on patterns whose periods could line up with a
+ * regular sampling: columns every other pixel, every 7th column, stripes,
+ * rows, a disk; over the whole image and a sub-rectangle; exact on small
+ * rectangles and on empty or full images. */
+static int est_active(int kind, int x, int y)
+{
+  switch (kind) {
+  case 0: return x % 2 == 0;
+  case 1: return x % 7 == 0;
+  case 2: return (x / 32) % 2 == 0;
+  case 3: return y % 2 == 1;
+  case 4: return (x - 300) * (x - 300) + (y - 200) * (y - 200) < 150 * 150;
+  case 5: return x < 512;
+  case 6: return 0;
+  default: return 1;
+  }
+}
+
+START_TEST(test_active_estimate)
+{
+  const int sizes[][2] = {{1024, 1024}, {65, 4096}, {513, 700}, {1000, 333}, {30, 20}};
+  const float ed = INFINITY;
+  for (int s = 0; s < 5; s++)
+    for (int kind = 0; kind < 8; kind++)
+      for (int stride = 4; stride <= 5; stride++) {
+        const int W = sizes[s][0], H = sizes[s][1];
+        float *px = calloc((size_t)W * H * stride, sizeof(float));
+        ck_assert_ptr_nonnull(px);
+        /* the rectangle: the whole image, then an inner one */
+        const int rx[2] = {0, W / 5}, ry[2] = {0, H / 3}, rw[2] = {W, W / 2}, rh[2] = {H, H / 2};
+        for (int y = 0; y < H; y++)
+          for (int x = 0; x < W; x++) {
+            float *p = px + ((size_t)y * W + x) * stride;
+            if (stride == 5)
+              p[4] = ed;
+            if (est_active(kind, x, y)) {
+              /* one active channel: alpha, or colour only (emissive), or
+               * (planar-like, stride 5) only a depth in front */
+              if (stride == 5 && (x + y) % 3 == 0)
+                p[4] = 0.5f;
+              else
+                p[(x + 2 * y) % 4] = 0.25f;
+            }
+          }
+        for (int r = 0; r < 2; r++) {
+          size_t act = 0;
+          for (int y = ry[r]; y < ry[r] + rh[r]; y++)
+            for (int x = rx[r]; x < rx[r] + rw[r]; x++)
+              act += (size_t)est_active(kind, x, y);
+          const size_t n = (size_t)rw[r] * (size_t)rh[r];
+          const double truth = (double)act / (double)n;
+          const double f = bpc__cp_active_fraction(px, (size_t)W, (size_t)rx[r], (size_t)ry[r],
+                                                   (size_t)rw[r], (size_t)rh[r], stride, ed);
+          /* exact where every pixel is sampled, and for empty or full */
+          const double tol = n <= BPC__CP_SAMPLES || kind >= 6 ? 0.0 : 0.06;
+          ck_assert_msg(fabs(f - truth) <= tol,
+                        "%d x %d, pattern %d, stride %d, rect %d: estimate %.4f, true %.4f", W, H,
+                        kind, stride, r, f, truth);
+        }
+        free(px);
+      }
+  ck_assert(bpc__cp_active_fraction(NULL, 8, 0, 0, 0, 4, 4, ed) == 0.0);
+}
+END_TEST
+
 START_TEST(test_table_env)
 {
   bpc_algo_info_t t[16];
@@ -277,6 +345,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_order_view);
   tcase_add_test(tc, test_serial_strategies);
   tcase_add_test(tc, test_active_identical);
+  tcase_add_test(tc, test_active_estimate);
   tcase_add_test(tc, test_table_env);
   suite_add_tcase(s, tc);
   return s;
