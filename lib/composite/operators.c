@@ -28,22 +28,18 @@ int bpc__cp_px(const bpc__cp_t *cp, float *o, const float *a, size_t n, int in_f
     return cp->ufn(o, a, n, st, in_first, cp->user);
   if (cp->op == BPC_COMPOSITE_OVER) {
     if (st == 4) {
-      if (in_first) {
-        for (size_t i = 0; i < 4 * n; i += 4) {
-          const float t = 1.0f - a[i + 3];
-          o[i] = a[i] + t * o[i];
-          o[i + 1] = a[i + 1] + t * o[i + 1];
-          o[i + 2] = a[i + 2] + t * o[i + 2];
-          o[i + 3] = a[i + 3] + t * o[i + 3];
-        }
-      } else {
-        for (size_t i = 0; i < 4 * n; i += 4) {
-          const float t = 1.0f - o[i + 3];
-          o[i] = o[i] + t * a[i];
-          o[i + 1] = o[i + 1] + t * a[i + 1];
-          o[i + 2] = o[i + 2] + t * a[i + 2];
-          o[i + 3] = o[i + 3] + t * a[i + 3];
-        }
+      /* a pixel at a time through local copies: o and a may not be told
+       * apart from aliases, and the copies let the compiler blend the four
+       * channels in one vector (the same operations, the same result) */
+      const float *f0 = in_first ? a : o, *b0 = in_first ? o : a;
+      for (size_t i = 0; i < 4 * n; i += 4) {
+        float f[4], b[4], r[4];
+        memcpy(f, f0 + i, sizeof f);
+        memcpy(b, b0 + i, sizeof b);
+        const float t = 1.0f - f[3];
+        for (int c = 0; c < 4; c++)
+          r[c] = f[c] + t * b[c];
+        memcpy(o + i, r, sizeof r);
       }
     } else {
       const uint32_t ed = bpc__cp_fbits(cp->empty_depth);
