@@ -52,15 +52,26 @@
 #define px_empty bpc__cp_px_empty
 #define fbits bpc__cp_fbits
 
+/* A well-mixed 64-bit hash of x (the SplitMix64 finaliser). */
+static inline uint64_t mix64(uint64_t x)
+{
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
 double bpc__cp_active_fraction(const float *px, size_t width, size_t x0, size_t y0, size_t w,
                                size_t h, int stride, float empty_depth)
 {
   /* An estimate (it only decides whether encoding is worth trying; results
    * never depend on it) from BPC__CP_SAMPLES pixels of the rectangle: one in
    * each of as many equal strata of its pixels in row order, at an offset
-   * within the stratum from the golden-ratio sequence, so that no period of
-   * the image (a width, a column pattern) lines up with the samples. Each
-   * sample is about one cache miss: a large image is not read whole. */
+   * within the stratum hashed from the stratum's index. A fixed step (or an
+   * offset sequence such as the golden ratio's) lines up with some widths
+   * and column patterns; hashed offsets do not, so the error stays that of
+   * random sampling. Each sample is about one cache miss: a large image is
+   * not read whole. */
   const size_t n = w * h;
   if (n == 0)
     return 0.0;
@@ -68,16 +79,13 @@ double bpc__cp_active_fraction(const float *px, size_t width, size_t x0, size_t 
   const size_t ns = n < BPC__CP_SAMPLES ? n : BPC__CP_SAMPLES;
   const double span = (double)n / (double)ns;
   size_t act = 0;
-  double g = 0.0;
   for (size_t i = 0; i < ns; i++) {
-    size_t t = (size_t)(((double)i + g) * span);
+    const double u = (double)(mix64(i) >> 11) * 0x1p-53; /* in [0, 1) */
+    size_t t = (size_t)(((double)i + u) * span);
     if (t >= n)
       t = n - 1;
     const size_t p = (y0 + t / w) * width + x0 + t % w;
     act += !px_empty(px + p * (size_t)stride, stride, ed);
-    g += 0.6180339887498949;
-    if (g >= 1.0)
-      g -= 1.0;
   }
   return (double)act / (double)ns;
 }

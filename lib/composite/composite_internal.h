@@ -160,7 +160,8 @@ void bpc__cp_unpack_runs(const bpc__cp_t *cp, const void *src, size_t np, float 
 /* Fraction of non-empty pixels in the rectangle (x0, y0, w, h) of an image
  * width pixels wide in the internal layout (stride floats a pixel),
  * estimated from BPC__CP_SAMPLES pixels spread over it (all of them in a
- * smaller rectangle). */
+ * smaller rectangle). The rectangle lies inside the image; px may be NULL
+ * only when w * h is 0 (the result is then 0). */
 #define BPC__CP_SAMPLES 1024
 double bpc__cp_active_fraction(const float *px, size_t width, size_t x0, size_t y0, size_t w,
                                size_t h, int stride, float empty_depth);

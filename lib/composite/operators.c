@@ -28,9 +28,9 @@ int bpc__cp_px(const bpc__cp_t *cp, float *o, const float *a, size_t n, int in_f
     return cp->ufn(o, a, n, st, in_first, cp->user);
   if (cp->op == BPC_COMPOSITE_OVER) {
     if (st == 4) {
-      /* a pixel at a time through local copies: o and a may not be told
-       * apart from aliases, and the copies let the compiler blend the four
-       * channels in one vector (the same operations, the same result) */
+      /* the compiler cannot prove that o and a do not overlap; copying a
+       * pixel into locals first lets it blend the four channels in one
+       * vector (the same operations in the same order: the same bits) */
       const float *f0 = in_first ? a : o, *b0 = in_first ? o : a;
       for (size_t i = 0; i < 4 * n; i += 4) {
         float f[4], b[4], r[4];
