@@ -259,6 +259,23 @@ static void runs_swap_in(bpc__cp_runs_t *L, bpc__cp_runs_t *spare)
   *spare = t;
 }
 
+/* L gains the runs of the spare list cp->tmp: their union is built in
+ * cp->tmp2 and swapped in. -1: out of memory (L unchanged). */
+static int runs_join(bpc__cp_t *cp, bpc__cp_runs_t *L)
+{
+  if (runs_union(&cp->tmp2, L, &cp->tmp) != 0)
+    return -1;
+  runs_swap_in(L, &cp->tmp2);
+  return 0;
+}
+
+/* L gains the range [p0, p1). -1: out of memory. */
+static int runs_add(bpc__cp_t *cp, bpc__cp_runs_t *L, size_t p0, size_t p1)
+{
+  cp->tmp.n = 0;
+  return runs_push(&cp->tmp, p0, p1) != 0 ? -1 : runs_join(cp, L);
+}
+
 /* ------------------------------------------------- found when sent
  *
  * A block's list is not found by a scan up front: a range is scanned the
@@ -408,19 +425,8 @@ static void runs_learn(bpc__cp_t *cp, int lb, size_t p0, size_t p1)
     free(t);
   if (!bad && nt == 0)
     return; /* all of it known already */
-  /* L joins what the scan found; K gains [p0, p1) */
-  if (!bad) {
-    bad = runs_union(&cp->tmp2, &cp->runs[lb], &cp->tmp) != 0;
-    if (!bad)
-      runs_swap_in(&cp->runs[lb], &cp->tmp2);
-  }
-  if (!bad) {
-    cp->tmp.n = 0;
-    bad = runs_push(&cp->tmp, p0, p1) != 0 || runs_union(&cp->tmp2, K, &cp->tmp) != 0;
-    if (!bad)
-      runs_swap_in(K, &cp->tmp2);
-  }
-  if (bad)
+  /* L joins what the scan found (in cp->tmp); K gains [p0, p1) */
+  if (bad || runs_join(cp, &cp->runs[lb]) != 0 || runs_add(cp, K, p0, p1) != 0)
     runs_give_up(cp, lb);
 }
 
@@ -624,45 +630,26 @@ void bpc__cp_absorb(int lb, size_t off, size_t count, const void *src, size_t by
   if (p1 == p0)
     return;
   if (src == NULL) { /* a dense piece: its range unknown again, and dirty */
-    cp->tmp.n = 0;
-    int bad = runs_minus(&cp->tmp2, &cp->known[lb], p0, p1) != 0;
-    if (!bad)
-      runs_swap_in(&cp->known[lb], &cp->tmp2);
-    bad = bad || runs_push(&cp->tmp, p0, p1) != 0 ||
-          runs_union(&cp->tmp2, &cp->dirty[lb], &cp->tmp) != 0;
-    if (!bad)
-      runs_swap_in(&cp->dirty[lb], &cp->tmp2);
-    if (bad)
+    if (runs_minus(&cp->tmp2, &cp->known[lb], p0, p1) != 0)
       runs_give_up(cp, lb);
+    else {
+      runs_swap_in(&cp->known[lb], &cp->tmp2);
+      if (runs_add(cp, &cp->dirty[lb], p0, p1) != 0)
+        runs_give_up(cp, lb);
+    }
     return;
   }
   /* the encoding's runs (from p0) join the list, which may extend beyond
    * the range (shift and ring keep the whole buffer's) */
   const size_t n = (size_t)get64(in, 8);
-  if (n == 0)
-    return;
-  bpc__cp_runs_t *M = &cp->tmp; /* built in the spare list, then swapped with L */
-  M->n = 0;
-  size_t i = 0, j = 0;
+  cp->tmp.n = 0;
   int bad = 0;
-  while (!bad && (i < L->n || j < n)) {
-    size_t s, e;
-    const size_t js = j >= n ? SIZE_MAX : p0 + get32(in, 16 + 8 * j);
-    if (i < L->n && L->r[2 * i] <= js) {
-      s = L->r[2 * i];
-      e = L->r[2 * i + 1];
-      i++;
-    } else {
-      s = js;
-      e = js + get32(in, 16 + 8 * j + 4);
-      j++;
-    }
-    bad = runs_push(M, s, e) != 0;
+  for (size_t j = 0; j < n && !bad; j++) {
+    const size_t s = p0 + get32(in, 16 + 8 * j);
+    bad = runs_push(&cp->tmp, s, s + get32(in, 16 + 8 * j + 4)) != 0;
   }
-  if (bad) /* no memory for the union: the whole image (a superset) */
+  if (bad || (n > 0 && runs_join(cp, L) != 0)) /* no memory: the whole image (a superset) */
     runs_give_up(cp, lb);
-  else
-    runs_swap_in(L, M);
 }
 
 void bpc__cp_keep(int lb, size_t off, size_t count, void *user)
