@@ -157,6 +157,14 @@ tests_unit_test_composite_serial_LDADD = $(TEST_LDADD) -lm
 tests_mpi_test_composite_SOURCES = tests/mpi/test_composite.c
 tests_mpi_test_composite_CFLAGS = $(TEST_CFLAGS)
 tests_mpi_test_composite_LDADD = $(TEST_LDADD) -lm
+# out of memory on one rank inside a call (every allocation in turn): the
+# library's allocations go through the suite's wrappers (-Wl,--wrap)
+check_PROGRAMS += tests/mpi/test_faults
+TESTS += tests/mpi/test_faults
+tests_mpi_test_faults_SOURCES = tests/mpi/test_faults.c
+tests_mpi_test_faults_CFLAGS = $(TEST_CFLAGS)
+tests_mpi_test_faults_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc
+tests_mpi_test_faults_LDADD = $(TEST_LDADD) -lm
 doc_examples_composite_SOURCES = doc/examples/composite.c
 doc_examples_composite_LDADD = lib/libbpc.la -lm
 

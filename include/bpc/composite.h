@@ -204,7 +204,9 @@ typedef struct bpc_composite_info {
  *  height or depth presence, op, split, strategy, k-vector, order,
  *  active_pixels, empty_depth, gather_rank, the user operator's
  *  commutativity), and
- *  bpc_swap's errors (BPC_ECALLBACK, ...).
+ *  bpc_swap's errors (BPC_ECALLBACK, ...). Running out of memory on some
+ *  ranks during the call is BPC_ENOMEM on every rank (the others stop
+ *  waiting for their pieces).
  */
 int bpc_composite(bpc_ctx_t *ctx, const bpc_assign_t *assign, bpc_image_t *images,
                   const bpc_composite_params_t *params, bpc_composite_piece_t *pieces,

@@ -33,6 +33,11 @@
 
 typedef struct bpc__exch bpc__exch_t;
 
+/* Internal code (never returned by a public call): another rank failed
+ * inside this exchange and said so (bpc__exch_end); the waits of this
+ * rank's exchange return it instead of waiting for its messages. */
+#define BPC__EPEER (-1000)
+
 typedef struct bpc__msg {
   int src_gid, dst_gid, seq;
   void *data;   /* payload (NULL when bytes == 0) */
@@ -149,9 +154,30 @@ void bpc__msg_release(bpc__exch_t *ex, bpc__msg_t *msg);
 /* Wait for every posted send of this exchange to complete. */
 int bpc__exch_flush(bpc__exch_t *ex);
 
+/* After a failure: the exchange takes pool buffers that sends of this
+ * exchange may still read (n of them, NULL entries allowed, and the two
+ * arrays themselves, malloc'ed) and returns them to the pool when it is
+ * closed, after every send completed. Once per exchange. */
+void bpc__exch_adopt(bpc__exch_t *ex, void **bufs, size_t *caps, int n);
+
 /* Flush sends and free the exchange. Messages that arrived and were never
  * taken are released and reported as BPC_ESTATE (a schedule bug). */
 int bpc__exch_close(bpc__exch_t **ex);
+
+/*
+ * The end of an engine call's exchange, collective: `rc` is this rank's
+ * outcome of the call so far. Finishes the exchange (sends complete,
+ * receives in flight land, nothing left untaken), agrees on the outcome
+ * (bpc__agree: every rank gets the same code) and closes it. A rank that
+ * failed first tells every other rank (an abort header), so that ranks
+ * waiting for its messages stop waiting (their waits return BPC__EPEER,
+ * which is not counted as a failure of their own); after a failure every
+ * rank drains the messages still on their way (tags.h). So a failure on
+ * any subset of ranks at any point of a call -- out of memory for a
+ * message, a bad message -- is the same error everywhere, never a hang.
+ * *ex may be NULL (the open failed): then only the agreement.
+ */
+int bpc__exch_end(bpc_ctx_t *ctx, bpc__exch_t **ex, int rc);
 
 /* Pool buffers (also used by engines for scratch space that should be
  * reused across calls). At least `bytes` bytes; *cap gets the capacity. */

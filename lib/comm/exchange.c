@@ -46,9 +46,22 @@ int bpc__exch_open(bpc_ctx_t *ctx, const char *engine, int (*rank_of)(const void
   /* the tag epoch first, so the ranks' epochs stay in step even when the
    * allocation below fails on one of them */
   const int tag = bpc__next_tag(ctx);
+  if (ctx->exch_spare == NULL)
+    ctx->exch_spare = bpc__malloc(sizeof(bpc__exch_t)); /* once a context; may stay NULL */
   bpc__exch_t *ex = bpc__calloc(1, sizeof *ex);
-  if (ex == NULL)
-    return bpc__err(ctx, BPC_ENOMEM, "exchange: out of memory");
+  int rc = BPC_OK;
+  if (ex == NULL) {
+    /* the spare (unused: one exchange of a call is ended before the next
+     * opens) lets bpc__exch_end tell the others */
+    rc = bpc__err(ctx, BPC_ENOMEM, "exchange: out of memory");
+    ex = ctx->exch_spare;
+    if (ex == NULL)
+      return rc;
+    ctx->exch_spare = NULL;
+    memset(ex, 0, sizeof *ex);
+    ex->spare = 1;
+    ex->err = ex->broken = rc;
+  }
   ex->ctx = ctx;
   ex->tp = ctx->serial ? &bpc__transport_self : &bpc__transport_mpi;
   ex->tag = tag;
@@ -60,13 +73,29 @@ int bpc__exch_open(bpc_ctx_t *ctx, const char *engine, int (*rank_of)(const void
     bpc__stats_begin_call(ctx, engine);
   ctx->stats_agreed = 0;
   *out = ex;
-  return BPC_OK;
+  return rc;
 }
 
 static int record_err(bpc__exch_t *ex, int rc)
 {
   if (rc != BPC_OK && ex->err == BPC_OK)
     ex->err = rc;
+  return rc;
+}
+
+/* One poll of the transport. A failure there may have lost a message (a
+ * header taken whose payload could not be posted for, a bundle not
+ * unpacked): the exchange is broken from then on, and its waits, progress
+ * calls and polls return that error at once (the first failure's code and
+ * message is what the call reports; a refused send, which loses nothing,
+ * only records its error for close). */
+static int poll_tp(bpc__exch_t *ex, int block, int *events)
+{
+  if (ex->broken != BPC_OK)
+    return ex->broken;
+  int rc = ex->tp->poll(ex, block, events);
+  if (rc != BPC_OK && ex->broken == BPC_OK)
+    ex->broken = rc;
   return rc;
 }
 
@@ -422,10 +451,15 @@ int bpc__exch_send_pending(const bpc__exch_t *ex, int dst_gid, int seq)
 
 int bpc__exch_progress(bpc__exch_t *ex)
 {
-  if (ex->nfull > 0)
-    bpc__exch_push(ex);
+  if (ex->broken != BPC_OK)
+    return ex->broken; /* as bpc__exch_wait */
+  if (ex->nfull > 0) {
+    const int prc = bpc__exch_push(ex);
+    if (prc != BPC_OK)
+      return ex->broken = prc; /* a bundle lost */
+  }
   int events = 0;
-  int rc = ex->tp->poll(ex, 0, &events);
+  int rc = poll_tp(ex, 0, &events);
   int rc2 = test_sends(ex, &events);
   return record_err(ex, rc != BPC_OK ? rc : rc2);
 }
@@ -472,13 +506,23 @@ int bpc__exch_wait(bpc__exch_t *ex, int dst_gid, int src_gid, int seq, bpc__msg_
 {
   bpc_ctx_t *ctx = ex->ctx;
   *msg = NULL;
+  /* after a failure that may have lost a message, nothing more: the first
+   * error (and its message) is what the call reports, and what was lost
+   * may be what this wait is for */
+  if (ex->broken != BPC_OK)
+    return ex->broken;
   int src_local = src_gid >= 0 && ex->rank_of(ex->rank_arg, src_gid) == ctx->rank;
-  if (ex->nfull > 0)
-    bpc__exch_push(ex);
+  if (ex->nfull > 0) {
+    const int prc = bpc__exch_push(ex);
+    if (prc != BPC_OK) /* a bundle not sent: its receivers must hear of it (bpc__exch_end) */
+      return ex->broken = prc;
+  }
   for (;;) {
     bpc__exch_take(ex, dst_gid, src_gid, seq, msg);
     if (*msg != NULL)
       return BPC_OK;
+    if (src_local && ex->err != BPC_OK)
+      return ex->err; /* a send of this rank failed: that is the message missing */
     if (src_local)
       return record_err(ex, bpc__err(ctx, BPC_ESTATE,
                                      "gid %d waits for a message from local gid %d (seq %d) "
@@ -494,7 +538,7 @@ int bpc__exch_wait(bpc__exch_t *ex, int dst_gid, int src_gid, int seq, bpc__msg_
       ex->stest_at = 2 * (ex->nsends > 32 ? ex->nsends : 32);
     }
     if (rc == BPC_OK)
-      rc = ex->tp->poll(ex, 1, &events);
+      rc = poll_tp(ex, 1, &events);
     if (rc != BPC_OK)
       return record_err(ex, rc);
   }
@@ -520,7 +564,7 @@ int bpc__exch_flush(bpc__exch_t *ex)
       break;
     /* keep receiving: a peer's large send completes only once this rank
      * has seen its header and posted the payload receive */
-    rc = ex->tp->poll(ex, 0, &events);
+    rc = poll_tp(ex, 0, &events);
     if (rc != BPC_OK)
       break;
     /* spin a while, then let an oversubscribed core go to another rank */
@@ -541,7 +585,7 @@ int bpc__exch_close(bpc__exch_t **pex)
   /* receives still in flight must finish before their buffers go */
   while (rc == BPC_OK && ex->tp->pending(ex) > 0) {
     int events = 0;
-    rc = ex->tp->poll(ex, 1, &events);
+    rc = poll_tp(ex, 1, &events);
   }
   ex->tp->close(ex); /* cancels receives left in flight by an error */
   long long left = ex->narrived;
@@ -557,6 +601,11 @@ int bpc__exch_close(bpc__exch_t **pex)
     rc = bpc__err(ex->ctx, BPC_ESTATE, "exchange closed with %lld message(s) never taken", left);
   for (int i = 0; i < ex->nsends; i++)
     free(ex->sends[i]);
+  for (int i = 0; i < ex->nadopt; i++)
+    if (ex->adopt_bufs[i] != NULL)
+      bpc__pool_put(ex->ctx, ex->adopt_bufs[i], ex->adopt_caps[i]);
+  free(ex->adopt_bufs);
+  free(ex->adopt_caps);
   for (int i = 0; i < ex->nstages; i++) /* left only by an error */
     if (ex->stages[i].buf != NULL)
       bpc__pool_put(ex->ctx, ex->stages[i].buf, ex->stages[i].cap);
@@ -567,7 +616,78 @@ int bpc__exch_close(bpc__exch_t **pex)
   free(ex->sdone);
   if (rc == BPC_OK)
     rc = ex->err;
-  free(ex);
+  if (ex->spare && ex->ctx->exch_spare == NULL)
+    ex->ctx->exch_spare = ex; /* back aside */
+  else
+    free(ex);
   *pex = NULL;
+  return rc;
+}
+
+void bpc__exch_adopt(bpc__exch_t *ex, void **bufs, size_t *caps, int n)
+{
+  if (ex->adopt_bufs != NULL) { /* once: a second set waits for the sends here */
+    bpc__exch_flush(ex);
+    for (int i = 0; i < n; i++)
+      if (bufs[i] != NULL)
+        bpc__pool_put(ex->ctx, bufs[i], caps[i]);
+    free(bufs);
+    free(caps);
+    return;
+  }
+  ex->adopt_bufs = bufs;
+  ex->adopt_caps = caps;
+  ex->nadopt = n;
+}
+
+/* Sends complete, receives in flight land, nothing left untaken: what
+ * bpc__exch_close checks, before the agreement (an abort from another rank
+ * stops the waits with BPC__EPEER). */
+static int exch_finish(bpc__exch_t *ex)
+{
+  int rc = bpc__exch_flush(ex);
+  while (rc == BPC_OK && ex->tp->pending(ex) > 0) {
+    int events = 0;
+    rc = record_err(ex, poll_tp(ex, 1, &events));
+  }
+  if (rc == BPC_OK && ex->narrived > 0)
+    rc = record_err(ex, bpc__err(ex->ctx, BPC_ESTATE, "exchange closed with %lld message(s) "
+                                                      "never taken", ex->narrived));
+  return rc == BPC_OK ? ex->err : rc;
+}
+
+int bpc__exch_end(bpc_ctx_t *ctx, bpc__exch_t **pex, int rc)
+{
+  bpc__exch_t *ex = pex != NULL ? *pex : NULL;
+  if (ex == NULL)
+    return bpc__agree(ctx, rc);
+  if (rc == BPC_OK)
+    rc = exch_finish(ex);
+  /* an abort taken from another rank is its failure, not this rank's (also
+   * when an engine turned the wait's BPC__EPEER into a code of its own) */
+  const int own = rc == BPC__EPEER || ex->aborted ? BPC_OK : rc;
+  if (own != BPC_OK)
+    ex->tp->abort(ex);
+  rc = bpc__agree(ctx, own);
+  if (rc != BPC_OK) {
+    /* every rank is here: what is still on its way goes, then the sends
+     * of this rank can complete */
+    int drc = ex->tp->drain(ex);
+    /* bundles never sent stay unsent (close would push them) */
+    for (int i = 0; i < ex->nstages; i++) {
+      if (ex->stages[i].buf != NULL)
+        bpc__pool_put(ctx, ex->stages[i].buf, ex->stages[i].cap);
+      ex->stages[i].buf = NULL;
+      ex->stages[i].cap = ex->stages[i].used = 0;
+      ex->stages[i].count = 0;
+    }
+    ex->nfull = 0;
+    ex->err = ex->broken = BPC_OK;
+    ex->narrived = 0; /* taken or not, they go with the mailbox */
+    if (drc != BPC_OK)
+      bpc__log(ctx, BPC_LOG_DEBUG, "exchange: drain after a failure: %s", bpc_last_error(ctx));
+  }
+  int crc = bpc__exch_close(pex);
+  (void)crc; /* what close checks was agreed on above (exch_finish) */
   return rc;
 }

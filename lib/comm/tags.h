@@ -47,6 +47,10 @@
 #define BPC__HDR_INLINE 1u
 #define BPC__HDR_PARTS 2u
 #define BPC__HDR_BUNDLE 4u
+/* A rank that failed inside the exchange tells every other rank so (header
+ * only; bpc__exch_end): their waits return instead of waiting for messages
+ * the failed rank will never send. */
+#define BPC__HDR_ABORT 8u
 #define BPC__HDR_NPARTS_SHIFT 8
 #define BPC__MAX_PARTS ((1 << 24) - 1)
 /* Largest payload sent inline with its header (one message, one copy). */

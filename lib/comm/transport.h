@@ -57,6 +57,14 @@ typedef struct bpc__transport {
    * (only after an error) are cancelled; their messages stay in the mailbox
    * for exchange.c to free. */
   void (*close)(bpc__exch_t *ex);
+  /* After a failure (bpc__exch_end). abort: tell every other rank that
+   * this one failed (one header each). drain: collective over the ranks
+   * of the exchange; receives and discards every message of the exchange
+   * still on its way here (counted: what every rank sent against what
+   * every rank received), so that no message is left behind to match a
+   * later call and every send of this rank completes. */
+  void (*abort)(bpc__exch_t *ex);
+  int (*drain)(bpc__exch_t *ex);
 } bpc__transport_t;
 
 extern const bpc__transport_t bpc__transport_mpi;
@@ -104,6 +112,19 @@ struct bpc__exch {
   int ndests, capdests;
 
   int err; /* first error seen inside the exchange */
+  int broken; /* a failure that may have lost a message (exchange.c poll_tp) */
+
+  /* failure handling (bpc__exch_end): MPI messages of this exchange sent
+   * and received by this rank (headers, payloads, bundles, aborts), the
+   * number of abort headers taken, and the header every abort sends */
+  long long nsent_wire, nrecv_wire;
+  int aborted;
+  bpc__hdr_t abort_hdr;
+  int spare; /* the context's spare exchange (bpc__exch_open ran out of memory) */
+  /* pool buffers of the engine's sends, released at close (bpc__exch_adopt) */
+  void **adopt_bufs;
+  size_t *adopt_caps;
+  int nadopt;
 };
 
 typedef struct bpc__stage {

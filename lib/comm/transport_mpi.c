@@ -8,6 +8,8 @@
 #include "comm/transport.h"
 
 #include <limits.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -130,11 +132,13 @@ static int mpi_post_send(bpc__exch_t *ex, int dst_rank, bpc__sendrec_t *s, const
   if (mrc != MPI_SUCCESS) {
     /* the header is out; nothing sensible can follow it */
     s->nreq--;
+    ex->nsent_wire += s->nreq;
     MPI_Waitall(s->nreq, s->req, MPI_STATUSES_IGNORE);
     send_release(ex, s);
     return bpc__err_mpi(ctx, mrc, "MPI_Isend (payload)");
   }
   bpc__stats_wire(ctx, (uint64_t)s->nreq);
+  ex->nsent_wire += s->nreq;
   return BPC_OK;
 }
 
@@ -149,6 +153,7 @@ static int mpi_post_bundle(bpc__exch_t *ex, int dst_rank, bpc__sendrec_t *s, siz
   }
   s->nreq = 1;
   bpc__stats_wire(ex->ctx, 1);
+  ex->nsent_wire++;
   return BPC_OK;
 }
 
@@ -330,6 +335,38 @@ static int take_bundle(bpc__exch_t *ex, const bpc__hdr_t *h, void *buf, size_t c
   return rc;
 }
 
+/* Receive a matched message whole and drop it. Into pages of its own, not
+ * from the pool or malloc (memory may be what ran out): a receive into a
+ * smaller buffer is not safe (Open MPI writes the whole message past the
+ * end of a buffer given a smaller count, as seen with this transport's
+ * headers). Without memory for the message, nothing safe is left: the job
+ * is aborted with a message instead of writing over memory. */
+static void drop_message(bpc_ctx_t *ctx, MPI_Message *mm, MPI_Status *st)
+{
+  MPI_Count n = 0;
+  MPI_Get_elements_x(st, MPI_BYTE, &n);
+  const size_t bytes = n > 0 ? (size_t)n : 1;
+  void *buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  MPI_Datatype t = MPI_BYTE;
+  int count = (int)n;
+  if (buf != MAP_FAILED && bytes > (size_t)INT_MAX) {
+    count = 1;
+    if (big_bytes_type(bytes, &t) != MPI_SUCCESS) {
+      munmap(buf, bytes);
+      buf = MAP_FAILED;
+    }
+  }
+  if (buf == MAP_FAILED) {
+    bpc__log(ctx, BPC_LOG_ERROR, "no memory to receive (and drop) a message of %zu bytes: "
+                                 "aborting the job", bytes);
+    MPI_Abort(ctx->comm, 1);
+  }
+  MPI_Mrecv(buf, count, t, mm, MPI_STATUS_IGNORE);
+  if (t != MPI_BYTE)
+    MPI_Type_free(&t);
+  munmap(buf, bytes);
+}
+
 /* Receive a matched header message; deliver its message (inline) or post
  * the receive of its payload, then likewise for its parts, in the order the
  * sender posted them, before anything else is probed. */
@@ -343,9 +380,8 @@ static int take_header(bpc__exch_t *ex, MPI_Message *mm, MPI_Status *st)
   MPI_Get_count(st, MPI_BYTE, &n);
   buf = bpc__pool_get(ctx, n > 0 ? (size_t)n : 1, &cap);
   if (buf == NULL) {
-    /* still take the message off the queue */
-    char tmp[64];
-    MPI_Mrecv(tmp, 0, MPI_BYTE, mm, MPI_STATUS_IGNORE);
+    drop_message(ctx, mm, st); /* still take the message off the queue */
+    ex->nrecv_wire++;
     return bpc__err(ctx, BPC_ENOMEM, "receive of %d bytes: out of memory", n);
   }
   mrc = MPI_Mrecv(buf, n, MPI_BYTE, mm, MPI_STATUS_IGNORE);
@@ -353,6 +389,7 @@ static int take_header(bpc__exch_t *ex, MPI_Message *mm, MPI_Status *st)
     bpc__pool_put(ctx, buf, cap);
     return bpc__err_mpi(ctx, mrc, "MPI_Mrecv");
   }
+  ex->nrecv_wire++;
   bpc__hdr_t h;
   if ((size_t)n < sizeof h) {
     bpc__pool_put(ctx, buf, cap);
@@ -364,6 +401,11 @@ static int take_header(bpc__exch_t *ex, MPI_Message *mm, MPI_Status *st)
     bpc__pool_put(ctx, buf, cap);
     return bpc__err(ctx, BPC_ETRUNC, "message from rank %d (tag %d) is not a bpc message",
                     source, ex->tag);
+  }
+  if (h.flags & BPC__HDR_ABORT) { /* rank `source` failed (bpc__exch_end) */
+    bpc__pool_put(ctx, buf, cap);
+    ex->aborted++;
+    return BPC__EPEER;
   }
   if (h.flags & BPC__HDR_BUNDLE)
     return take_bundle(ex, &h, buf, cap, (size_t)n, source);
@@ -453,6 +495,7 @@ static int test_recvs(bpc__exch_t *ex, int *events)
     }
     ex->nrecv = j;
     *events += outcount;
+    ex->nrecv_wire += outcount;
   }
   if (idx != idx_small)
     free(idx);
@@ -492,6 +535,8 @@ static int mpi_poll(bpc__exch_t *ex, int block, int *events)
 {
   bpc_ctx_t *ctx = ex->ctx;
   int start = *events, mrc;
+  if (ex->aborted) /* a rank failed: nothing more will come from it */
+    return BPC__EPEER;
   int rc = take_headers(ex, events);
   if (rc == BPC_OK && ex->nrecv > 0)
     rc = test_recvs(ex, events);
@@ -517,6 +562,7 @@ static int mpi_poll(bpc__exch_t *ex, int block, int *events)
   if (mrc != MPI_SUCCESS)
     return bpc__err_mpi(ctx, mrc, "MPI_Waitany");
   if (which != MPI_UNDEFINED) {
+    ex->nrecv_wire++;
     bpc__exch_complete(ex, ex->rmsg[which]);
     ex->nrecv--;
     ex->rreq[which] = ex->rreq[ex->nrecv];
@@ -547,6 +593,80 @@ static void mpi_close(bpc__exch_t *ex)
   ex->nrecv = ex->caprecv = 0;
 }
 
+/* Tell every other rank that this one failed: a header each, fire and
+ * forget (the drain, which every rank runs next, receives them before the
+ * exchange and its abort_hdr go). */
+static void mpi_abort(bpc__exch_t *ex)
+{
+  bpc_ctx_t *ctx = ex->ctx;
+  ex->abort_hdr = (bpc__hdr_t){.magic = BPC__MSG_MAGIC, .flags = BPC__HDR_ABORT, .src_gid = -1,
+                               .dst_gid = -1};
+  for (int r = 0; r < ctx->size; r++) {
+    MPI_Request q;
+    if (r != ctx->rank && MPI_Isend(&ex->abort_hdr, (int)sizeof ex->abort_hdr, MPI_BYTE, r,
+                                    ex->tag, ctx->comm, &q) == MPI_SUCCESS) {
+      MPI_Request_free(&q);
+      ex->nsent_wire++;
+    }
+  }
+}
+
+/*
+ * After a failure, on every rank: the payload receives in flight are
+ * cancelled (one that has matched completes), then every message of the
+ * exchange that is still on its way here is received and dropped (into a
+ * small buffer: MPI truncates it and still takes it off the queue), until
+ * a reduction of (sent - received) over the ranks reads 0. Sends are not
+ * posted any more, so that sum only falls, and it is 0 exactly when every
+ * message sent has been received. The reductions are non-blocking, so a
+ * rank keeps taking messages while it waits for theirs.
+ */
+static int mpi_drain(bpc__exch_t *ex)
+{
+  bpc_ctx_t *ctx = ex->ctx;
+  for (int i = 0; i < ex->nrecv; i++) {
+    MPI_Status st;
+    int gone = 0;
+    MPI_Cancel(&ex->rreq[i]);
+    MPI_Wait(&ex->rreq[i], &st);
+    MPI_Test_cancelled(&st, &gone);
+    if (!gone)
+      ex->nrecv_wire++;
+    bpc__exch_complete(ex, ex->rmsg[i]); /* freed with the mailbox */
+  }
+  ex->nrecv = 0;
+  for (;;) {
+    long long left = ex->nsent_wire - ex->nrecv_wire, sum = 0;
+    bpc__coll_req_t req = BPC__COLL_REQ_INIT;
+    int rc = bpc__iallreduce_ll(ctx, &left, &sum, 1, BPC__RED_SUM, &req);
+    if (rc != BPC_OK)
+      return rc;
+    int done = 0, idle = 0;
+    while (!done) {
+      int flag = 0;
+      MPI_Message mm;
+      MPI_Status st;
+      if (MPI_Improbe(MPI_ANY_SOURCE, ex->tag, ctx->comm, &flag, &mm, &st) != MPI_SUCCESS)
+        flag = 0;
+      if (flag) {
+        drop_message(ctx, &mm, &st);
+        ex->nrecv_wire++;
+        idle = 0;
+        continue;
+      }
+      rc = bpc__coll_test(ctx, &req, &done);
+      if (rc != BPC_OK)
+        return rc;
+      if (!done && ++idle > 1024) {
+        sched_yield();
+        idle = 0;
+      }
+    }
+    if (sum == 0)
+      return BPC_OK;
+  }
+}
+
 const bpc__transport_t bpc__transport_mpi = {
     .name = "mpi",
     .post_send = mpi_post_send,
@@ -555,4 +675,6 @@ const bpc__transport_t bpc__transport_mpi = {
     .poll = mpi_poll,
     .pending = mpi_pending,
     .close = mpi_close,
+    .abort = mpi_abort,
+    .drain = mpi_drain,
 };

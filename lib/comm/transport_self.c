@@ -52,6 +52,14 @@ static int self_pending(const bpc__exch_t *ex)
 
 static void self_close(bpc__exch_t *ex) { (void)ex; }
 
+/* one process: nobody to tell, nothing on its way */
+static void self_abort(bpc__exch_t *ex) { (void)ex; }
+static int self_drain(bpc__exch_t *ex)
+{
+  (void)ex;
+  return BPC_OK;
+}
+
 const bpc__transport_t bpc__transport_self = {
     .name = "self",
     .post_send = self_post_send,
@@ -60,4 +68,6 @@ const bpc__transport_t bpc__transport_self = {
     .poll = self_poll,
     .pending = self_pending,
     .close = self_close,
+    .abort = self_abort,
+    .drain = self_drain,
 };

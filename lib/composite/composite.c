@@ -202,9 +202,9 @@ static int composite_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, bpc_image
   if (rc != BPC_OK)
     goto cleanup;
   bpc__cp_unpack(&c, pieces);
-  /* 6. the gather, and the agreement on its outcome */
+  /* 6. the gather (its exchange's end agrees on its outcome) */
   if (P.gather_rank >= 0)
-    rc = bpc__agree(ctx, bpc__cp_gather(&c));
+    rc = bpc__cp_gather(&c);
   if (rc == BPC_OK && info != NULL) {
     memset(info, 0, sizeof *info);
     info->algorithm = (bpc_composite_strategy_t)row->info.id;

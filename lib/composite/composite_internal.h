@@ -125,8 +125,8 @@ void bpc__cp_format(bpc__cp_call_t *c);
 int bpc__cp_swap(bpc__cp_call_t *c);
 /* The owned pieces back into the user's layout (and pieces[], if given). */
 void bpc__cp_unpack(bpc__cp_call_t *c, bpc_composite_piece_t *pieces);
-/* Gather the final image to P->gather_rank through the exchange (not
- * agreed: the caller agrees on the outcome). */
+/* Gather the final image to P->gather_rank through an exchange, whose end
+ * agrees on the outcome (the same code on every rank). */
 int bpc__cp_gather(bpc__cp_call_t *c);
 /* With active pixels (or planar depth): each local block's run lists
  * (active.c), empty until the pieces are sent (found when sent; planar

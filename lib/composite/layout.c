@@ -264,30 +264,27 @@ static int gather_sparse(bpc__cp_call_t *c)
   if (rc0 != BPC_OK) {
     free(bufs);
     free(caps);
-    return rc0;
+    return bpc__exch_end(ctx, &ex, rc0);
   }
   bpc__stats_set_round(ctx, ctx->last.nrounds); /* a round of its own, after the swap's */
-  /* every piece is sent, also after a failure here (the gather rank waits
-   * for each one): then as a header the gather rank rejects */
-  static const unsigned char bad_piece[16] = {0};
-  for (int i = 0; i < c->nlocal; i++) {
+  /* a failure here stops this rank: the exchange's end tells the gather
+   * rank, whose wait for the pieces not sent then returns */
+  for (int i = 0; i < c->nlocal && rc == BPC_OK; i++) {
     if (c->sp[i].count == 0)
       continue;
     const size_t bound = bpc__cp_bound(c->sp[i].count, cp) + 8; /* room: never "send dense" */
-    void *buf = NULL;
-    if (rc == BPC_OK && bufs != NULL && caps != NULL &&
-        (buf = bufs[i] = bpc__pool_get(ctx, bound, &caps[i])) == NULL)
+    void *buf = bufs[i] = bpc__pool_get(ctx, bound, &caps[i]);
+    if (buf == NULL) {
       rc = bpc__err(ctx, BPC_ENOMEM, "composite: out of memory for a %zu-byte piece", bound);
-    const size_t eb = buf != NULL
-                          ? bpc__cp_encode_block(buf, bound, i, c->sp[i].offset, c->sp[i].count, cp)
-                          : sizeof bad_piece;
-    int rc2 = bpc__exch_send(ex, c->lgids[i], vgid, 0, buf != NULL ? buf : bad_piece, eb, 0);
-    rc = rc != BPC_OK ? rc : rc2;
+      break;
+    }
+    const size_t eb = bpc__cp_encode_block(buf, bound, i, c->sp[i].offset, c->sp[i].count, cp);
+    rc = bpc__exch_send(ex, c->lgids[i], vgid, 0, buf, eb, 0);
   }
   cp->bytes_dense = bd; /* the counters are the swap's */
   cp->bytes_sent = bs;
   cp->pieces_encoded = pe;
-  for (int g = 0; g < c->nblocks && c->rank == root; g++) {
+  for (int g = 0; g < c->nblocks && c->rank == root && rc == BPC_OK; g++) {
     bpc_swap_piece_t pc;
     bpc__msg_t *m = NULL;
     bpc_swap_piece_of(&c->sinfo, c->count, c->pos_of[g], &pc);
@@ -303,16 +300,14 @@ static int gather_sparse(bpc__cp_call_t *c)
                           c->hasdepth && P->gather_depth != NULL ? P->gather_depth + p0 : NULL, 1);
     }
     bpc__msg_release(ex, m);
-    rc = rc != BPC_OK ? rc : rc2;
-    if (rc2 != BPC_OK && m == NULL)
-      break; /* the exchange itself failed */
+    rc = rc2;
   }
-  int rc2 = bpc__exch_close(&ex);
+  rc = bpc__exch_end(ctx, &ex, rc);
   for (int i = 0; bufs != NULL && caps != NULL && i < c->nlocal; i++)
     bpc__pool_put(ctx, bufs[i], caps[i]);
   free(bufs);
   free(caps);
-  return rc != BPC_OK ? rc : rc2;
+  return rc;
 }
 
 int bpc__cp_gather(bpc__cp_call_t *c)
@@ -331,7 +326,7 @@ int bpc__cp_gather(bpc__cp_call_t *c)
   bpc__exch_t *ex = NULL;
   int rc = bpc__exch_open(ctx, NULL, gather_rank_of, c, &ex);
   if (rc != BPC_OK)
-    return rc;
+    return bpc__exch_end(ctx, &ex, rc);
   bpc__stats_set_round(ctx, ctx->last.nrounds); /* a round of its own, after the swap's */
   if (c->rank == root) {
     const int interleaved = c->hasdepth && !c->planar;
@@ -343,28 +338,28 @@ int bpc__cp_gather(bpc__cp_call_t *c)
                     c->width, c->height);
     dst[0] = interleaved ? gbuf : (unsigned char *)P->gather_rgba;
     dst[1] = scratch_depth ? gbuf : (unsigned char *)P->gather_depth;
-    for (int q = 0; q < nplanes; q++)
-      for (int g = 0; g < c->nblocks && dst[q] != NULL; g++) {
+    for (int q = 0; q < nplanes && rc == BPC_OK; q++)
+      for (int g = 0; g < c->nblocks && dst[q] != NULL && rc == BPC_OK; g++) {
         bpc_swap_piece_t pc;
         bpc_swap_piece_of(&c->sinfo, c->count, c->pos_of[g], &pc);
         if (pc.count > 0) {
-          int rc2 = bpc__exch_recv_into(ex, vgid, g, q, dst[q] + pc.offset * esq[q],
-                                        pc.count * esq[q]);
-          rc = rc != BPC_OK ? rc : rc2;
+          rc = bpc__exch_recv_into(ex, vgid, g, q, dst[q] + pc.offset * esq[q],
+                                   pc.count * esq[q]);
         }
       }
   }
-  for (int q = 0; q < nplanes; q++)
-    for (int i = 0; i < c->nlocal; i++)
+  /* a failure stops this rank (the exchange's end tells the others) */
+  for (int q = 0; q < nplanes && rc == BPC_OK; q++)
+    for (int i = 0; i < c->nlocal && rc == BPC_OK; i++)
       if (c->sp[i].count > 0) {
         const unsigned char *src = q == 0 ? (const unsigned char *)c->bufs[i]
                                           : (const unsigned char *)c->cp.dpx[i];
         int rc2 = bpc__exch_send(ex, c->lgids[i], vgid, q, src + c->sp[i].offset * esq[q],
                                  c->sp[i].count * esq[q], 0);
-        rc = rc != BPC_OK ? rc : rc2;
+        rc = rc2;
       }
-  for (int q = 0; q < nplanes && c->rank == root; q++)
-    for (int g = 0; g < c->nblocks; g++) {
+  for (int q = 0; q < nplanes && c->rank == root && rc == BPC_OK; q++)
+    for (int g = 0; g < c->nblocks && rc == BPC_OK; g++) {
       bpc_swap_piece_t pc;
       bpc__msg_t *m = NULL;
       bpc_swap_piece_of(&c->sinfo, c->count, c->pos_of[g], &pc);
@@ -377,14 +372,9 @@ int bpc__cp_gather(bpc__cp_call_t *c)
       else if (rc2 == BPC_OK && dst[q] != NULL && m->data != dst[q] + pc.offset * esq[q])
         memcpy(dst[q] + pc.offset * esq[q], m->data, m->bytes); /* arrived before its place was posted */
       bpc__msg_release(ex, m);
-      rc = rc != BPC_OK ? rc : rc2;
-      if (rc2 != BPC_OK && m == NULL) {
-        q = nplanes; /* the exchange itself failed */
-        break;
-      }
+      rc = rc2;
     }
-  int rc2 = bpc__exch_close(&ex);
-  rc = rc != BPC_OK ? rc : rc2;
+  rc = bpc__exch_end(ctx, &ex, rc);
   if (rc == BPC_OK && c->rank == root && c->hasdepth && !c->planar) {
     const size_t ps = 5 * sizeof(float);
     for (size_t p = 0; p < c->npix; p++) {

@@ -58,6 +58,10 @@ struct bpc_ctx {
 
   bpc__cleanup_t cleanup[BPC__MAX_CLEANUPS];
   int ncleanup;
+
+  /* an exchange kept aside for a bpc__exch_open that runs out of memory:
+   * the call can still tell the other ranks and fail everywhere */
+  void *exch_spare;
 };
 
 /* Record a failure: formats the detailed message into ctx->errmsg, logs it at

@@ -142,6 +142,7 @@ int bpc_finalize(bpc_ctx_t **pctx)
     if (!fin && MPI_Comm_free(&ctx->comm) != MPI_SUCCESS)
       rc = BPC_EMPI;
   }
+  free(ctx->exch_spare);
   free(ctx);
   *pctx = NULL;
   return rc;

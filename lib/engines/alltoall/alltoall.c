@@ -157,15 +157,13 @@ static int alltoall_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_
   C.R = &R;
   C.nthreads = bpc__threads_resolve(P.nthreads);
   rc = bpc__exch_open(ctx, "alltoall", bpc__assign_rank_cb, assign, &C.ex);
-  if (rc == BPC_OK) {
+  if (rc == BPC_OK)
     rc = row->run(&C);
-    int rc2 = bpc__exch_close(&C.ex);
-    if (rc == BPC_OK)
-      rc = rc2;
-  }
+  /* the outcome, the same everywhere (a failure anywhere stops the others'
+   * waits); the lent items back once no send reads them */
+  rc = bpc__exch_end(ctx, &C.ex, rc);
   bpc__a2a_unlend(&C, 0, C.nlent);
   free(C.lent);
-  rc = bpc__agree(ctx, rc);
   if (rc == BPC_OK && info != NULL) {
     memset(info, 0, sizeof *info);
     info->algorithm = (bpc_alltoall_algorithm_t)row->info.id;

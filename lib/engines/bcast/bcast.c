@@ -711,10 +711,10 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
     } else if (rc == BPC_OK) {
       rc = bpc__bc_run_row(&C, row);
     }
-    int rc2 = bpc__exch_close(&C.ex);
-    if (rc == BPC_OK)
-      rc = rc2;
   }
+  /* the outcome, the same everywhere (a failure anywhere stops the others'
+   * waits) */
+  rc = bpc__exch_end(ctx, &C.ex, rc);
   free(C.S.step);
   free(C.S.from);
   free(C.S.to);
@@ -728,7 +728,6 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
     }
   }
   free(C.rk);
-  rc = bpc__agree(ctx, rc);
   if (rc == BPC_OK && info != NULL) {
     memset(info, 0, sizeof *info);
     info->algorithm = (bpc_bcast_algorithm_t)row->info.id;

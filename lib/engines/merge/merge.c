@@ -471,15 +471,13 @@ static int merge_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
      * MPI message per pair and push (lib/comm/comm.h) */
     bpc__exch_bundle(P.ex, 1);
     rc = row->run(&P);
-    int crc = bpc__exch_close(&P.ex);
-    if (rc == BPC_OK)
-      rc = crc;
   }
   if (rc == BPC_OK && result != NULL && make_result(&P, source, result) != BPC_OK)
     rc = bpc__err(ctx, BPC_ENOMEM, "merge: out of memory for the result");
 
-  /* --- 6. the outcome, the same everywhere */
-  rc = bpc__agree(ctx, rc);
+  /* --- 6. the outcome, the same everywhere (a failure anywhere stops the
+   * others' waits) */
+  rc = bpc__exch_end(ctx, &P.ex, rc);
   if (rc != BPC_OK && result != NULL)
     bpc_merge_result_destroy(result);
 cleanup:

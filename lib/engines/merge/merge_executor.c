@@ -641,10 +641,15 @@ cleanup:
   /* packed custom items were sent borrowed from pooled buffers: the sends
    * must complete before the buffers go back to the pool (whose free list
    * writes into them; a large message may still be read by MPI) */
-  if (S.ex != NULL && S.sendbuf != NULL) {
-    int frc = bpc__exch_flush(S.ex);
-    if (rc == BPC_OK)
-      rc = frc;
+  if (S.ex != NULL && S.sendbuf != NULL && rc == BPC_OK) {
+    rc = bpc__exch_flush(S.ex);
+  } else if (S.ex != NULL && S.sendbuf != NULL) {
+    /* failed: the exchange's end completes the sends (after telling the
+     * other ranks, which may be waiting for this one) and then returns the
+     * buffers to the pool */
+    bpc__exch_adopt(S.ex, S.sendbuf, S.sendcap, S.nl);
+    S.sendbuf = NULL;
+    S.sendcap = NULL;
   }
   for (int i = 0; S.sendbuf != NULL && i < S.nl; i++)
     if (S.sendbuf[i] != NULL)

@@ -1281,14 +1281,13 @@ static int scan_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type
      * poll, so a value waits at most until then */
     bpc__exch_bundle(C.ex, 1);
     rc = row->run(&C);
-    int rc2 = bpc__exch_close(&C.ex);
-    if (rc == BPC_OK)
-      rc = rc2;
   }
+  /* the outcome, the same everywhere (a failure anywhere stops the others'
+   * waits) */
+  rc = bpc__exch_end(ctx, &C.ex, rc);
   free(pos_of);
   free(order);
   bpc__stats_depth(ctx, (uint64_t)C.depth); /* this rank's results' longest chain */
-  rc = bpc__agree(ctx, rc);
   if (rc == BPC_OK && info != NULL) {
     long long v[5] = {C.ops_local, C.ops_global, C.depth, C.absent_gid, C.absent_index};
     long long w[5];

@@ -325,13 +325,12 @@ int bpc__swap_exec(bpc__swap_plan_t *pl, void *const *bufs, bpc_swap_piece_t *pi
     rc = pl->row->run(&c);
     if (rc == BPC_OK)
       rc = c.err;
-    int rc2 = bpc__exch_close(&c.ex);
-    if (rc == BPC_OK)
-      rc = rc2;
-    bpc__swap_scratch_free(&c);
   }
+  /* the outcome, the same everywhere (a failure anywhere stops the others'
+   * waits), then the buffers the sends used */
+  rc = bpc__exch_end(ctx, &c.ex, rc);
+  bpc__swap_scratch_free(&c);
   pl->bytes_sent = c.piece_bytes;
-  rc = bpc__agree(ctx, rc);
   if (info != NULL)
     fill_info(pl, info);
   return rc;

@@ -386,11 +386,14 @@ static void rk_unbundle(rk_state_t *s, bpc__msg_t *bm, long long *total)
     memcpy(&h, (char *)bm->data + at, sizeof h);
     at += sizeof h;
     const int b = bpc__assign_local_index(c->assign, h.dst_gid);
-    bpc__msg_t *m = h.bytes <= bm->bytes - at ? bpc__calloc(1, sizeof *m) : NULL;
-    if (b < 0 || m == NULL) {
-      int rc = bpc__err(c->ctx, m == NULL ? BPC_ETRUNC : BPC_ESTATE,
-                        "swap radixk: a malformed bundle from block %d in round %d",
-                        bm->src_gid, s->r);
+    const int fits = h.bytes <= bm->bytes - at;
+    bpc__msg_t *m = b >= 0 && fits ? bpc__calloc(1, sizeof *m) : NULL;
+    if (m == NULL) {
+      int rc = b >= 0 && fits
+                   ? bpc__err(c->ctx, BPC_ENOMEM, "swap radixk: out of memory unpacking a bundle")
+                   : bpc__err(c->ctx, !fits ? BPC_ETRUNC : BPC_ESTATE,
+                              "swap radixk: a malformed bundle from block %d in round %d",
+                              bm->src_gid, s->r);
       if (c->err == BPC_OK)
         c->err = rc;
       free(m);
@@ -480,7 +483,9 @@ int bpc__swap_radixk(void *call)
     s.blk[b].len = c->count;
   }
 
-  for (int r = 0; r < nrounds && rc == BPC_OK; r++) {
+  /* a failure here (c->err) ends the rounds: the exchange's end tells the
+   * other ranks, whose waits for this rank's pieces then return */
+  for (int r = 0; r < nrounds && rc == BPC_OK && c->err == BPC_OK; r++) {
     const int k = R->k[r], stride = bpc__round_stride(R, r);
     long long total = 0;
     int rows = 0, nwait = 0;
@@ -606,7 +611,7 @@ int bpc__swap_radixk(void *call)
      * progress call that finds nothing, so this loop only makes MPI calls
      * when it has nothing else to do (the blocking wait; it pulls in
      * whatever else has arrived meanwhile). */
-    while (rc == BPC_OK && total > 0) {
+    while (rc == BPC_OK && c->err == BPC_OK && total > 0) {
       /* bundles first: a bundle's pieces can complete blocks still on the
        * waiting list, and the sweep of the blocks below must see that, or
        * the blocking wait further down could wait for a block that needs
@@ -639,8 +644,8 @@ int bpc__swap_radixk(void *call)
       nwait = w;
       rk_collect(&s);
       rk_run_jobs(&s);
-      if (total <= 0)
-        break;
+      if (total <= 0 || c->err != BPC_OK)
+        break; /* done; or failed here: no blocking wait for what may not come */
       /* block on the first bundle still missing, else on the first block
        * still waiting (every block on the list has pieces to come: the
        * sweep above ran after the last bundle was unpacked) */

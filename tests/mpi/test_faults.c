@@ -1,0 +1,337 @@
+/*
+ * tests/mpi/test_faults.c - running out of memory on one rank in the middle
+ * of a collective call: the same error on every rank, never a hang, and a
+ * correct result whenever the call says it succeeded.
+ *
+ * The suite is linked with -Wl,--wrap=malloc,calloc,realloc,aligned_alloc
+ * (tests/Makefile.mk), so every allocation of the library (linked in from
+ * the convenience library) goes through the wrappers below, and MPI's own
+ * (a shared library) does not. A sweep runs a call again and again; run N
+ * fails the N-th allocation the call makes on one rank (the victim) and
+ * lets the others succeed, until a run makes fewer than N + 1 allocations.
+ * Each run must end with the same code on every rank: BPC_OK with the
+ * serial reference's result (a failure the library recovered from, e.g.
+ * the active-pixel runs falling back to the whole image), or BPC_ENOMEM
+ * with an "out of memory" message on every rank. A hang is caught by the
+ * suite's timeout.
+ *
+ * Calls: compositing with every strategy of the table, over and z-buffer,
+ * sparse and dense images, with and without the gather, 1 or 2 blocks per
+ * process (the swap engine's radix-k, shift and ring schedules and the
+ * exchange under them); merge with every algorithm of the table but
+ * halving (commutative merges only), a non-commutative product of 2x2
+ * matrices, 1 block a process (contiguous) or 2 (round-robin).
+ */
+#include "mpi_check.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../common/composite_run.h"
+
+/* ------------------------------------------------ allocation wrappers */
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+void *__real_aligned_alloc(size_t align, size_t n);
+
+static int f_armed;     /* count (and maybe fail) allocations */
+static long f_count;    /* allocations counted since armed */
+static long f_fail_at;  /* the one to fail (-1: none) */
+static int f_hit;       /* it was failed */
+
+static int f_take(void)
+{
+  if (!__atomic_load_n(&f_armed, __ATOMIC_RELAXED))
+    return 0;
+  if (__atomic_fetch_add(&f_count, 1, __ATOMIC_RELAXED) != f_fail_at)
+    return 0;
+  __atomic_store_n(&f_hit, 1, __ATOMIC_RELAXED);
+  return 1;
+}
+
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t n);
+void *__wrap_aligned_alloc(size_t align, size_t n);
+void *__wrap_malloc(size_t n) { return f_take() ? NULL : __real_malloc(n); }
+void *__wrap_calloc(size_t n, size_t size) { return f_take() ? NULL : __real_calloc(n, size); }
+void *__wrap_realloc(void *p, size_t n) { return f_take() ? NULL : __real_realloc(p, n); }
+void *__wrap_aligned_alloc(size_t align, size_t n)
+{
+  return f_take() ? NULL : __real_aligned_alloc(align, n);
+}
+
+static void f_arm(long fail_at)
+{
+  f_count = 0;
+  f_hit = 0;
+  f_fail_at = fail_at;
+  __atomic_store_n(&f_armed, 1, __ATOMIC_RELEASE);
+}
+static void f_disarm(void) { __atomic_store_n(&f_armed, 0, __ATOMIC_RELEASE); }
+
+/* ---------------------------------------------------------- the sweep */
+
+static bpc_ctx_t *ctx;
+
+static void setup(void) { ck_assert_int_eq(bpc_init(MPI_COMM_WORLD, NULL, &ctx), BPC_OK); }
+static void teardown(void) { bpc_finalize(&ctx); }
+
+/* One call: returns its code; *wrong counts result errors (checked only
+ * when it returned BPC_OK). Allocations are armed around the library call
+ * only (the call's own setup and check allocate unarmed). */
+typedef int (*f_call_t)(void *arg, long fail_at, int *wrong);
+
+/* Run `call` with the N-th allocation failed on `victim`, N = 0, 1, ...
+ * until a run fails nothing. Returns the number of runs. */
+static int sweep(const char *what, f_call_t call, void *arg, int victim)
+{
+  int runs = 0;
+  for (long n = 0; n < 100000; n++, runs++) {
+    int wrong = 0;
+    const int rc = call(arg, t_rank == victim ? n : -1, &wrong);
+    const int hit = f_hit;
+    long long v[4] = {rc, -(long long)rc, hit, wrong}, w[4];
+    MPI_Allreduce(v, w, 4, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    const long long rcmax = w[0], rcmin = -w[1];
+    T_CHECK(rcmin == rcmax, "%s, allocation %ld failed on rank %d: codes %lld..%lld differ "
+            "between ranks", what, n, victim, rcmin, rcmax);
+    T_CHECK(rc == BPC_OK || rc == BPC_ENOMEM, "%s, allocation %ld failed on rank %d: %s (%s)",
+            what, n, victim, bpc_err_name(rc), bpc_last_error(ctx));
+    T_CHECK(rc == BPC_OK || strstr(bpc_last_error(ctx), "out of memory") != NULL,
+            "%s, allocation %ld failed on rank %d: message '%s'", what, n, victim,
+            bpc_last_error(ctx));
+    T_CHECK(rc != BPC_OK || wrong == 0, "%s, allocation %ld failed on rank %d: BPC_OK with %d "
+            "wrong value(s)", what, n, victim, wrong);
+    /* the first problem is enough; or nothing was failed: done (decided
+     * together: a rank leaving the sweep alone would hang the others) */
+    int stop = t_fail_local > 0 || w[2] == 0, any = 0;
+    MPI_Allreduce(&stop, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any)
+      break;
+  }
+  return runs;
+}
+
+/* ------------------------------------------------------- compositing */
+
+typedef struct fc_case {
+  const char *strategy;
+  int kind, op, gather, bpp;
+  bpc_assign_t *a;
+} fc_case_t;
+
+static int call_composite(void *arg, long fail_at, int *wrong)
+{
+  const fc_case_t *k = arg;
+  const int W = 61, H = 37, seed = 5;
+  const size_t np = (size_t)W * H;
+  int n = 0, nl = 0;
+  const int *gids = NULL;
+  bpc_assign_nblocks(k->a, &n);
+  bpc_assign_local(k->a, &gids, &nl);
+  const int depth = k->op == BPC_COMPOSITE_ZBUFFER;
+  bpc_image_t im[4];
+  bpc_composite_piece_t pc[4];
+  for (int i = 0; i < nl; i++) {
+    im[i].width = W;
+    im[i].height = H;
+    im[i].rgba = malloc(np * 4 * sizeof(float));
+    im[i].depth = depth ? malloc(np * sizeof(float)) : NULL;
+    cr_image(gids[i], W, H, k->kind, seed, im[i].rgba, im[i].depth);
+  }
+  float *gat = malloc(np * 4 * sizeof(float)), *gatd = malloc(np * sizeof(float));
+  float *ref = malloc(np * 4 * sizeof(float)), *refd = malloc(np * sizeof(float));
+  bpc_composite_params_t P = bpc_composite_params_default();
+  P.algorithm = k->strategy;
+  P.op = k->op;
+  P.nthreads = 1;
+  if (k->gather) {
+    P.gather_rank = 0;
+    P.gather_rgba = t_rank == 0 ? gat : NULL;
+    P.gather_depth = t_rank == 0 && depth ? gatd : NULL;
+  }
+  f_arm(fail_at);
+  const int rc = bpc_composite(ctx, k->a, im, &P, pc, NULL);
+  f_disarm();
+  if (rc == BPC_OK) {
+    cr_reference(n, NULL, W, H, k->kind, seed, k->op, ref, refd);
+    for (int i = 0; i < nl; i++)
+      for (size_t p = pc[i].offset; p < pc[i].offset + pc[i].count && p < np; p++)
+        for (int c = 0; c < 4; c++)
+          *wrong += !(fabsf(im[i].rgba[4 * p + c] - ref[4 * p + c]) <= 1e-5f);
+    if (k->gather && t_rank == 0)
+      for (size_t p = 0; p < 4 * np; p++)
+        *wrong += !(fabsf(gat[p] - ref[p]) <= 1e-5f);
+  }
+  for (int i = 0; i < nl; i++) {
+    free(im[i].rgba);
+    free(im[i].depth);
+  }
+  free(gat);
+  free(gatd);
+  free(ref);
+  free(refd);
+  return rc;
+}
+
+START_TEST(test_composite_oom)
+{
+  bpc_algo_info_t table[16];
+  int ns = 0;
+  ck_assert_int_eq(bpc_algorithms("composite", table, 16, &ns), BPC_OK);
+  int idx = 0, runs = 0;
+  for (int bpp = 1; bpp <= 2; bpp++) {
+    bpc_assign_t *a = NULL;
+    T_CHECK(bpc_assign_create(ctx, bpp * t_size, BPC_ASSIGN_CONTIGUOUS, NULL, &a) == BPC_OK,
+            "assign: %s", bpc_last_error(ctx));
+    for (int s = 0; s < ns && a != NULL; s++)
+      for (int v = 0; v < 4; v++, idx++) {
+        /* sparse over with and without the gather, sparse z-buffer, dense over */
+        const int kinds[4] = {CR_SPARSE, CR_SPARSE, CR_SPARSE, CR_FULL};
+        const int ops[4] = {BPC_COMPOSITE_OVER, BPC_COMPOSITE_OVER, BPC_COMPOSITE_ZBUFFER,
+                            BPC_COMPOSITE_OVER};
+        fc_case_t k = {table[s].name, kinds[v], ops[v], v == 1 || (v == 2 && bpp == 2), bpp, a};
+        char what[160];
+        /* the victim moves over the ranks: the last one, rank 0, ... */
+        const int victim = (t_size - 1 + idx) % t_size;
+        snprintf(what, sizeof what, "composite %s %s %s%s, %d block(s) a process",
+                 table[s].name, k.kind == CR_SPARSE ? "sparse" : "dense",
+                 k.op == BPC_COMPOSITE_OVER ? "over" : "z-buffer", k.gather ? " gather" : "",
+                 bpp);
+        runs += sweep(what, call_composite, &k, victim);
+      }
+    bpc_assign_destroy(&a);
+  }
+  if (t_rank == 0)
+    printf("compositing: %d runs, each with one allocation failed on one rank\n", runs);
+  T_CHECK(runs > 20 * ns, "only %d runs: the wrappers saw no allocation?", runs);
+  T_SYNC();
+}
+END_TEST
+
+/* ------------------------------------------------------------- merge */
+
+/* Items: m 2x2 matrices of uint64 (mod 2^64) a block; the merge multiplies
+ * them in position order (associative, not commutative), so a wrong order
+ * or a lost item changes the root's product. */
+enum { FM_M = 300 };
+
+static void fm_mul(uint64_t *acc, const uint64_t *b)
+{
+  const uint64_t r[4] = {acc[0] * b[0] + acc[1] * b[2], acc[0] * b[1] + acc[1] * b[3],
+                         acc[2] * b[0] + acc[3] * b[2], acc[2] * b[1] + acc[3] * b[3]};
+  memcpy(acc, r, sizeof r);
+}
+
+static void fm_item(int gid, uint64_t *m)
+{
+  for (int e = 0; e < FM_M; e++)
+    for (int j = 0; j < 4; j++)
+      m[4 * e + j] = cr_hash((uint32_t)(gid * 7919 + e * 4 + j)) % 97u;
+}
+
+static int fm_merge(bpc_merge_group_t *g, void *user)
+{
+  (void)user;
+  bpc_buf_t *root = g->items[g->root];
+  for (int i = 0; i < g->nitems; i++) {
+    if (i == g->root)
+      continue;
+    const bpc_buf_t *b = g->items[i];
+    uint64_t *acc = root->data;
+    const uint64_t *x = b->data;
+    /* items come by increasing position: the root's own is first */
+    for (size_t e = 0; e < b->count; e++)
+      fm_mul(acc + 4 * e, x + 4 * e);
+  }
+  return 0;
+}
+
+typedef struct fm_case {
+  const char *algorithm;
+  bpc_assign_t *a;
+} fm_case_t;
+
+static int call_merge(void *arg, long fail_at, int *wrong)
+{
+  const fm_case_t *k = arg;
+  int n = 0, nl = 0;
+  const int *gids = NULL;
+  bpc_assign_nblocks(k->a, &n);
+  bpc_assign_local(k->a, &gids, &nl);
+  bpc_buf_t items[4];
+  for (int i = 0; i < nl; i++) {
+    items[i].data = malloc(sizeof(uint64_t) * 4 * FM_M);
+    items[i].count = FM_M;
+    fm_item(gids[i], items[i].data);
+  }
+  bpc_type_t t = bpc_type_contiguous(4 * sizeof(uint64_t), MPI_BYTE);
+  bpc_merge_op_t op = {fm_merge, 0, 0, NULL};
+  bpc_merge_params_t P = bpc_merge_params_default();
+  P.algorithm = k->algorithm;
+  P.nthreads = 1;
+  f_arm(fail_at);
+  const int rc = bpc_merge(ctx, k->a, &t, items, &op, &P, NULL);
+  f_disarm();
+  for (int i = 0; i < nl; i++) {
+    if (rc == BPC_OK && gids[i] == 0) { /* the root of the full reduction */
+      uint64_t *ref = malloc(sizeof(uint64_t) * 4 * FM_M), *x = malloc(sizeof(uint64_t) * 4 * FM_M);
+      fm_item(0, ref);
+      for (int g = 1; g < n; g++) {
+        fm_item(g, x);
+        for (int e = 0; e < FM_M; e++)
+          fm_mul(ref + 4 * e, x + 4 * e);
+      }
+      *wrong += items[i].count != FM_M ||
+                memcmp(items[i].data, ref, sizeof(uint64_t) * 4 * FM_M) != 0;
+      free(ref);
+      free(x);
+    }
+    free(items[i].data);
+  }
+  return rc;
+}
+
+START_TEST(test_merge_oom)
+{
+  bpc_algo_info_t table[16];
+  int na = 0, idx = 0, runs = 0;
+  ck_assert_int_eq(bpc_algorithms("merge", table, 16, &na), BPC_OK);
+  for (int bpp = 1; bpp <= 2; bpp++) {
+    bpc_assign_t *a = NULL;
+    T_CHECK(bpc_assign_create(ctx, bpp * t_size, bpp == 2 ? BPC_ASSIGN_ROUND_ROBIN
+                                                          : BPC_ASSIGN_CONTIGUOUS, NULL, &a) == BPC_OK,
+            "assign: %s", bpc_last_error(ctx));
+    for (int s = 0; s < na && a != NULL; s++, idx++) {
+      if (strcmp(table[s].name, "halving") == 0)
+        continue; /* commutative merges only: this product is not */
+      fm_case_t k = {table[s].name, a};
+      char what[128];
+      snprintf(what, sizeof what, "merge %s, %d block(s) a process", table[s].name, bpp);
+      runs += sweep(what, call_merge, &k, (t_size - 1 + idx) % t_size);
+    }
+    bpc_assign_destroy(&a);
+  }
+  if (t_rank == 0)
+    printf("merge: %d runs, each with one allocation failed on one rank\n", runs);
+  T_SYNC();
+}
+END_TEST
+
+static Suite *suite(void)
+{
+  Suite *s = suite_create("faults");
+  TCase *tc = tcase_create("faults");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 240);
+  tcase_add_test(tc, test_composite_oom);
+  tcase_add_test(tc, test_merge_oom);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+BPC_T_MPI_MAIN(suite)
