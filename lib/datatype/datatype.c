@@ -237,7 +237,7 @@ int bpc__type_buf_alloc(bpc_ctx_t *ctx, const bpc_type_t *t, size_t bytes, void 
     return bpc__err(ctx, BPC_ERANGE, "contiguous item of %zu bytes is too large to copy", bytes);
   unsigned char *block = bpc__malloc(BUF_HDR + bytes);
   if (block == NULL)
-    return bpc__err(ctx, BPC_ENOMEM, "cannot allocate a copy of a %zu-byte contiguous item",
+    return bpc__err(ctx, BPC_ENOMEM, "out of memory for a copy of a %zu-byte contiguous item",
                     bytes);
   bpc_buf_t *b = (bpc_buf_t *)block;
   b->data = block + BUF_HDR;
@@ -290,7 +290,7 @@ int bpc__type_msg(bpc_ctx_t *ctx, const bpc_type_t *t, const void *item, const v
   }
   tmp = bpc__malloc(n);
   if (tmp == NULL) {
-    rc = bpc__err(ctx, BPC_ENOMEM, "cannot allocate %zu bytes to pack an item", n);
+    rc = bpc__err(ctx, BPC_ENOMEM, "out of memory for %zu bytes to pack an item", n);
     goto cleanup;
   }
   rc = item_pack(ctx, t, item, tmp, n);
@@ -560,7 +560,7 @@ int bpc__unpack_many(bpc_ctx_t *ctx, void *buf, size_t bytes, int *n, bpc__part_
   if (nn > 0) {
     p = bpc__malloc(nn * sizeof *p);
     if (p == NULL) {
-      rc = bpc__err(ctx, BPC_ENOMEM, "cannot allocate the index of a bundle of %zu items", nn);
+      rc = bpc__err(ctx, BPC_ENOMEM, "out of memory for the index of a bundle of %zu items", nn);
       goto cleanup;
     }
   }

@@ -12,17 +12,27 @@
  * Each run must end with the same code on every rank: BPC_OK with the
  * serial reference's result (a failure the library recovered from, e.g.
  * the active-pixel runs falling back to the whole image), or BPC_ENOMEM
- * with an "out of memory" message on every rank. A hang is caught by the
- * suite's timeout.
+ * with the failing rank's message, not one of a later error it caused. A
+ * hang is caught by the suite's timeout.
  *
  * Calls: compositing with every strategy of the table, over and z-buffer,
  * sparse and dense images, with and without the gather, 1 or 2 blocks per
  * process (the swap engine's radix-k, shift and ring schedules and the
  * exchange under them); merge with every algorithm of the table but
  * halving (commutative merges only), a non-commutative product of 2x2
- * matrices, 1 block a process (contiguous) or 2 (round-robin).
+ * matrices, 1 block a process (contiguous) or 2 (round-robin); all-to-all
+ * (automatic rounds and one round) and every broadcast algorithm, items of
+ * 0-320 bytes that depend on source and destination; every scan strategy
+ * (inclusive, 2x2 matrix products). The "mpi" baseline rows of broadcast
+ * and scan are left out: they call MPI collectives inside the call, which
+ * a failure between two of them leaves unmatched (doc/comm.md).
  */
 #include "mpi_check.h"
+
+#include <bpc/alltoall.h>
+#include <bpc/bcast.h>
+#include <bpc/merge.h>
+#include <bpc/scan.h>
 
 #include <stdint.h>
 #include <stdio.h>
@@ -85,6 +95,17 @@ static void teardown(void) { bpc_finalize(&ctx); }
  * only (the call's own setup and check allocate unarmed). */
 typedef int (*f_call_t)(void *arg, long fail_at, int *wrong);
 
+/* The message of the first failure, not of one that followed it: every
+ * error name in it ("BPC_ENOMEM: on rank 1: BPC_ENOMEM: ...") is BPC_ENOMEM. */
+static int only_enomem(const char *msg)
+{
+  int names = 0;
+  for (const char *p = strstr(msg, "BPC_E"); p != NULL; p = strstr(p + 1, "BPC_E"), names++)
+    if (strncmp(p, "BPC_ENOMEM", 10) != 0)
+      return 0;
+  return names > 0;
+}
+
 /* Run `call` with the N-th allocation failed on `victim`, N = 0, 1, ...
  * until a run fails nothing. Returns the number of runs. */
 static int sweep(const char *what, f_call_t call, void *arg, int victim)
@@ -101,7 +122,7 @@ static int sweep(const char *what, f_call_t call, void *arg, int victim)
             "between ranks", what, n, victim, rcmin, rcmax);
     T_CHECK(rc == BPC_OK || rc == BPC_ENOMEM, "%s, allocation %ld failed on rank %d: %s (%s)",
             what, n, victim, bpc_err_name(rc), bpc_last_error(ctx));
-    T_CHECK(rc == BPC_OK || strstr(bpc_last_error(ctx), "out of memory") != NULL,
+    T_CHECK(rc == BPC_OK || only_enomem(bpc_last_error(ctx)),
             "%s, allocation %ld failed on rank %d: message '%s'", what, n, victim,
             bpc_last_error(ctx));
     T_CHECK(rc != BPC_OK || wrong == 0, "%s, allocation %ld failed on rank %d: BPC_OK with %d "
@@ -322,6 +343,250 @@ START_TEST(test_merge_oom)
 }
 END_TEST
 
+/* ------------------------------------------------- all-to-all, bcast */
+
+static uint64_t fv(int a, int b, size_t i)
+{
+  return ((uint64_t)cr_hash((uint32_t)(a * 92821 + b * 613 + (int)i)) << 20) ^ (uint64_t)i;
+}
+
+/* The item block s gives block d (all-to-all) or source s gives everyone
+ * (d = -1, broadcast): its length and values depend on both. */
+static size_t fa_len(int s, int d) { return (size_t)((s * 5 + d * 3 + 9) % 9) * 40; }
+
+typedef struct fa_case {
+  const char *algorithm;
+  int direct; /* all-to-all: one round (k = nblocks) */
+  bpc_assign_t *a;
+  int n, nl;
+  const int *gids;
+  bpc_buf_t *out;   /* all-to-all: [local src][dst] items; bcast: [source] */
+  long long got, wrong;
+} fa_case_t;
+
+static void fa_fill(bpc_buf_t *b, int s, int d)
+{
+  b->count = fa_len(s, d);
+  b->data = malloc(sizeof(uint64_t) * (b->count + 1));
+  for (size_t i = 0; i < b->count; i++)
+    ((uint64_t *)b->data)[i] = fv(s, d, i);
+}
+
+static void fa_check(fa_case_t *k, int s, int d, const bpc_buf_t *b)
+{
+  k->got++;
+  int bad = b->count != fa_len(s, d);
+  for (size_t i = 0; !bad && i < b->count; i++)
+    bad = ((const uint64_t *)b->data)[i] != fv(s, d, i);
+  k->wrong += bad;
+}
+
+static int fa_send(int src, int dst, const void **item, void *user)
+{
+  fa_case_t *k = user;
+  int l = 0;
+  while (k->gids[l] != src)
+    l++;
+  *item = &k->out[(size_t)l * (size_t)k->n + (size_t)dst];
+  return 0;
+}
+
+static int fa_recv(int dst, int src, void *item, void *user)
+{
+  fa_check(user, src, dst, item);
+  return 0;
+}
+
+static int call_alltoall(void *arg, long fail_at, int *wrong)
+{
+  fa_case_t *k = arg;
+  bpc_assign_nblocks(k->a, &k->n);
+  bpc_assign_local(k->a, &k->gids, &k->nl);
+  k->out = calloc((size_t)(k->nl * k->n + 1), sizeof *k->out);
+  for (int l = 0; l < k->nl; l++)
+    for (int d = 0; d < k->n; d++)
+      fa_fill(&k->out[(size_t)l * (size_t)k->n + (size_t)d], k->gids[l], d);
+  k->got = k->wrong = 0;
+  bpc_type_t t = bpc_type_contiguous(sizeof(uint64_t), MPI_UINT64_T);
+  bpc_alltoall_params_t P = bpc_alltoall_params_default();
+  P.algorithm = k->algorithm;
+  P.nthreads = 1;
+  if (k->direct && k->n >= 2) { /* k = {1} is no k-vector */
+    P.k = &k->n;
+    P.nk = 1;
+  }
+  f_arm(fail_at);
+  const int rc = bpc_alltoall(ctx, k->a, &t, fa_send, fa_recv, k, &P, NULL);
+  f_disarm();
+  if (rc == BPC_OK)
+    *wrong = (int)k->wrong + (k->got != (long long)k->nl * k->n);
+  for (int i = 0; i < k->nl * k->n; i++)
+    free(k->out[i].data);
+  free(k->out);
+  return rc;
+}
+
+static int fb_item(int src, const void **item, void *user)
+{
+  fa_case_t *k = user;
+  *item = &k->out[src];
+  return 0;
+}
+
+static int fb_recv(int dst, int src, void *item, void *user)
+{
+  (void)dst;
+  fa_check(user, src, -1, item);
+  return 0;
+}
+
+static int call_bcast(void *arg, long fail_at, int *wrong)
+{
+  fa_case_t *k = arg;
+  bpc_assign_nblocks(k->a, &k->n);
+  bpc_assign_local(k->a, &k->gids, &k->nl);
+  /* sources: the first, the middle and the last block (ascending, distinct) */
+  int src[3], ns = 0;
+  const int cand[3] = {0, k->n / 2, k->n - 1};
+  for (int i = 0; i < 3; i++)
+    if (ns == 0 || cand[i] > src[ns - 1])
+      src[ns++] = cand[i];
+  k->out = calloc((size_t)k->n, sizeof *k->out);
+  for (int i = 0; i < ns; i++)
+    fa_fill(&k->out[src[i]], src[i], -1);
+  k->got = k->wrong = 0;
+  bpc_type_t t = bpc_type_contiguous(sizeof(uint64_t), MPI_UINT64_T);
+  bpc_bcast_params_t P = bpc_bcast_params_default();
+  P.algorithm = k->algorithm;
+  P.nthreads = 1;
+  f_arm(fail_at);
+  const int rc = bpc_bcast(ctx, k->a, &t, src, ns, fb_item, fb_recv, k, &P, NULL);
+  f_disarm();
+  if (rc == BPC_OK)
+    *wrong = (int)k->wrong + (k->got != (long long)k->nl * ns);
+  for (int i = 0; i < k->n; i++)
+    free(k->out[i].data);
+  free(k->out);
+  return rc;
+}
+
+/* Every algorithm of `engine`'s table on 1 and 2 blocks a process. */
+static int sweep_table(const char *engine, f_call_t call, int rr2, int direct_too)
+{
+  bpc_algo_info_t table[16];
+  int na = 0, idx = 0, runs = 0;
+  T_CHECK(bpc_algorithms(engine, table, 16, &na) == BPC_OK, "%s table", engine);
+  for (int bpp = 1; bpp <= 2; bpp++) {
+    bpc_assign_t *a = NULL;
+    T_CHECK(bpc_assign_create(ctx, bpp * t_size, bpp == 2 && rr2 ? BPC_ASSIGN_ROUND_ROBIN
+                                                                 : BPC_ASSIGN_CONTIGUOUS,
+                              NULL, &a) == BPC_OK,
+            "assign: %s", bpc_last_error(ctx));
+    for (int s = 0; s < na && a != NULL; s++)
+      for (int direct = 0; direct <= direct_too && strcmp(table[s].name, "mpi") != 0;
+           direct++, idx++) {
+        fa_case_t k;
+        memset(&k, 0, sizeof k);
+        k.algorithm = table[s].name;
+        k.direct = direct;
+        k.a = a;
+        char what[128];
+        snprintf(what, sizeof what, "%s %s%s, %d block(s) a process", engine, table[s].name,
+                 direct ? " (one round)" : "", bpp);
+        runs += sweep(what, call, &k, (t_size - 1 + idx) % t_size);
+      }
+    bpc_assign_destroy(&a);
+  }
+  if (t_rank == 0)
+    printf("%s: %d runs, each with one allocation failed on one rank\n", engine, runs);
+  return runs;
+}
+
+START_TEST(test_alltoall_oom)
+{
+  sweep_table("alltoall", call_alltoall, 1, 1);
+  T_SYNC();
+}
+END_TEST
+
+START_TEST(test_bcast_oom)
+{
+  sweep_table("bcast", call_bcast, 1, 0);
+  T_SYNC();
+}
+END_TEST
+
+/* --------------------------------------------------------------- scan */
+
+enum { FS_M = 5 }; /* elements a block; an element is a 2x2 matrix */
+
+static int fs_op(const void *left, const void *right, void *result, void *user)
+{
+  (void)user;
+  uint64_t r[4];
+  memcpy(r, left, sizeof r);
+  fm_mul(r, right);
+  memcpy(result, r, sizeof r);
+  return 0;
+}
+
+static int call_scan(void *arg, long fail_at, int *wrong)
+{
+  fa_case_t *k = arg;
+  bpc_assign_nblocks(k->a, &k->n);
+  bpc_assign_local(k->a, &k->gids, &k->nl);
+  bpc_buf_t in[4], out[4];
+  for (int l = 0; l < k->nl; l++) {
+    in[l].count = FS_M;
+    in[l].data = malloc(sizeof(uint64_t) * 4 * FS_M);
+    out[l].data = malloc(sizeof(uint64_t) * 4 * FS_M);
+    out[l].count = 0;
+    for (int e = 0; e < FS_M; e++)
+      for (int j = 0; j < 4; j++)
+        ((uint64_t *)in[l].data)[4 * e + j] = fv(k->gids[l], e, (size_t)j) % 89u;
+  }
+  bpc_type_t t = bpc_type_contiguous(4 * sizeof(uint64_t), MPI_BYTE);
+  bpc_scan_op_t op;
+  memset(&op, 0, sizeof op);
+  op.fn = fs_op;
+  bpc_scan_params_t P = bpc_scan_params_default();
+  P.algorithm = k->algorithm;
+  P.nthreads = 1;
+  f_arm(fail_at);
+  const int rc = bpc_scan(ctx, k->a, &t, BPC_SCAN_INCLUSIVE, in, out, &op, &P, NULL);
+  f_disarm();
+  if (rc == BPC_OK) {
+    /* the reference: products in (gid, element) order */
+    uint64_t acc[4] = {1, 0, 0, 1};
+    for (int g = 0, l = 0; g < k->n; g++)
+      for (int e = 0; e < FS_M; e++) {
+        uint64_t x[4];
+        for (int j = 0; j < 4; j++)
+          x[j] = fv(g, e, (size_t)j) % 89u;
+        fm_mul(acc, x);
+        while (l < k->nl && k->gids[l] < g)
+          l++;
+        if (l < k->nl && k->gids[l] == g)
+          *wrong += out[l].count != FS_M ||
+                    memcmp((uint64_t *)out[l].data + 4 * e, acc, sizeof acc) != 0;
+      }
+  }
+  for (int l = 0; l < k->nl; l++) {
+    free(in[l].data);
+    free(out[l].data);
+  }
+  return rc;
+}
+
+START_TEST(test_scan_oom)
+{
+  /* contiguous assignments: the "mpi" algorithm needs ranks' blocks in one
+   * ascending run */
+  sweep_table("scan", call_scan, 0, 0);
+  T_SYNC();
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("faults");
@@ -330,6 +595,9 @@ static Suite *suite(void)
   tcase_set_timeout(tc, 240);
   tcase_add_test(tc, test_composite_oom);
   tcase_add_test(tc, test_merge_oom);
+  tcase_add_test(tc, test_alltoall_oom);
+  tcase_add_test(tc, test_bcast_oom);
+  tcase_add_test(tc, test_scan_oom);
   suite_add_tcase(s, tc);
   return s;
 }
