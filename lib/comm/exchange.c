@@ -576,19 +576,30 @@ int bpc__exch_flush(bpc__exch_t *ex)
   return record_err(ex, rc);
 }
 
+/* Sends complete, receives in flight land (before their buffers go),
+ * nothing left untaken: what bpc__exch_close checks, and bpc__exch_end
+ * before its agreement (an abort from another rank stops the waits with
+ * BPC__EPEER). The first error of the exchange, or BPC_OK. */
+static int exch_finish(bpc__exch_t *ex)
+{
+  int rc = bpc__exch_flush(ex);
+  while (rc == BPC_OK && ex->tp->pending(ex) > 0) {
+    int events = 0;
+    rc = record_err(ex, poll_tp(ex, 1, &events));
+  }
+  if (rc == BPC_OK && ex->narrived > 0)
+    rc = record_err(ex, bpc__err(ex->ctx, BPC_ESTATE, "exchange closed with %lld message(s) "
+                                                      "never taken", ex->narrived));
+  return rc == BPC_OK ? ex->err : rc;
+}
+
 int bpc__exch_close(bpc__exch_t **pex)
 {
   if (pex == NULL || *pex == NULL)
     return BPC_OK;
   bpc__exch_t *ex = *pex;
-  int rc = bpc__exch_flush(ex);
-  /* receives still in flight must finish before their buffers go */
-  while (rc == BPC_OK && ex->tp->pending(ex) > 0) {
-    int events = 0;
-    rc = poll_tp(ex, 1, &events);
-  }
+  const int rc = exch_finish(ex);
   ex->tp->close(ex); /* cancels receives left in flight by an error */
-  long long left = ex->narrived;
   for (int b = 0; b < BPC__MAILBOX_BUCKETS; b++) {
     bpc__msg_t *m = ex->head[b];
     while (m) {
@@ -597,8 +608,6 @@ int bpc__exch_close(bpc__exch_t **pex)
       m = n;
     }
   }
-  if (rc == BPC_OK && left > 0)
-    rc = bpc__err(ex->ctx, BPC_ESTATE, "exchange closed with %lld message(s) never taken", left);
   for (int i = 0; i < ex->nsends; i++)
     free(ex->sends[i]);
   for (int i = 0; i < ex->nadopt; i++)
@@ -614,8 +623,6 @@ int bpc__exch_close(bpc__exch_t **pex)
   free(ex->dests);
   free(ex->sends);
   free(ex->sdone);
-  if (rc == BPC_OK)
-    rc = ex->err;
   if (ex->spare && ex->ctx->exch_spare == NULL)
     ex->ctx->exch_spare = ex; /* back aside */
   else
@@ -626,34 +633,15 @@ int bpc__exch_close(bpc__exch_t **pex)
 
 void bpc__exch_adopt(bpc__exch_t *ex, void **bufs, size_t *caps, int n)
 {
-  if (ex->adopt_bufs != NULL) { /* once: a second set waits for the sends here */
-    bpc__exch_flush(ex);
-    for (int i = 0; i < n; i++)
-      if (bufs[i] != NULL)
-        bpc__pool_put(ex->ctx, bufs[i], caps[i]);
-    free(bufs);
-    free(caps);
+  if (ex->adopt_bufs != NULL) { /* a second set is a bug of the caller: its
+                                 * buffers stay out of the pool (sends may
+                                 * read them), the call fails */
+    record_err(ex, bpc__err(ex->ctx, BPC_ESTATE, "exchange: buffers adopted twice"));
     return;
   }
   ex->adopt_bufs = bufs;
   ex->adopt_caps = caps;
   ex->nadopt = n;
-}
-
-/* Sends complete, receives in flight land, nothing left untaken: what
- * bpc__exch_close checks, before the agreement (an abort from another rank
- * stops the waits with BPC__EPEER). */
-static int exch_finish(bpc__exch_t *ex)
-{
-  int rc = bpc__exch_flush(ex);
-  while (rc == BPC_OK && ex->tp->pending(ex) > 0) {
-    int events = 0;
-    rc = record_err(ex, poll_tp(ex, 1, &events));
-  }
-  if (rc == BPC_OK && ex->narrived > 0)
-    rc = record_err(ex, bpc__err(ex->ctx, BPC_ESTATE, "exchange closed with %lld message(s) "
-                                                      "never taken", ex->narrived));
-  return rc == BPC_OK ? ex->err : rc;
 }
 
 int bpc__exch_end(bpc_ctx_t *ctx, bpc__exch_t **pex, int rc)
@@ -669,25 +657,20 @@ int bpc__exch_end(bpc_ctx_t *ctx, bpc__exch_t **pex, int rc)
   if (own != BPC_OK)
     ex->tp->abort(ex);
   rc = bpc__agree(ctx, own);
-  if (rc != BPC_OK) {
-    /* every rank is here: what is still on its way goes, then the sends
-     * of this rank can complete */
-    int drc = ex->tp->drain(ex);
-    /* bundles never sent stay unsent (close would push them) */
-    for (int i = 0; i < ex->nstages; i++) {
-      if (ex->stages[i].buf != NULL)
-        bpc__pool_put(ctx, ex->stages[i].buf, ex->stages[i].cap);
-      ex->stages[i].buf = NULL;
-      ex->stages[i].cap = ex->stages[i].used = 0;
-      ex->stages[i].count = 0;
-    }
-    ex->nfull = 0;
-    ex->err = ex->broken = BPC_OK;
-    ex->narrived = 0; /* taken or not, they go with the mailbox */
-    if (drc != BPC_OK)
-      bpc__log(ctx, BPC_LOG_DEBUG, "exchange: drain after a failure: %s", bpc_last_error(ctx));
+  if (rc == BPC_OK) {
+    bpc__exch_close(pex); /* finished above: nothing left to fail */
+    return rc;
   }
-  int crc = bpc__exch_close(pex);
-  (void)crc; /* what close checks was agreed on above (exch_finish) */
+  /* every rank is here: what is still on its way goes, then the sends of
+   * this rank can complete; the agreed message stays the call's */
+  char msg[BPC__ERRMSG_LEN];
+  memcpy(msg, ctx->errmsg, sizeof msg);
+  if (ex->tp->drain(ex) != BPC_OK)
+    bpc__log(ctx, BPC_LOG_DEBUG, "exchange: drain after a failure: %s", bpc_last_error(ctx));
+  ex->nfull = 0; /* bundles never sent stay unsent (close frees them) */
+  ex->err = ex->broken = BPC_OK;
+  ex->narrived = 0; /* taken or not, they go with the mailbox */
+  bpc__exch_close(pex);
+  memcpy(ctx->errmsg, msg, sizeof msg);
   return rc;
 }

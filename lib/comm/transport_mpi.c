@@ -535,8 +535,6 @@ static int mpi_poll(bpc__exch_t *ex, int block, int *events)
 {
   bpc_ctx_t *ctx = ex->ctx;
   int start = *events, mrc;
-  if (ex->aborted) /* a rank failed: nothing more will come from it */
-    return BPC__EPEER;
   int rc = take_headers(ex, events);
   if (rc == BPC_OK && ex->nrecv > 0)
     rc = test_recvs(ex, events);
@@ -574,13 +572,27 @@ static int mpi_poll(bpc__exch_t *ex, int block, int *events)
 
 static int mpi_pending(const bpc__exch_t *ex) { return ex->nrecv; }
 
-static void mpi_close(bpc__exch_t *ex)
+/* Cancel the payload receives in flight (after an error); one that had
+ * matched its message completes and counts as received. Their messages
+ * stay in the mailbox, freed with it by exchange.c. */
+static void cancel_recvs(bpc__exch_t *ex)
 {
   for (int i = 0; i < ex->nrecv; i++) {
+    MPI_Status st;
+    int gone = 0;
     MPI_Cancel(&ex->rreq[i]);
-    MPI_Wait(&ex->rreq[i], MPI_STATUS_IGNORE);
-    bpc__exch_complete(ex, ex->rmsg[i]); /* freed with the mailbox by exchange.c */
+    MPI_Wait(&ex->rreq[i], &st);
+    MPI_Test_cancelled(&st, &gone);
+    if (!gone)
+      ex->nrecv_wire++;
+    bpc__exch_complete(ex, ex->rmsg[i]);
   }
+  ex->nrecv = 0;
+}
+
+static void mpi_close(bpc__exch_t *ex)
+{
+  cancel_recvs(ex);
   free(ex->rreq);
   free(ex->rmsg);
   free(ex->sreq);
@@ -624,17 +636,7 @@ static void mpi_abort(bpc__exch_t *ex)
 static int mpi_drain(bpc__exch_t *ex)
 {
   bpc_ctx_t *ctx = ex->ctx;
-  for (int i = 0; i < ex->nrecv; i++) {
-    MPI_Status st;
-    int gone = 0;
-    MPI_Cancel(&ex->rreq[i]);
-    MPI_Wait(&ex->rreq[i], &st);
-    MPI_Test_cancelled(&st, &gone);
-    if (!gone)
-      ex->nrecv_wire++;
-    bpc__exch_complete(ex, ex->rmsg[i]); /* freed with the mailbox */
-  }
-  ex->nrecv = 0;
+  cancel_recvs(ex);
   for (;;) {
     long long left = ex->nsent_wire - ex->nrecv_wire, sum = 0;
     bpc__coll_req_t req = BPC__COLL_REQ_INIT;
