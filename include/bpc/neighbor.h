@@ -132,7 +132,10 @@ int bpc_neighbor_create_graph(bpc_ctx_t *ctx, const bpc_assign_t *a, const int *
  * delivered are freed and reported as BPC_ESTATE (end partially synchronous
  * round sequences with a round at synchrony 1.0 to deliver everything).
  * Items delivered by the last round and not dequeued are freed silently.
- * NULL or *nb NULL is allowed. Sets *nb to NULL.
+ * If a round failed on some process (see bpc_neighbor_exchange), every
+ * process frees the object all the same, drops the messages still on
+ * their way, and returns that failure's code and message (agreed: one
+ * reduction). NULL or *nb NULL is allowed. Sets *nb to NULL.
  */
 int bpc_neighbor_destroy(bpc_neighbor_t **nb);
 
@@ -150,7 +153,10 @@ int bpc_neighbor_links(const bpc_neighbor_t *nb, int gid, const bpc_link_t **lin
 
 /*
  * Change the synchrony fraction for the following rounds (0 < f <= 1).
- * Processes may use different fractions. Errors: BPC_ENULL, BPC_EINVAL.
+ * Processes may use different fractions. Lowering it below 1 while items
+ * by reference for other processes wait for the next exchange is
+ * BPC_ESTATE (see bpc_neighbor_enqueue_ref). Errors: BPC_ENULL,
+ * BPC_EINVAL, BPC_ESTATE.
  */
 int bpc_neighbor_set_synchrony(bpc_neighbor_t *nb, double synchrony);
 
@@ -178,6 +184,10 @@ int bpc_neighbor_enqueue(bpc_neighbor_t *nb, int gid, int dst_gid, const void *i
  * once as by bpc_neighbor_enqueue; larger ones for blocks of this process
  * are copied by the exchange, after it has posted the round's messages to
  * other processes (so the data must stay unchanged until then, as above).
+ * With synchrony below 1 (this process's, at the enqueue) every item is
+ * copied at once as by bpc_neighbor_enqueue: a round that does not wait
+ * for all its messages cannot wait for its own sends to be taken either
+ * (the receiver may take them a round later, or be in a collective call).
  * Delivery and order are the same.
  * Errors: those of bpc_neighbor_enqueue, and BPC_ETYPE for a custom type.
  */
@@ -190,12 +200,17 @@ int bpc_neighbor_enqueue_ref(bpc_neighbor_t *nb, int gid, int dst_gid, const bpc
  * first. Every process calls it the same number of times (processes without
  * blocks too); there is no global synchronisation: a process waits only for
  * messages from the processes that link to its blocks.
- * An error (out of memory, MPI failure, a malformed message) is returned on
- * the process where it happened, after that process has finished its part
- * of the round (so no peer hangs); it is not agreed over processes (that
- * would make every round wait for every process, which partial synchrony
- * avoids). Its only argument error is a NULL nb (BPC_ENULL, returned at
- * once); every process must call it alike.
+ * An error inside a round (out of memory, MPI failure, a malformed
+ * message) fails the object for good: the process where it happened tells
+ * every other process at once (no collective), so a process that waits
+ * for its messages in this or a later round stops waiting and returns the
+ * same code, with a message naming that process; it is not agreed over
+ * processes (that would make every round wait for every process, which
+ * partial synchrony avoids), so a process that needs nothing from it may
+ * still return BPC_OK. After that every round on the object returns
+ * BPC_ESTATE at once; only bpc_neighbor_destroy is left (it frees the
+ * object on every process without a hang). Its only argument error is a
+ * NULL nb (BPC_ENULL, returned at once); every process must call it alike.
  */
 int bpc_neighbor_exchange(bpc_neighbor_t *nb);
 
@@ -250,8 +265,9 @@ typedef int (*bpc_neighbor_fn)(void *block, int gid, bpc_neighbor_t *nb, void *u
  * Errors (on every rank alike): BPC_ENULL (nb NULL: at once, on that rank
  * only; fn NULL), BPC_EINVAL (blocks of another assignment), BPC_EMISMATCH
  * (ranks call round and iterate, or objects of a different block count,
- * item type, algorithm or max_rounds), BPC_ECALLBACK, and the errors of
- * bpc_neighbor_exchange (agreed).
+ * item type, algorithm or max_rounds), BPC_ECALLBACK, BPC_ESTATE (the
+ * object failed in an earlier round: destroy it), and the errors of
+ * bpc_neighbor_exchange (agreed; such an error fails the object).
  */
 int bpc_neighbor_round(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn, void *user);
 
@@ -271,7 +287,9 @@ int bpc_neighbor_round(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn
  * Errors (on every rank alike): BPC_ENULL (nb NULL: at once, on that rank
  * only; fn NULL), BPC_EINVAL (blocks of another assignment), BPC_EMISMATCH
  * (as for bpc_neighbor_round), BPC_ECALLBACK (a callback or enqueue inside
- * failed), BPC_ERANGE (max_rounds reached), BPC_EMPI, BPC_ENOMEM.
+ * failed), BPC_ERANGE (max_rounds reached), BPC_ESTATE (as for
+ * bpc_neighbor_round), BPC_EMPI, BPC_ENOMEM (these two, from a round's
+ * communication, fail the object as in bpc_neighbor_exchange).
  */
 int bpc_neighbor_iterate(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn,
                          void *user, long long *rounds);

@@ -179,6 +179,18 @@ int bpc__exch_close(bpc__exch_t **ex);
  */
 int bpc__exch_end(bpc_ctx_t *ctx, bpc__exch_t **ex, int rc);
 
+/* Tell every other rank that this one failed with `code` (a BPC_E* code):
+ * one abort header each, sent once per exchange (later calls do nothing).
+ * Their waits on this exchange then return BPC__EPEER. bpc__exch_end does
+ * it for a call's own failure; an engine whose exchange outlives a call
+ * (the neighbour exchange) calls it at the failure, and bpc__exch_end
+ * later. */
+void bpc__exch_abort(bpc__exch_t *ex, int code);
+
+/* Whether a wait of this exchange took another rank's abort: 1 with that
+ * rank and its code (the first abort taken), else 0. */
+int bpc__exch_peer_failure(const bpc__exch_t *ex, int *rank, int *code);
+
 /* Pool buffers (also used by engines for scratch space that should be
  * reused across calls). At least `bytes` bytes; *cap gets the capacity. */
 void *bpc__pool_get(bpc_ctx_t *ctx, size_t bytes, size_t *cap);

@@ -644,6 +644,23 @@ void bpc__exch_adopt(bpc__exch_t *ex, void **bufs, size_t *caps, int n)
   ex->nadopt = n;
 }
 
+void bpc__exch_abort(bpc__exch_t *ex, int code)
+{
+  if (ex->abort_sent)
+    return;
+  ex->abort_sent = 1;
+  ex->tp->abort(ex, code);
+}
+
+int bpc__exch_peer_failure(const bpc__exch_t *ex, int *rank, int *code)
+{
+  if (ex->aborted == 0)
+    return 0;
+  *rank = ex->abort_rank;
+  *code = ex->abort_code;
+  return 1;
+}
+
 int bpc__exch_end(bpc_ctx_t *ctx, bpc__exch_t **pex, int rc)
 {
   bpc__exch_t *ex = pex != NULL ? *pex : NULL;
@@ -655,7 +672,7 @@ int bpc__exch_end(bpc_ctx_t *ctx, bpc__exch_t **pex, int rc)
    * when an engine turned the wait's BPC__EPEER into a code of its own) */
   const int own = rc == BPC__EPEER || ex->aborted ? BPC_OK : rc;
   if (own != BPC_OK)
-    ex->tp->abort(ex);
+    bpc__exch_abort(ex, own);
   rc = bpc__agree(ctx, own);
   if (rc == BPC_OK) {
     bpc__exch_close(pex); /* finished above: nothing left to fail */

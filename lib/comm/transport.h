@@ -63,7 +63,7 @@ typedef struct bpc__transport {
    * still on its way here (counted: what every rank sent against what
    * every rank received), so that no message is left behind to match a
    * later call and every send of this rank completes. */
-  void (*abort)(bpc__exch_t *ex);
+  void (*abort)(bpc__exch_t *ex, int code);
   int (*drain)(bpc__exch_t *ex);
 } bpc__transport_t;
 
@@ -116,9 +116,11 @@ struct bpc__exch {
 
   /* failure handling (bpc__exch_end): MPI messages of this exchange sent
    * and received by this rank (headers, payloads, bundles, aborts), the
-   * number of abort headers taken, and the header every abort sends */
+   * number of abort headers taken (the first one's rank and code), whether
+   * this rank sent its own, and the header every abort sends */
   long long nsent_wire, nrecv_wire;
-  int aborted;
+  int aborted, abort_rank, abort_code;
+  int abort_sent;
   bpc__hdr_t abort_hdr;
   int spare; /* the context's spare exchange (bpc__exch_open ran out of memory) */
   /* pool buffers of the engine's sends, released at close (bpc__exch_adopt) */

@@ -402,9 +402,12 @@ static int take_header(bpc__exch_t *ex, MPI_Message *mm, MPI_Status *st)
     return bpc__err(ctx, BPC_ETRUNC, "message from rank %d (tag %d) is not a bpc message",
                     source, ex->tag);
   }
-  if (h.flags & BPC__HDR_ABORT) { /* rank `source` failed (bpc__exch_end) */
+  if (h.flags & BPC__HDR_ABORT) { /* rank `source` failed (bpc__exch_abort) */
     bpc__pool_put(ctx, buf, cap);
-    ex->aborted++;
+    if (ex->aborted++ == 0) {
+      ex->abort_rank = source;
+      ex->abort_code = h.seq < 0 ? h.seq : BPC_ESTATE; /* its error code */
+    }
     return BPC__EPEER;
   }
   if (h.flags & BPC__HDR_BUNDLE)
@@ -608,11 +611,11 @@ static void mpi_close(bpc__exch_t *ex)
 /* Tell every other rank that this one failed: a header each, fire and
  * forget (the drain, which every rank runs next, receives them before the
  * exchange and its abort_hdr go). */
-static void mpi_abort(bpc__exch_t *ex)
+static void mpi_abort(bpc__exch_t *ex, int code)
 {
   bpc_ctx_t *ctx = ex->ctx;
   ex->abort_hdr = (bpc__hdr_t){.magic = BPC__MSG_MAGIC, .flags = BPC__HDR_ABORT, .src_gid = -1,
-                               .dst_gid = -1};
+                               .dst_gid = -1, .seq = code};
   for (int r = 0; r < ctx->size; r++) {
     MPI_Request q;
     if (r != ctx->rank && MPI_Isend(&ex->abort_hdr, (int)sizeof ex->abort_hdr, MPI_BYTE, r,

@@ -53,7 +53,11 @@ static int self_pending(const bpc__exch_t *ex)
 static void self_close(bpc__exch_t *ex) { (void)ex; }
 
 /* one process: nobody to tell, nothing on its way */
-static void self_abort(bpc__exch_t *ex) { (void)ex; }
+static void self_abort(bpc__exch_t *ex, int code)
+{
+  (void)ex;
+  (void)code;
+}
 static int self_drain(bpc__exch_t *ex)
 {
   (void)ex;

@@ -25,17 +25,27 @@
  * 0-320 bytes that depend on source and destination; every scan strategy
  * (inclusive, 2x2 matrix products). The "mpi" baseline rows of broadcast
  * and scan are left out: they call MPI collectives inside the call, which
- * a failure between two of them leaves unmatched (doc/comm.md).
+ * a failure between two of them leaves unmatched (doc/comm.md). The
+ * neighbour exchange: rounds (bpc_neighbor_round), bpc_neighbor_iterate
+ * and bare bpc_neighbor_exchange calls, synchrony 1 and 0.5, items by copy
+ * and by reference, then bpc_neighbor_destroy (a failure fails the object
+ * on every rank; the exchange alone does not agree, so the test does).
+ *
+ * To chase one case: FAULTS_ONLY=<part of its name> runs only the sweeps
+ * whose name holds it, FAULTS_FROM=N starts them at allocation N, and
+ * FAULTS_VERBOSE=1 prints every run before it starts (a hang's last line).
  */
 #include "mpi_check.h"
 
 #include <bpc/alltoall.h>
 #include <bpc/bcast.h>
 #include <bpc/merge.h>
+#include <bpc/neighbor.h>
 #include <bpc/scan.h>
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../common/composite_run.h"
@@ -95,6 +105,13 @@ static void teardown(void) { bpc_finalize(&ctx); }
  * only (the call's own setup and check allocate unarmed). */
 typedef int (*f_call_t)(void *arg, long fail_at, int *wrong);
 
+/* Set by a call whose code is not its own rank's (the neighbour exchange
+ * does not agree): this rank's own code, whose message is checked; and
+ * whether a callback of the call saw BPC_ENOMEM from the library (on any
+ * rank), which the call reports as BPC_ECALLBACK. */
+static int f_own_rc = 1; /* 1: the same as the call's code */
+static int f_cb_enomem;
+
 /* The message of the first failure, not of one that followed it: every
  * error name in it ("BPC_ENOMEM: on rank 1: BPC_ENOMEM: ...") is BPC_ENOMEM. */
 static int only_enomem(const char *msg)
@@ -111,18 +128,28 @@ static int only_enomem(const char *msg)
 static int sweep(const char *what, f_call_t call, void *arg, int victim)
 {
   int runs = 0;
-  for (long n = 0; n < 100000; n++, runs++) {
+  const char *only = getenv("FAULTS_ONLY");
+  if (only != NULL && strstr(what, only) == NULL)
+    return 0;
+  long n0 = getenv("FAULTS_FROM") != NULL ? atol(getenv("FAULTS_FROM")) : 0;
+  for (long n = n0; n < 100000; n++, runs++) {
     int wrong = 0;
+    f_own_rc = 1;
+    f_cb_enomem = 0;
+    if (getenv("FAULTS_VERBOSE") != NULL)
+      fprintf(stderr, "[%d] %s: allocation %ld on rank %d\n", t_rank, what, n, victim);
     const int rc = call(arg, t_rank == victim ? n : -1, &wrong);
     const int hit = f_hit;
+    const int own = f_own_rc == 1 ? rc : f_own_rc;
+    const int cb = f_cb_enomem && rc == BPC_ECALLBACK; /* an enqueue failed */
     long long v[4] = {rc, -(long long)rc, hit, wrong}, w[4];
     MPI_Allreduce(v, w, 4, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
     const long long rcmax = w[0], rcmin = -w[1];
     T_CHECK(rcmin == rcmax, "%s, allocation %ld failed on rank %d: codes %lld..%lld differ "
             "between ranks", what, n, victim, rcmin, rcmax);
-    T_CHECK(rc == BPC_OK || rc == BPC_ENOMEM, "%s, allocation %ld failed on rank %d: %s (%s)",
-            what, n, victim, bpc_err_name(rc), bpc_last_error(ctx));
-    T_CHECK(rc == BPC_OK || only_enomem(bpc_last_error(ctx)),
+    T_CHECK(rc == BPC_OK || rc == BPC_ENOMEM || cb, "%s, allocation %ld failed on rank %d: %s "
+            "(%s)", what, n, victim, bpc_err_name(rc), bpc_last_error(ctx));
+    T_CHECK(own == BPC_OK || cb || only_enomem(bpc_last_error(ctx)),
             "%s, allocation %ld failed on rank %d: message '%s'", what, n, victim,
             bpc_last_error(ctx));
     T_CHECK(rc != BPC_OK || wrong == 0, "%s, allocation %ld failed on rank %d: BPC_OK with %d "
@@ -229,7 +256,8 @@ START_TEST(test_composite_oom)
   }
   if (t_rank == 0)
     printf("compositing: %d runs, each with one allocation failed on one rank\n", runs);
-  T_CHECK(runs > 20 * ns, "only %d runs: the wrappers saw no allocation?", runs);
+  T_CHECK(runs > 20 * ns || getenv("FAULTS_ONLY") != NULL,
+          "only %d runs: the wrappers saw no allocation?", runs);
   T_SYNC();
 }
 END_TEST
@@ -587,6 +615,224 @@ START_TEST(test_scan_oom)
 }
 END_TEST
 
+/* --------------------------------------------------- neighbour exchange */
+
+enum { FN_ROUNDS = 3, FN_BIG = 2560, FN_HDR = 5 }; /* FN_BIG words: sent by reference */
+
+typedef struct fn_case {
+  int mode; /* 0 bpc_neighbor_round, 1 bpc_neighbor_iterate, 2 bpc_neighbor_exchange */
+  double sync;
+  bpc_decomp_t *d;
+  const int *gids;
+  int nl;
+  long indeg[4];    /* links into each local block, over all blocks */
+  uint64_t *big[4]; /* each local block's item by reference (valid across a round) */
+} fn_case_t;
+
+typedef struct fn_run {
+  fn_case_t *k;
+  int t[4];       /* rounds that enqueued, per local block */
+  long recv[4];   /* items dequeued, per local block */
+  int wrong;
+  int enq_enomem; /* an enqueue returned BPC_ENOMEM */
+} fn_run_t;
+
+static size_t fn_len(int s, int d, int t, int j)
+{
+  return j == 0 ? FN_BIG : (size_t)((s * 3 + d * 5 + t + j) % 7);
+}
+
+static void fn_item(uint64_t *w, int s, int d, int t, int j)
+{
+  const size_t len = fn_len(s, d, t, j);
+  w[0] = (uint64_t)s;
+  w[1] = (uint64_t)d;
+  w[2] = (uint64_t)t;
+  w[3] = (uint64_t)j;
+  w[4] = len;
+  for (size_t i = 0; i < len; i++)
+    w[FN_HDR + i] = fv(s * 7 + j, d * 5 + t, i);
+}
+
+/* Dequeue everything for block li (checking every item), then, while it
+ * has rounds left, enqueue one item per link: link 0's large one by
+ * reference, the others small ones by copy. */
+static int fn_step(fn_run_t *R, bpc_neighbor_t *nb, int li, int *more)
+{
+  const int gid = R->k->gids[li];
+  const int *srcs = NULL;
+  int ns = 0;
+  if (bpc_neighbor_incoming(nb, gid, &srcs, &ns) != BPC_OK)
+    return 1;
+  for (int i = 0; i < ns; i++) {
+    for (;;) {
+      void *it = NULL;
+      int got = 0;
+      if (bpc_neighbor_dequeue(nb, gid, srcs[i], &it, &got) != BPC_OK)
+        return 1;
+      if (!got)
+        break;
+      const bpc_buf_t *b = it;
+      const uint64_t *w = b->data;
+      uint64_t ref[FN_HDR + FN_BIG];
+      int bad = b->count < FN_HDR || w[0] != (uint64_t)srcs[i] || w[1] != (uint64_t)gid ||
+                w[2] >= FN_ROUNDS || w[4] != b->count - FN_HDR || w[4] > FN_BIG;
+      if (!bad) {
+        fn_item(ref, srcs[i], gid, (int)w[2], (int)w[3]);
+        bad = memcmp(ref, w, sizeof(uint64_t) * b->count) != 0;
+      }
+      R->wrong += bad;
+      R->recv[li]++;
+    }
+  }
+  if (R->t[li] < FN_ROUNDS) {
+    const bpc_link_t *links = NULL;
+    int nlinks = 0;
+    if (bpc_neighbor_links(nb, gid, &links, &nlinks) != BPC_OK)
+      return 1;
+    for (int j = 0; j < nlinks; j++) {
+      uint64_t small[FN_HDR + 8];
+      uint64_t *w = j == 0 ? R->k->big[li] : small;
+      fn_item(w, gid, links[j].gid, R->t[li], j);
+      bpc_buf_t b = {w, FN_HDR + fn_len(gid, links[j].gid, R->t[li], j)};
+      int rc = j == 0 ? bpc_neighbor_enqueue_ref(nb, gid, links[j].gid, &b)
+                      : bpc_neighbor_enqueue(nb, gid, links[j].gid, &b);
+      if (rc != BPC_OK) {
+        if (rc == BPC_ENOMEM)
+          R->enq_enomem = 1;
+        return 1;
+      }
+    }
+    R->t[li]++;
+  }
+  *more = R->t[li] < FN_ROUNDS;
+  return 0;
+}
+
+static int fn_cb(void *block, int gid, bpc_neighbor_t *nb, void *user, int *more)
+{
+  (void)block;
+  fn_run_t *R = user;
+  int li = 0;
+  while (R->k->gids[li] != gid)
+    li++;
+  return fn_step(R, nb, li, more);
+}
+
+static int call_neighbor(void *arg, long fail_at, int *wrong)
+{
+  fn_case_t *k = arg;
+  fn_run_t R;
+  memset(&R, 0, sizeof R);
+  R.k = k;
+  bpc_type_t t = bpc_type_contiguous(sizeof(uint64_t), MPI_UINT64_T);
+  bpc_neighbor_params_t P = bpc_neighbor_params_default();
+  P.synchrony = k->sync;
+  P.nthreads = 1;
+  bpc_neighbor_t *nb = NULL;
+  int rc = bpc_neighbor_create_decomp(ctx, k->d, &t, &P, &nb);
+  T_CHECK(rc == BPC_OK, "neighbour create: %s", bpc_last_error(ctx));
+  if (rc != BPC_OK)
+    return rc;
+  f_arm(fail_at);
+  if (k->mode == 1) {
+    rc = bpc_neighbor_iterate(nb, NULL, fn_cb, &R, NULL);
+  } else {
+    /* FN_ROUNDS rounds that enqueue, then two at synchrony 1 that deliver
+     * the late items and dequeue the last ones. The exchange alone is not
+     * agreed: every rank goes on calling it after an error of its own, as
+     * a program must (rc keeps the first error). */
+    for (int r = 0; r < FN_ROUNDS + 2 && (rc == BPC_OK || k->mode == 2); r++) {
+      if (r == FN_ROUNDS)
+        bpc_neighbor_set_synchrony(nb, 1.0);
+      int xrc = BPC_OK;
+      if (k->mode == 0) {
+        xrc = bpc_neighbor_round(nb, NULL, fn_cb, &R);
+      } else {
+        for (int li = 0; li < k->nl && rc == BPC_OK; li++) {
+          int more = 0;
+          if (fn_step(&R, nb, li, &more) != 0)
+            xrc = R.enq_enomem ? BPC_ENOMEM : BPC_ECALLBACK;
+        }
+        int erc = bpc_neighbor_exchange(nb);
+        if (xrc == BPC_OK)
+          xrc = erc;
+      }
+      if (rc == BPC_OK)
+        rc = xrc;
+    }
+  }
+  const int drc = bpc_neighbor_destroy(&nb);
+  f_disarm();
+  if (rc == BPC_OK)
+    rc = drc;
+  int counts = 0; /* blocks that did not get every item */
+  for (int li = 0; li < k->nl; li++)
+    counts += R.recv[li] != FN_ROUNDS * k->indeg[li];
+  int e = R.enq_enomem, any = 0;
+  MPI_Allreduce(&e, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  f_cb_enomem = any;
+  if (k->mode == 2) {
+    /* not agreed: a rank whose every call succeeded has every item right,
+     * and all of them unless an enqueue failed somewhere (that item, and
+     * the failing rank's later ones, were never sent); the sweep gets the
+     * lowest code (the test's own agreement) */
+    T_CHECK(rc != BPC_OK || (R.wrong == 0 && (any || counts == 0)),
+            "neighbour exchange: every call returned BPC_OK on rank %d, with %d wrong item(s) "
+            "and %d block(s) missing items", t_rank, R.wrong, counts);
+    f_own_rc = rc;
+    int low = rc;
+    MPI_Allreduce(&rc, &low, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    rc = low;
+  }
+  *wrong = R.wrong + counts;
+  return rc;
+}
+
+START_TEST(test_neighbor_oom)
+{
+  static const char *mode_name[] = {"round", "iterate", "exchange"};
+  int runs = 0, idx = 0;
+  for (int bpp = 1; bpp <= 2; bpp++) {
+    bpc_decomp_params_t p = bpc_decomp_params_default();
+    p.dim = 1;
+    p.nblocks = bpp * t_size;
+    p.domain_max[0] = 64 * p.nblocks;
+    p.wrap[0] = 1;
+    fn_case_t k;
+    memset(&k, 0, sizeof k);
+    T_CHECK(bpc_decomp_create(ctx, &p, &k.d) == BPC_OK, "decomp: %s", bpc_last_error(ctx));
+    if (k.d == NULL)
+      break;
+    bpc_assign_local(bpc_decomp_assign(k.d), &k.gids, &k.nl);
+    for (int s = 0; s < p.nblocks; s++) {
+      bpc_link_t links[BPC_MAX_LINKS];
+      int nl = 0;
+      bpc_decomp_links(k.d, s, links, BPC_MAX_LINKS, &nl);
+      for (int j = 0; j < nl; j++)
+        for (int li = 0; li < k.nl; li++)
+          k.indeg[li] += links[j].gid == k.gids[li];
+    }
+    for (int li = 0; li < k.nl; li++)
+      k.big[li] = malloc(sizeof(uint64_t) * (FN_HDR + FN_BIG));
+    for (k.mode = 0; k.mode < 3; k.mode++)
+      for (int sy = 0; sy < 2; sy++, idx++) {
+        k.sync = sy ? 0.5 : 1.0;
+        char what[128];
+        snprintf(what, sizeof what, "neighbour %s, synchrony %.1f, %d block(s) a process",
+                 mode_name[k.mode], k.sync, bpp);
+        runs += sweep(what, call_neighbor, &k, (t_size - 1 + idx) % t_size);
+      }
+    for (int li = 0; li < k.nl; li++)
+      free(k.big[li]);
+    bpc_decomp_destroy(&k.d);
+  }
+  if (t_rank == 0)
+    printf("neighbor: %d runs, each with one allocation failed on one rank\n", runs);
+  T_SYNC();
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("faults");
@@ -598,6 +844,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_alltoall_oom);
   tcase_add_test(tc, test_bcast_oom);
   tcase_add_test(tc, test_scan_oom);
+  tcase_add_test(tc, test_neighbor_oom);
   suite_add_tcase(s, tc);
   return s;
 }

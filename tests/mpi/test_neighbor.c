@@ -233,6 +233,20 @@ END_TEST
 
 /* 3-D periodic, 27 blocks (3x3x3): every block has 26 distinct neighbours
  * (faces, edges, corners), and each must have sent to it. */
+/* A decomposition and a neighbourhood over it (default parameters); on a
+ * failure (checked) neither is left. */
+static int nb_setup(const bpc_decomp_params_t *p, const bpc_type_t *type, bpc_decomp_t **d,
+                    bpc_neighbor_t **nb)
+{
+  int rc = bpc_decomp_create(ctx, p, d);
+  if (rc == BPC_OK)
+    rc = bpc_neighbor_create_decomp(ctx, *d, type, NULL, nb);
+  T_CHECK(rc == BPC_OK, "setup: %s", bpc_last_error(ctx));
+  if (rc != BPC_OK)
+    bpc_decomp_destroy(d);
+  return rc;
+}
+
 START_TEST(test_corners)
 {
   bpc_decomp_params_t p = bpc_decomp_params_default();
@@ -244,10 +258,7 @@ START_TEST(test_corners)
   bpc_decomp_t *d = NULL;
   bpc_neighbor_t *nb = NULL;
   bpc_type_t type = bpc_type_contiguous(sizeof(int), MPI_INT);
-  int rc = bpc_decomp_create(ctx, &p, &d);
-  if (rc == BPC_OK)
-    rc = bpc_neighbor_create_decomp(ctx, d, &type, NULL, &nb);
-  T_CHECK(rc == BPC_OK, "setup: %s", bpc_last_error(ctx));
+  int rc = nb_setup(&p, &type, &d, &nb);
   const int *gids;
   int nl = 0;
   if (rc == BPC_OK)
@@ -496,6 +507,69 @@ END_TEST
 /* Items by reference of 0..180 KiB (those of 16 KiB and more travel as
  * messages of their own, the others are copied), mixed in one stream per
  * source: rounds on decompositions, and synchrony 1.0 and 0.5. */
+/* Items by reference and partial synchrony: lowering the synchrony while
+ * such items wait for the exchange is refused (BPC_ESTATE); below 1 they
+ * are copied at the enqueue, so the caller may overwrite its data before
+ * the exchange (a round that does not wait for all its messages cannot
+ * wait for its sends to be taken). */
+static void run_ref_synchrony(void)
+{
+  enum { N = 4096 }; /* 32 KiB: above the size that is always copied */
+  bpc_decomp_params_t p = bpc_decomp_params_default();
+  p.dim = 1;
+  p.nblocks = t_size;
+  p.domain_max[0] = 64 * t_size;
+  p.wrap[0] = 1;
+  bpc_decomp_t *d = NULL;
+  bpc_neighbor_t *nb = NULL;
+  bpc_type_t type = bpc_type_contiguous(sizeof(int64_t), MPI_INT64_T);
+  if (nb_setup(&p, &type, &d, &nb) != BPC_OK)
+    return;
+  int rc = BPC_OK;
+  const int gid = t_rank, dst = (t_rank + 1) % t_size, src = (t_rank + t_size - 1) % t_size;
+  int64_t *v = malloc(sizeof(int64_t) * N);
+  for (int round = 0; round < 2; round++) {
+    for (int i = 0; i < N; i++)
+      v[i] = (int64_t)gid * 1000003 + round * 7 + i;
+    bpc_buf_t b = {v, N};
+    T_CHECK(bpc_neighbor_enqueue_ref(nb, gid, dst, &b) == BPC_OK, "enqueue_ref: %s",
+            bpc_last_error(ctx));
+    if (round == 0) {
+      rc = bpc_neighbor_set_synchrony(nb, 0.5);
+      T_CHECK(rc == (t_size > 1 ? BPC_ESTATE : BPC_OK),
+              "lowering the synchrony with an item by reference waiting: %s",
+              bpc_err_name(rc));
+      T_CHECK(bpc_neighbor_set_synchrony(nb, 1.0) == BPC_OK, "raising it");
+    } else {
+      memset(v, 0xff, sizeof(int64_t) * N); /* copied at the enqueue: not sent */
+    }
+    long got_items = 0;
+    for (int x = 0; x < 1 + round; x++) { /* at 0.5 the item may come a round later */
+      if (x == 1)
+        T_CHECK(bpc_neighbor_set_synchrony(nb, 1.0) == BPC_OK, "back to 1");
+      T_CHECK(bpc_neighbor_exchange(nb) == BPC_OK, "exchange: %s", bpc_last_error(ctx));
+      for (;;) {
+        void *it = NULL;
+        int got = 0;
+        if (bpc_neighbor_dequeue(nb, gid, src, &it, &got) != BPC_OK || !got)
+          break;
+        const bpc_buf_t *y = it;
+        int bad = y->count != N;
+        for (int i = 0; i < N && !bad; i++)
+          bad = ((const int64_t *)y->data)[i] != (int64_t)src * 1000003 + round * 7 + i;
+        T_CHECK(!bad, "round %d: the item from block %d is wrong", round, src);
+        got_items++;
+      }
+    }
+    T_CHECK(got_items == 1, "round %d: %ld items from block %d", round, got_items, src);
+    if (round == 0)
+      T_CHECK(bpc_neighbor_set_synchrony(nb, 0.5) == BPC_OK, "lowering it after the exchange");
+  }
+  free(v);
+  T_CHECK(bpc_neighbor_destroy(&nb) == BPC_OK, "destroy: %s", bpc_last_error(ctx));
+  bpc_decomp_destroy(&d);
+}
+
 START_TEST(test_by_reference)
 {
   ni_scale = 1000;
@@ -504,6 +578,7 @@ START_TEST(test_by_reference)
   run_synchrony(1.0, 2);
   run_synchrony(0.5, 2);
   ni_scale = 1;
+  run_ref_synchrony();
   T_SYNC();
 }
 END_TEST

@@ -488,9 +488,11 @@ int bpc_neighbor_destroy(bpc_neighbor_t **pnb)
   long long undelivered = 0;
   bpc__nb_release_incoming(nb);
   int rc = bpc__nb_drain(nb, &undelivered);
-  int rc2 = bpc__exch_close(&nb->ex);
-  if (rc == BPC_OK)
-    rc = rc2;
+  if (nb->failed != BPC_OK) /* the agreed message is the failure's */
+    memcpy(ctx->errmsg, nb->failmsg, sizeof ctx->errmsg);
+  /* agreed: after a failure anywhere every rank drops what is still on its
+   * way (its sends complete), then the exchange goes */
+  rc = bpc__exch_end(ctx, &nb->ex, rc);
   if (rc == BPC_OK && undelivered > 0)
     rc = bpc__err(ctx, BPC_ESTATE,
                   "bpc_neighbor_destroy: %lld item(s) arrived after the last round and were never "
@@ -525,6 +527,13 @@ int bpc_neighbor_set_synchrony(bpc_neighbor_t *nb, double synchrony)
     return BPC_ENULL;
   if (!(synchrony > 0.0 && synchrony <= 1.0))
     return bpc__err(nb->ctx, BPC_EINVAL, "synchrony %g is outside (0, 1]", synchrony);
+  for (int i = 0; i < nb->nout && synchrony < 1.0; i++)
+    if (nb->chans[i].next > 0)
+      return bpc__err(nb->ctx, BPC_ESTATE,
+                      "bpc_neighbor_set_synchrony: items enqueued by reference for rank %d wait "
+                      "for the next exchange; lower the synchrony after it (a partially "
+                      "synchronous round copies every item)",
+                      nb->chans[i].rank);
   nb->synchrony = synchrony;
   return BPC_OK;
 }

@@ -151,6 +151,10 @@ struct bpc_neighbor {
 
   bpc__exch_t *ex;
   int round; /* rounds sent so far (the next round's seq) */
+  /* A failure inside a round's communication (bpc__nb_fail): its code, the
+   * round and the message; BPC_OK while the object is whole. */
+  int failed, fail_round;
+  char failmsg[BPC__ERRMSG_LEN];
 
   /* remote send buffers until the comm layer has completed their sends */
   bpc__nb_retired_t *retired;
@@ -236,6 +240,16 @@ int bpc__nb_callbacks(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn 
  * bundle in-neighbours sent, reset round counters. *undelivered counts
  * items found in bundles that no round delivered. */
 int bpc__nb_drain(bpc_neighbor_t *nb, long long *undelivered);
+/* A failure `rc` of a round's communication, or of a drain, on this rank:
+ * the object fails for good (rounds return BPC_ESTATE at once; only
+ * destroy is left). An own failure is told to every other rank (an abort
+ * header, bpc__exch_abort), whose waits on the object then fail too;
+ * BPC__EPEER (such an abort taken here) becomes the failing rank's code,
+ * with a message naming it. Returns the code; the message is kept. */
+int bpc__nb_fail(bpc_neighbor_t *nb, int rc);
+/* BPC_ESTATE with a message saying that nb failed earlier (`who` names
+ * the call). */
+int bpc__nb_failed_err(bpc_neighbor_t *nb, const char *who);
 /* Give back the retired send buffers whose sends have completed (all of
  * them with force, after a flush). */
 void bpc__nb_reclaim(bpc_neighbor_t *nb, int force);
@@ -247,5 +261,8 @@ void bpc__nb_wave_contribute(bpc__nb_wave_t *w);
 /* Test the reduction in flight; returns 1 once the detection has decided
  * that the iteration ends (*rc: a failed reduction, else BPC_OK). */
 int bpc__nb_wave_test(bpc__nb_wave_t *w, int *rc);
+/* The termination waves decided that the iteration ends because some
+ * process failed (a round then leaves what it has not taken to the drain). */
+int bpc__nb_wave_failed(const bpc__nb_wave_t *w);
 
 #endif /* BPC_LIB_ENGINES_NEIGHBOR_H */

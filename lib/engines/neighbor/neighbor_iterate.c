@@ -122,6 +122,8 @@ int bpc__nb_wave_test(bpc__nb_wave_t *w, int *rc)
   return w->decided;
 }
 
+int bpc__nb_wave_failed(const bpc__nb_wave_t *w) { return w->decided && w->failed; }
+
 static int neighbor_iterate_entry(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn,
                                   void *user, long long *rounds)
 {

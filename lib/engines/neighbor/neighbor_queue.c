@@ -191,8 +191,11 @@ static int enqueue(bpc_neighbor_t *nb, int gid, int dst_gid, const void *item, i
   if (c == NULL) /* cannot happen: every linked block's rank has a channel */
     return bpc__err(ctx, BPC_ESTATE, "%s: no channel for gid %d", fn, dst_gid);
   /* small items are copied even when given by reference; large ones for
-   * this process are copied later, in the exchange (BPC__NB_REF_MIN) */
-  const int ext = by_ref && bytes >= BPC__NB_REF_MIN;
+   * this process are copied later, in the exchange (BPC__NB_REF_MIN). With
+   * partial synchrony every item is copied: a round that does not wait for
+   * all its messages cannot wait for its own sends to be taken either (the
+   * receiver may take them a round later, or be in a collective call) */
+  const int ext = by_ref && bytes >= BPC__NB_REF_MIN && nb->synchrony >= 1.0;
 #ifdef _OPENMP
   omp_set_lock(&c->lock);
 #endif

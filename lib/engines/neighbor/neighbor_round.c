@@ -62,28 +62,32 @@ void bpc__nb_reclaim(bpc_neighbor_t *nb, int force)
   nb->nretired = j;
 }
 
-/* Keep a sent bundle's buffer until its send has completed. */
-static int retire(bpc_neighbor_t *nb, void *buf, size_t cap, int rank, int seq)
+/* Room for this round's retired buffers (one per out-process), made
+ * before any send: a buffer under a send is never given back early. */
+static int reserve_retired(bpc_neighbor_t *nb)
 {
-  if (nb->nretired == nb->capretired) {
-    int ncap = nb->capretired ? 2 * nb->capretired : 16;
-    bpc__nb_retired_t *r = realloc(nb->retired, sizeof *r * (size_t)ncap);
-    if (r == NULL) {
-      /* cannot keep it: complete every send now, then free it */
-      int rc = bpc__exch_flush(nb->ex);
-      bpc__nb_reclaim(nb, 1);
-      bpc__pool_put(nb->ctx, buf, cap);
-      return rc;
-    }
-    nb->retired = r;
-    nb->capretired = ncap;
-  }
+  if (nb->nretired + nb->nout <= nb->capretired)
+    return BPC_OK;
+  int ncap = nb->capretired ? 2 * nb->capretired : 16;
+  if (ncap < nb->nretired + nb->nout)
+    ncap = nb->nretired + nb->nout;
+  bpc__nb_retired_t *r = realloc(nb->retired, sizeof *r * (size_t)ncap);
+  if (r == NULL)
+    return bpc__err(nb->ctx, BPC_ENOMEM, "neighbour exchange: out of memory for send buffers");
+  nb->retired = r;
+  nb->capretired = ncap;
+  return BPC_OK;
+}
+
+/* Keep a sent bundle's buffer until its send has completed (room reserved
+ * by reserve_retired). */
+static void retire(bpc_neighbor_t *nb, void *buf, size_t cap, int rank, int seq)
+{
   bpc__nb_retired_t *e = &nb->retired[nb->nretired++];
   e->buf = buf;
   e->cap = cap;
   e->rank = rank;
   e->seq = seq;
-  return BPC_OK;
 }
 
 static int push_msg(bpc_neighbor_t *nb, bpc__msg_t *m)
@@ -226,10 +230,50 @@ static int nb_wait(bpc_neighbor_t *nb, int r, bpc__nb_wave_t *wave)
   return rc;
 }
 
+int bpc__nb_fail(bpc_neighbor_t *nb, int rc)
+{
+  bpc_ctx_t *ctx = nb->ctx;
+  if (rc == BPC_OK || nb->failed != BPC_OK)
+    return rc;
+  int prank = -1, pcode = BPC_ESTATE;
+  if (rc == BPC__EPEER) {
+    if (nb->ex != NULL)
+      bpc__exch_peer_failure(nb->ex, &prank, &pcode);
+    rc = bpc__err(ctx, pcode, "neighbour exchange: rank %d failed with %s in a round (its "
+                              "message says why); the neighbourhood can only be destroyed",
+                  prank, bpc_err_name(pcode));
+  } else if (nb->ex != NULL) {
+    bpc__exch_abort(nb->ex, rc); /* its peers stop waiting for it */
+  }
+  nb->failed = rc;
+  nb->fail_round = nb->round > 0 ? nb->round - 1 : 0;
+  memcpy(nb->failmsg, ctx->errmsg, sizeof nb->failmsg);
+  return rc;
+}
+
+int bpc__nb_failed_err(bpc_neighbor_t *nb, const char *who)
+{
+  return bpc__err(nb->ctx, BPC_ESTATE, "%s: the neighbourhood failed in round %d (%s); it can "
+                                       "only be destroyed",
+                  who, nb->fail_round, nb->failmsg);
+}
+
 int bpc__nb_round_comm(bpc_neighbor_t *nb, bpc__nb_wave_t *wave)
 {
+  if (nb->failed != BPC_OK || nb->round >= BPC__NB_MAX_ROUND) {
+    if (wave != NULL)
+      bpc__nb_wave_contribute(wave); /* the termination waves go on */
+    if (nb->failed != BPC_OK)
+      return bpc__nb_failed_err(nb, "neighbour exchange");
+    /* 2^30 rounds without a drain: seqs would collide. The same round on
+     * every process, nothing sent: the object stays whole */
+    return bpc__err(nb->ctx, BPC_ERANGE,
+                    "neighbour exchange: %d rounds since the last drain, the most one object "
+                    "can run (destroy it, or end with bpc_neighbor_iterate, to start afresh)",
+                    nb->round);
+  }
   bpc__nb_call_t call = {nb, wave};
-  return nb->row->run(&call);
+  return bpc__nb_fail(nb, nb->row->run(&call));
 }
 
 int bpc__nb_run_packed(void *callp)
@@ -241,14 +285,10 @@ int bpc__nb_run_packed(void *callp)
   int rc = BPC_OK;
   const int r = nb->round;
   bpc__nb_release_incoming(nb);
-  if (r >= BPC__NB_MAX_ROUND) /* 2^30 rounds without a drain: seqs would collide */
-    return bpc__err(ctx, BPC_ERANGE,
-                    "neighbour exchange: %d rounds since the last drain, the most one object "
-                    "can run (destroy it, or end with bpc_neighbor_iterate, to start afresh)",
-                    r);
 
   /* 1. one bundle per out-process, empty ones too */
-  for (int i = 0; i < nb->nout; i++) {
+  rc = reserve_retired(nb);
+  for (int i = 0; i < nb->nout && rc == BPC_OK; i++) {
     const void *bundle = NULL;
     size_t bytes = 0, cap = 0;
     void *buf = NULL;
@@ -268,11 +308,8 @@ int bpc__nb_run_packed(void *callp)
     if (nparts > 0)
       nb->sent_refs = 1;
     c->next = 0;
-    if (buf != NULL) {
-      int rrc = retire(nb, buf, cap, nb->chans[i].rank, r);
-      if (rrc != BPC_OK && rc == BPC_OK)
-        rc = rrc;
-    }
+    if (buf != NULL)
+      retire(nb, buf, cap, nb->chans[i].rank, r);
   }
   /* the local bundle: no message at all; its items by reference are copied
    * now, while the messages above are on their way */
@@ -304,27 +341,29 @@ int bpc__nb_run_packed(void *callp)
   nb->rounds_total++;
   if (wave != NULL)
     bpc__nb_wave_contribute(wave);
+  if (rc != BPC_OK)
+    return rc; /* the object fails (bpc__nb_fail): its peers stop waiting for it */
 
   /* 2. wait by the synchrony fraction */
-  int wrc = nb_wait(nb, r, wave);
-  if (wrc != BPC_OK && rc == BPC_OK)
-    rc = wrc;
+  rc = nb_wait(nb, r, wave);
+  if (rc != BPC_OK)
+    return rc; /* the object fails; nothing is delivered, its message stays */
 
-  /* 3. deliver */
-  int drc = bpc__nb_deliver(nb);
-  if (drc != BPC_OK && rc == BPC_OK)
-    rc = drc;
+  /* 3. deliver; not when the iteration ends because a process failed: the
+   * wait stopped with bundles maybe taken only in part, which the drain
+   * finishes (nothing is delivered any more) */
+  rc = wave != NULL && bpc__nb_wave_failed(wave) ? BPC_OK : bpc__nb_deliver(nb);
+  if (rc != BPC_OK)
+    return rc;
   if (nb->sent_refs) {
     /* the caller may change referenced data once this call returns */
-    int frc = bpc__exch_flush(nb->ex);
-    if (frc != BPC_OK && rc == BPC_OK)
-      rc = frc;
+    rc = bpc__exch_flush(nb->ex);
+    if (rc != BPC_OK)
+      return rc; /* the buffers stay until the exchange ends (destroy) */
     nb->sent_refs = 0;
     bpc__nb_reclaim(nb, 1);
   } else if (nb->nretired > 0) {
-    int prc = bpc__exch_progress(nb->ex);
-    if (prc != BPC_OK && rc == BPC_OK)
-      rc = prc;
+    rc = bpc__exch_progress(nb->ex);
     bpc__nb_reclaim(nb, 0);
   }
   return rc;
@@ -344,6 +383,8 @@ int bpc__nb_enter(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn, 
   int rc = BPC_OK;
   if (fn == NULL)
     rc = bpc__err(nb->ctx, BPC_ENULL, "%s: the callback is NULL", who);
+  if (rc == BPC_OK && nb->failed != BPC_OK)
+    rc = bpc__nb_failed_err(nb, who);
   if (rc == BPC_OK && blocks != NULL) {
     const bpc_assign_t *a = blocks->assign;
     int same = blocks->n == nb->nlocal && a != NULL && a->nlocal == nb->nlocal;
@@ -434,8 +475,8 @@ static int drop_parts(bpc_neighbor_t *nb, int q, int k)
 int bpc__nb_drain(bpc_neighbor_t *nb, long long *undelivered)
 {
   *undelivered = 0;
-  if (nb->ex == NULL)
-    return BPC_OK;
+  if (nb->ex == NULL || nb->failed != BPC_OK)
+    return nb->failed; /* a failed object's messages go in bpc_neighbor_destroy */
   bpc_ctx_t *ctx = nb->ctx;
   const int me = ctx->rank;
   int rc = BPC_OK;
@@ -494,8 +535,8 @@ int bpc__nb_drain(bpc_neighbor_t *nb, long long *undelivered)
   int frc = bpc__exch_flush(nb->ex);
   if (rc == BPC_OK)
     rc = frc;
-  bpc__nb_reclaim(nb, 1);
-  return rc;
+  bpc__nb_reclaim(nb, frc == BPC_OK);
+  return bpc__nb_fail(nb, rc);
 }
 
 /* The public entry: the re-entrancy guard (bpc__enter) around the call. */
