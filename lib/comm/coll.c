@@ -80,14 +80,16 @@ static int mpi_bcast(bpc_ctx_t *ctx, void *buf, size_t bytes, int root)
 static int mpi_allgatherv(bpc_ctx_t *ctx, const void *in, size_t bytes, void *out,
                           const size_t *counts)
 {
-  int *cnt = malloc(sizeof(int) * 2 * (size_t)ctx->size);
-  if (cnt == NULL)
-    return bpc__err(ctx, BPC_ENOMEM, "allgatherv: out of memory");
+  /* every rank must make the call (the counts are the same everywhere, so
+   * the range check fails everywhere or nowhere) */
+  const size_t cb = sizeof(int) * 2 * (size_t)ctx->size;
+  int paged = 0;
+  int *cnt = bpc__must_alloc(ctx, cb, &paged, "allgatherv's counts");
   int *dsp = cnt + ctx->size;
   size_t off = 0;
   for (int r = 0; r < ctx->size; r++) {
     if (counts[r] > (size_t)INT_MAX || off > (size_t)INT_MAX) {
-      free(cnt);
+      bpc__must_free(cnt, cb, paged);
       return bpc__err(ctx, BPC_ERANGE, "allgatherv: more than INT_MAX bytes");
     }
     cnt[r] = (int)counts[r];
@@ -96,7 +98,7 @@ static int mpi_allgatherv(bpc_ctx_t *ctx, const void *in, size_t bytes, void *ou
   }
   (void)bytes;
   int mrc = MPI_Allgatherv(in, cnt[ctx->rank], MPI_BYTE, out, cnt, dsp, MPI_BYTE, ctx->comm);
-  free(cnt);
+  bpc__must_free(cnt, cb, paged);
   return mrc == MPI_SUCCESS ? BPC_OK : bpc__err_mpi(ctx, mrc, "MPI_Allgatherv");
 }
 
@@ -139,10 +141,12 @@ static int mpi_scan_user(bpc_ctx_t *ctx, const void *in, void *out, size_t bytes
 {
   if (bytes > (size_t)INT_MAX)
     return bpc__err(ctx, BPC_ERANGE, "scan over ranks: an element of %zu bytes", bytes);
-  /* MPI_Exscan may write rank 0's receive buffer: give it scratch there */
+  /* MPI_Exscan may write rank 0's receive buffer: give it scratch there
+   * (every rank must make the call) */
   void *scratch = NULL;
-  if (exclusive && ctx->rank == 0 && (scratch = malloc(bytes ? bytes : 1)) == NULL)
-    return bpc__err(ctx, BPC_ENOMEM, "scan over ranks: out of memory");
+  int paged = 0;
+  if (exclusive && ctx->rank == 0)
+    scratch = bpc__must_alloc(ctx, bytes, &paged, "the scan's scratch");
   MPI_Datatype dt = MPI_DATATYPE_NULL;
   MPI_Op op = MPI_OP_NULL;
   const mpi_scan_fn_t f = {fn, arg, bytes};
@@ -161,7 +165,8 @@ static int mpi_scan_user(bpc_ctx_t *ctx, const void *in, void *out, size_t bytes
     MPI_Op_free(&op);
   if (dt != MPI_DATATYPE_NULL)
     MPI_Type_free(&dt);
-  free(scratch);
+  if (scratch != NULL)
+    bpc__must_free(scratch, bytes, paged);
   return mrc == MPI_SUCCESS ? BPC_OK : bpc__err_mpi(ctx, mrc, what);
 }
 

@@ -9,7 +9,6 @@
 
 #include <limits.h>
 #include <sched.h>
-#include <sys/mman.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -335,36 +334,33 @@ static int take_bundle(bpc__exch_t *ex, const bpc__hdr_t *h, void *buf, size_t c
   return rc;
 }
 
-/* Receive a matched message whole and drop it. Into pages of its own, not
- * from the pool or malloc (memory may be what ran out): a receive into a
- * smaller buffer is not safe (Open MPI writes the whole message past the
- * end of a buffer given a smaller count, as seen with this transport's
- * headers). Without memory for the message, nothing safe is left: the job
- * is aborted with a message instead of writing over memory. */
+/* Receive a matched message whole and drop it. A receive into a smaller
+ * buffer is not safe (Open MPI writes the whole message past the end of a
+ * buffer given a smaller count, as seen with this transport's headers), so
+ * into a buffer of its size, from malloc or the kernel's pages (not the
+ * pool: memory may be what ran out); without even those, the job is
+ * aborted with a message instead of writing over memory (bpc__must_alloc). */
 static void drop_message(bpc_ctx_t *ctx, MPI_Message *mm, MPI_Status *st)
 {
   MPI_Count n = 0;
   MPI_Get_elements_x(st, MPI_BYTE, &n);
   const size_t bytes = n > 0 ? (size_t)n : 1;
-  void *buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  int paged = 0;
+  void *buf = bpc__must_alloc(ctx, bytes, &paged, "a message to drop");
   MPI_Datatype t = MPI_BYTE;
   int count = (int)n;
-  if (buf != MAP_FAILED && bytes > (size_t)INT_MAX) {
+  if (bytes > (size_t)INT_MAX) {
     count = 1;
     if (big_bytes_type(bytes, &t) != MPI_SUCCESS) {
-      munmap(buf, bytes);
-      buf = MAP_FAILED;
+      bpc__log(ctx, BPC_LOG_ERROR, "no MPI type to receive (and drop) a message of %zu bytes: "
+                                   "aborting the job", bytes);
+      MPI_Abort(ctx->comm, 1);
     }
-  }
-  if (buf == MAP_FAILED) {
-    bpc__log(ctx, BPC_LOG_ERROR, "no memory to receive (and drop) a message of %zu bytes: "
-                                 "aborting the job", bytes);
-    MPI_Abort(ctx->comm, 1);
   }
   MPI_Mrecv(buf, count, t, mm, MPI_STATUS_IGNORE);
   if (t != MPI_BYTE)
     MPI_Type_free(&t);
-  munmap(buf, bytes);
+  bpc__must_free(buf, bytes, paged);
 }
 
 /* Receive a matched header message; deliver its message (inline) or post

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #define BPC__DEFAULT_POOL_BYTES (256LL << 20)
@@ -18,6 +19,32 @@
 
 void *bpc__malloc(size_t n) { return malloc(n ? n : 1); }
 void *bpc__calloc(size_t n, size_t size) { return calloc(n ? n : 1, size ? size : 1); }
+
+void *bpc__must_alloc(const bpc_ctx_t *ctx, size_t bytes, int *paged, const char *what)
+{
+  if (bytes == 0)
+    bytes = 1;
+  *paged = 0;
+  void *p = malloc(bytes);
+  if (p != NULL)
+    return p;
+  p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p != MAP_FAILED) {
+    *paged = 1;
+    return p;
+  }
+  bpc__log(ctx, BPC_LOG_ERROR, "no memory for %s (%zu bytes): aborting the job", what, bytes);
+  MPI_Abort(ctx != NULL ? ctx->comm : MPI_COMM_WORLD, 1);
+  return NULL; /* not reached */
+}
+
+void bpc__must_free(void *p, size_t bytes, int paged)
+{
+  if (paged)
+    munmap(p, bytes ? bytes : 1);
+  else
+    free(p);
+}
 
 long long bpc__env_ll(const char *name, long long dflt)
 {

@@ -23,9 +23,9 @@
  * matrices, 1 block a process (contiguous) or 2 (round-robin); all-to-all
  * (automatic rounds and one round) and every broadcast algorithm, items of
  * 0-320 bytes that depend on source and destination; every scan strategy
- * (inclusive, 2x2 matrix products). The "mpi" baseline rows of broadcast
- * and scan are left out: they call MPI collectives inside the call, which
- * a failure between two of them leaves unmatched (doc/comm.md). The
+ * (inclusive, 2x2 matrix products); each of these three also with
+ * "auto", and broadcast and scan with their "mpi" rows, whose MPI
+ * collectives every rank must join also after a failure (doc/comm.md). The
  * neighbour exchange: rounds (bpc_neighbor_round), bpc_neighbor_iterate
  * and bare bpc_neighbor_exchange calls, synchrony 1 and 0.5, items by copy
  * and by reference, then bpc_neighbor_destroy (a failure fails the object
@@ -510,16 +510,15 @@ static int sweep_table(const char *engine, f_call_t call, int rr2, int direct_to
                                                                  : BPC_ASSIGN_CONTIGUOUS,
                               NULL, &a) == BPC_OK,
             "assign: %s", bpc_last_error(ctx));
-    for (int s = 0; s < na && a != NULL; s++)
-      for (int direct = 0; direct <= direct_too && strcmp(table[s].name, "mpi") != 0;
-           direct++, idx++) {
+    for (int s = 0; s <= na && a != NULL; s++) /* every row, then "auto" */
+      for (int direct = 0; direct <= direct_too; direct++, idx++) {
         fa_case_t k;
         memset(&k, 0, sizeof k);
-        k.algorithm = table[s].name;
+        k.algorithm = s < na ? table[s].name : "auto";
         k.direct = direct;
         k.a = a;
         char what[128];
-        snprintf(what, sizeof what, "%s %s%s, %d block(s) a process", engine, table[s].name,
+        snprintf(what, sizeof what, "%s %s%s, %d block(s) a process", engine, k.algorithm,
                  direct ? " (one round)" : "", bpp);
         runs += sweep(what, call, &k, (t_size - 1 + idx) % t_size);
       }

@@ -244,7 +244,7 @@ int bpc__bc_choose(bpc__bc_call_t *C, double L, const bpc__algo_t **row, int *re
   *partition = part;
   if (T != NULL)
     *T = best;
-  return best < 1e30 ? BPC_OK : BPC_ENOMEM;
+  return best < 1e30 && !C->model_oom ? BPC_OK : BPC_ENOMEM;
 }
 
 double bpc__bc_model(bpc__bc_call_t *C0, const bpc__algo_t *row, double L)
@@ -269,8 +269,14 @@ double bpc__bc_model(bpc__bc_call_t *C0, const bpc__algo_t *row, double L)
    * last rank, the first and last source's and BC_SAMPLE evenly spaced */
   int *pick = calloc((size_t)nr, sizeof(int)), ns = 0;
   long long *load = NULL;
-  if (pick == NULL || bpc__bc_run_row(&C, row) != BPC_OK || C.S.err != BPC_OK ||
-      bpc__bc_plan_init(&P, &C.S, nr, C.ids, s) != BPC_OK) {
+  const int rrc = pick != NULL ? bpc__bc_run_row(&C, row) : BPC_ENOMEM;
+  const int prc = rrc == BPC_OK && C.S.err == BPC_OK ? bpc__bc_plan_init(&P, &C.S, nr, C.ids, s)
+                                                     : BPC_OK;
+  if (rrc != BPC_OK || C.S.err != BPC_OK || prc != BPC_OK) {
+    /* out of memory is not "this row does not apply": the choice would
+     * differ from the other ranks' */
+    if (rrc == BPC_ENOMEM || C.S.err == BPC_ENOMEM || prc != BPC_OK)
+      C0->model_oom = 1;
     T = 1e30;
     goto out;
   }
@@ -296,6 +302,7 @@ double bpc__bc_model(bpc__bc_call_t *C0, const bpc__algo_t *row, double L)
   }
   load = calloc((size_t)ns * 4, sizeof(long long));
   if (load == NULL) {
+    C0->model_oom = 1;
     T = 1e30;
     goto out;
   }
@@ -371,18 +378,25 @@ typedef struct bc_cache {
   int off; /* 1: every call runs the model (bpc__bcast_cache) */
 } bc_cache_t;
 
-static void bc_cache_free(void *arg)
+/* Empty every entry (all ranks at once: after an agreed failure). */
+static void bc_cache_clear(bc_cache_t *c)
 {
-  bc_cache_t *c = arg;
-  for (int i = 0; i < BC_CACHE_N; i++) {
+  for (int i = 0; c != NULL && i < BC_CACHE_N; i++) {
     free(c->e[i].sources);
     bpc__bc_plan_free(&c->e[i].plan);
+    memset(&c->e[i], 0, sizeof c->e[i]);
   }
-  free(c);
 }
 
-/* The context's cache, made on first use (NULL when out of memory: then
- * every call runs the model). */
+static void bc_cache_free(void *arg)
+{
+  bc_cache_clear(arg);
+  free(arg);
+}
+
+/* The context's cache, made on first use (NULL when out of memory: an
+ * error of the call, agreed before auto looks at it, so that every rank
+ * has one and hits and misses alike). */
 static bc_cache_t *bc_cache(bpc_ctx_t *ctx)
 {
   bc_cache_t *c = bpc__cleanup_find(ctx, "bcast_auto");
@@ -486,8 +500,8 @@ static int bc_auto(bpc__bc_call_t *C, const bpc__sig_t *sig, const long long *va
   const long long Lq = bpc__bc_model_L(L);
   long long key[BPC__SIG_MAX + 1];
   const int nk = bc_key(C->ctx, sig, vals, Lq, key);
-  bc_cache_t *c = bc_cache(C->ctx);
-  bc_choice_t *e = c != NULL && !c->off ? bc_lookup(c, key, nk, C->ids, C->s) : NULL;
+  bc_cache_t *c = bc_cache(C->ctx); /* made before the call's agreement */
+  bc_choice_t *e = !c->off ? bc_lookup(c, key, nk, C->ids, C->s) : NULL;
   if (e != NULL) {
     c->hits++;
     e->used = ++c->tick;
@@ -497,18 +511,28 @@ static int bc_auto(bpc__bc_call_t *C, const bpc__sig_t *sig, const long long *va
     *ce = e;
     return BPC_OK;
   }
+  /* a miss (the same on every rank: the caches hold the same entries, see
+   * bcast_entry) */
   int rep = 0, part = 0;
   int rc = bc_ranks(C);
   if (rc == BPC_OK)
     rc = bpc__bc_choose(C, (double)Lq, row, &rep, &part, NULL);
   if (rc != BPC_OK)
-    return bpc__err(C->ctx, rc, "bpc_bcast: out of memory in auto's cost model");
+    rc = bpc__err(C->ctx, rc, "bpc_bcast: out of memory in auto's cost model");
+  /* agreed: a rank whose model failed knows no row, while the others' may
+   * be "mpi", whose collectives no abort message can stop */
+  rc = bpc__agree(C->ctx, rc);
+  if (rc != BPC_OK) {
+    *row = NULL;
+    return rc;
+  }
   C->reposition = rep;
   C->partition = part;
-  if (c != NULL) {
-    c->misses++;
-    if (!c->off)
-      *ce = bc_store(c, key, nk, C->ids, C->s, (int)(*row - bpc__engine_bcast.rows), rep, part);
+  c->misses++;
+  if (!c->off) {
+    *ce = bc_store(c, key, nk, C->ids, C->s, (int)(*row - bpc__engine_bcast.rows), rep, part);
+    if (*ce == NULL) /* the row is known: the call fails as any other would */
+      return bpc__err(C->ctx, BPC_ENOMEM, "bpc_bcast: no memory to cache auto's choice");
   }
   return BPC_OK;
 }
@@ -674,6 +698,9 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
   bpc__sig_int(&sig, "model beta (1e-18 s/byte)", ok && row == NULL ? (long long)(beta * 1e18 + 0.5) : 0);
   bpc__sig_max(&sig, "largest item", maxL);
   long long vals[BPC__SIG_MAX];
+  /* auto's cache exists on every rank or the call fails everywhere */
+  if (rc == BPC_OK && row == NULL && bc_cache(ctx) == NULL)
+    rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: no memory for auto's cache");
   rc = bpc__agree_args_vals(ctx, "bcast", rc, &sig, vals);
   if (rc != BPC_OK) {
     free(items);
@@ -688,7 +715,8 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
   C.recv = recv;
   C.user = user;
   bc_choice_t *ce = NULL;
-  if (rc == BPC_OK && row == NULL) /* auto: the cheapest row and variant by the cost model */
+  const int was_auto = rc == BPC_OK && row == NULL;
+  if (was_auto) /* auto: the cheapest row and variant by the cost model */
     rc = bc_auto(&C, &sig, vals, vals[sig.n - 1], &row, &ce);
   /* auto's cache also keeps the executor's plan of its choice: a repeated
    * call neither builds the schedule nor plans it */
@@ -704,17 +732,26 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
   const int rc_open = bpc__exch_open(ctx, "bcast", bpc__assign_rank_cb, assign, &C.ex);
   if (rc == BPC_OK)
     rc = rc_open;
+  int ran = 0;
   if (rc_open == BPC_OK) {
     if (rc == BPC_OK && C.plan != NULL) {
       C.S.nsteps = ce->nsteps;
       rc = bpc__bc_exec(&C);
+      ran = 1;
     } else if (rc == BPC_OK) {
       rc = bpc__bc_run_row(&C, row);
+      ran = 1;
     }
   }
+  /* the "mpi" row's collectives need every rank, also one that failed
+   * before it (the others are in them: no abort message reaches them) */
+  if (!ran && row != NULL && row->info.id == BPC_BCAST_MPI)
+    rc = bpc__bc_mpi_join(&C, rc);
   /* the outcome, the same everywhere (a failure anywhere stops the others'
    * waits) */
   rc = bpc__exch_end(ctx, &C.ex, rc);
+  if (rc != BPC_OK && was_auto) /* a rank may have missed storing the choice: */
+    bc_cache_clear(bc_cache(ctx)); /* every rank's cache starts afresh, alike */
   free(C.S.step);
   free(C.S.from);
   free(C.S.to);

@@ -56,6 +56,7 @@ typedef struct bpc__bc_call {
   int reposition; /* move the sources to the row's ideal distribution first */
   int partition;  /* run the row in two halves, then exchange between them */
   int plan_only; /* 1: build the schedule, do not run it (bpc__bcast_sched_check) */
+  int model_oom;  /* the cost model ran out of memory (its choice would be another) */
   double alpha, beta; /* the cost model's constants (auto) */
   int *rk;            /* per block: its rank (bc_ranks makes it when a schedule
                        * is built; NULL until then, and on auto's cache hits) */
@@ -209,5 +210,9 @@ int bpc__bc_br_xy_dim(void *call);
 int bpc__bc_2step(void *call);
 int bpc__bc_xor(void *call);
 int bpc__bc_mpi(void *call);
+/* The "mpi" row on a rank that failed (rc) before running it: it still
+ * joins the row's first collective, which carries its failure to every
+ * rank (so none waits in the allgatherv for it). Returns rc. */
+int bpc__bc_mpi_join(bpc__bc_call_t *C, int rc);
 
 #endif /* BPC_LIB_ENGINES_BCAST_INTERNAL_H */

@@ -120,6 +120,8 @@ void bpc__scan_fail(bpc__scan_call_t *C, int code)
     if (!C->failed) {
       C->failed = 1;
       C->fail_code = code;
+      if (code == BPC_ENOMEM) /* the other codes come with their message */
+        bpc__err(C->ctx, code, "bpc_scan: out of memory on rank %d", C->ctx->rank);
     }
   }
 }
@@ -1027,10 +1029,16 @@ int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *sched)
   /* Algorithm 10, deterministic: the last item takes the successor's
    * exclusive prefix, always waited for */
   S.succ = C->strategy == BPC_SCAN_SUCCESSOR && C->mode == BPC_SCAN_INCLUSIVE;
-  int rc = BPC_ENOMEM;
-  if (S.s != NULL && S.tot != NULL && S.got != NULL && S.kinds != NULL && S.incl != NULL)
+  int rc = BPC_OK;
+  if (S.s != NULL && S.tot != NULL && S.got != NULL && S.kinds != NULL && S.incl != NULL) {
     rc = C->overlap && sched->nrounds != NULL && sched->stage == NULL ? run_flow(&S, sched)
                                                                       : run_lockstep(&S, sched);
+  } else {
+    bpc__scan_fail(C, BPC_ENOMEM);
+    rc = C->fail_code;
+    if (sched->stage != NULL) /* a stage of collective calls needs every rank */
+      sched->stage(C, NULL, NULL);
+  }
   for (int i = 0; i < S.nsend; i++)
     free(S.sendbufs[i]);
   free(S.sendbufs);
@@ -1281,6 +1289,10 @@ static int scan_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type
      * poll, so a value waits at most until then */
     bpc__exch_bundle(C.ex, 1);
     rc = row->run(&C);
+  } else if (row->run == bpc__scan_mpi) {
+    /* its MPI scan needs every rank: this one joins it as failed */
+    bpc__scan_fail(&C, rc);
+    row->run(&C);
   }
   /* the outcome, the same everywhere (a failure anywhere stops the others'
    * waits) */

@@ -53,7 +53,9 @@ typedef struct bpc__scan_sched {
   /* tot[l]: local block l's total (absent for an empty block); leave its
    * exclusive prefix there and, when incl is not NULL, its inclusive prefix
    * in incl[l] (blocks with items only). Returns BPC_OK or a transport
-   * error; operator failures go to bpc__scan_fail. */
+   * error; operator failures go to bpc__scan_fail. A rank that failed
+   * before it (recorded by bpc__scan_fail) still calls it, with tot NULL
+   * when it has no totals: the stage's collective calls need every rank. */
   int (*stage)(struct bpc__scan_call *C, bpc__scan_val_t *tot, bpc__scan_val_t *incl);
 } bpc__scan_sched_t;
 
@@ -86,7 +88,8 @@ typedef struct bpc__scan_call {
 
 /* Record a failure on this rank (the first code stays); no operator runs
  * after it. Code BPC_OK stops the calls without an error of this rank's
- * own (another rank failed and reports). Thread-safe. */
+ * own (another rank failed and reports). A first BPC_ENOMEM gets its
+ * message here (other codes come with theirs). Thread-safe. */
 void bpc__scan_fail(bpc__scan_call_t *C, int code);
 int bpc__scan_failed(bpc__scan_call_t *C);
 /* Free an owned value (absent afterwards). */

@@ -122,18 +122,21 @@ static int mpi_stage(bpc__scan_call_t *C, bpc__scan_val_t *tot, bpc__scan_val_t 
   const size_t es = C->type->elem_size;
   const size_t eb = sizeof(mpi_hdr_t) + es;
   int rc = BPC_OK;
+  /* the scan's element: every rank must take part in the MPI scan, also
+   * one that has run out of memory (it then adds a failure) */
+  int paged = 0;
+  char *ein = bpc__must_alloc(C->ctx, 2 * eb, &paged, "the mpi scan's element");
+  char *eout = ein + eb;
   /* local blocks in position order (the local gids ascend, positions need not) */
   int *ord = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
   bpc__scan_val_t *u = calloc((size_t)(n > 0 ? n : 1), sizeof *u);
-  char *ein = malloc(eb), *eout = malloc(eb);
   mpi_arg_t A = {C, malloc(es ? es : 1), malloc(es ? es : 1)};
-  if (ord == NULL || u == NULL || ein == NULL || eout == NULL || A.a == NULL || A.b == NULL) {
-    rc = bpc__err(C->ctx, BPC_ENOMEM, "bpc_scan: out of memory (mpi stage)");
-    goto cleanup;
-  }
-  for (int l = 0; l < n; l++)
+  const int have = tot != NULL && ord != NULL && u != NULL && A.a != NULL && A.b != NULL;
+  if (!have) /* recorded before the scan: mpi_combine makes no call here */
+    bpc__scan_fail(C, BPC_ENOMEM);
+  for (int l = 0; have && l < n; l++)
     ord[l] = l;
-  for (int i = 1; i < n; i++) /* insertion sort by position (n is small) */
+  for (int i = 1; have && i < n; i++) /* insertion sort by position (n is small) */
     for (int j = i; j > 0 && C->pos_of[C->assign->local[ord[j - 1]]] >
                                  C->pos_of[C->assign->local[ord[j]]]; j--) {
       int t = ord[j];
@@ -141,12 +144,13 @@ static int mpi_stage(bpc__scan_call_t *C, bpc__scan_val_t *tot, bpc__scan_val_t 
       ord[j - 1] = t;
     }
   /* (a) running prefixes of this rank's totals: u[j] = t_0 op ... op t_j */
-  for (int j = 0; j < n; j++) {
+  for (int j = 0; have && j < n; j++) {
     const bpc__scan_val_t none = {NULL, 0, 0};
     bpc__scan_combine(C, j > 0 ? &u[j - 1] : &none, &tot[ord[j]], &u[j], 1);
   }
   /* (b) the exclusive scan of the rank totals */
-  mpi_hdr_t h = {n > 0 && u[n - 1].present, n > 0 ? u[n - 1].depth : 0, bpc__scan_failed(C)};
+  mpi_hdr_t h = {have && n > 0 && u[n - 1].present, have && n > 0 ? u[n - 1].depth : 0,
+                 bpc__scan_failed(C)};
   memcpy(ein, &h, sizeof h);
   if (h.present)
     memcpy(ein + sizeof h, u[n - 1].v, es);
@@ -156,7 +160,7 @@ static int mpi_stage(bpc__scan_call_t *C, bpc__scan_val_t *tot, bpc__scan_val_t 
   memcpy(eout, &none, sizeof none);
   memset(eout + sizeof none, 0, es);
   rc = bpc__scan_user(C->ctx, ein, eout, eb, 1, mpi_combine, &A);
-  if (rc != BPC_OK)
+  if (rc != BPC_OK || !have)
     goto cleanup;
   memcpy(&h, eout, sizeof h);
   if (h.failed) /* it failed on a lower rank: no more calls here; that rank
@@ -193,8 +197,7 @@ cleanup:
     bpc__scan_val_free(C, &u[j]);
   free(u);
   free(ord);
-  free(ein);
-  free(eout);
+  bpc__must_free(ein, 2 * eb, paged);
   free(A.a);
   free(A.b);
   return rc;
