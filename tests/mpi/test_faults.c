@@ -30,6 +30,8 @@
  * and bare bpc_neighbor_exchange calls, synchrony 1 and 0.5, items by copy
  * and by reference, then bpc_neighbor_destroy (a failure fails the object
  * on every rank; the exchange alone does not agree, so the test does).
+ * Checkpoints: bpc_io_write, and bpc_io_read of the file it wrote, blocks
+ * of 0-12 KB, every one read back and compared when a call succeeds.
  *
  * To chase one case: FAULTS_ONLY=<part of its name> runs only the sweeps
  * whose name holds it, FAULTS_FROM=N starts them at allocation N, and
@@ -39,6 +41,7 @@
 
 #include <bpc/alltoall.h>
 #include <bpc/bcast.h>
+#include <bpc/io.h>
 #include <bpc/merge.h>
 #include <bpc/neighbor.h>
 #include <bpc/scan.h>
@@ -47,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/composite_run.h"
 
@@ -832,6 +836,111 @@ START_TEST(test_neighbor_oom)
 }
 END_TEST
 
+/* --------------------------------------------------------- checkpoints */
+
+typedef struct fi_case {
+  int read; /* 0: bpc_io_write swept; 1: bpc_io_read of a file written before */
+  bpc_assign_t *a;
+  bpc_blocks_t *b;
+  char path[64];
+} fi_case_t;
+
+/* Block gid's bytes: 0 to 12 KB (some empty), a pattern of gid and index. */
+static size_t fi_len(int gid) { return (size_t)((gid * 37) % 5) * 3000 + (gid % 2 ? 0 : 17); }
+static unsigned char fi_byte(int gid, size_t i) { return (unsigned char)(gid * 31 + i * 7); }
+
+static void *fi_create(int gid, void *user)
+{
+  (void)user;
+  bpc_buf_t *x = malloc(sizeof *x);
+  x->count = fi_len(gid);
+  x->data = malloc(x->count ? x->count : 1);
+  for (size_t i = 0; i < x->count; i++)
+    ((unsigned char *)x->data)[i] = fi_byte(gid, i);
+  return x;
+}
+
+static void fi_destroy(void *blk, int gid, void *user)
+{
+  (void)gid;
+  (void)user;
+  bpc_buf_t *x = blk;
+  free(x->data);
+  free(x);
+}
+
+/* Wrong blocks of a store read back (counted). */
+static int fi_check(const bpc_blocks_t *b)
+{
+  int n = 0, wrong = 0;
+  bpc_blocks_count(b, &n);
+  for (int i = 0; i < n; i++) {
+    void *blk = NULL;
+    int gid = -1;
+    bpc_blocks_at(b, i, &blk, &gid);
+    const bpc_buf_t *x = blk;
+    int bad = x == NULL || x->count != fi_len(gid);
+    for (size_t j = 0; !bad && j < x->count; j++)
+      bad = ((const unsigned char *)x->data)[j] != fi_byte(gid, j);
+    wrong += bad;
+  }
+  return wrong;
+}
+
+static int call_io(void *arg, long fail_at, int *wrong)
+{
+  fi_case_t *k = arg;
+  bpc_type_t t = bpc_type_contiguous(1, MPI_BYTE);
+  bpc_blocks_t *out = NULL;
+  int rc;
+  f_arm(fail_at);
+  if (k->read)
+    rc = bpc_io_read(ctx, k->path, k->a, &t, &out);
+  else
+    rc = bpc_io_write(ctx, k->path, k->b, &t, NULL, "meta", 4);
+  f_disarm();
+  if (rc == BPC_OK && !k->read) { /* what was written reads back */
+    int r2 = bpc_io_read(ctx, k->path, k->a, &t, &out);
+    T_CHECK(r2 == BPC_OK, "reading back: %s", bpc_last_error(ctx));
+  }
+  if (rc == BPC_OK && out != NULL)
+    *wrong += fi_check(out);
+  bpc_blocks_destroy(&out);
+  return rc;
+}
+
+START_TEST(test_io_oom)
+{
+  int runs = 0, idx = 0;
+  for (int bpp = 1; bpp <= 2; bpp++) {
+    fi_case_t k;
+    memset(&k, 0, sizeof k);
+    snprintf(k.path, sizeof k.path, "test_faults-%d.ckpt", t_size);
+    T_CHECK(bpc_assign_create(ctx, bpp * t_size + 1, BPC_ASSIGN_ROUND_ROBIN, NULL, &k.a) ==
+                BPC_OK, "assign: %s", bpc_last_error(ctx));
+    T_CHECK(bpc_blocks_create(k.a, fi_create, fi_destroy, NULL, &k.b) == BPC_OK, "blocks");
+    for (k.read = 0; k.read <= 1 && k.b != NULL; k.read++, idx++) {
+      char what[96];
+      snprintf(what, sizeof what, "checkpoint %s, %d block(s) a process (+1)",
+               k.read ? "read" : "write", bpp);
+      runs += sweep(what, call_io, &k, (t_size - 1 + idx) % t_size);
+    }
+    bpc_blocks_destroy(&k.b);
+    bpc_assign_destroy(&k.a);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (t_rank == 0) {
+      unlink(k.path);
+      char tmp[96];
+      snprintf(tmp, sizeof tmp, "%s.tmp.bpc", k.path);
+      unlink(tmp);
+    }
+  }
+  if (t_rank == 0)
+    printf("io: %d runs, each with one allocation failed on one rank\n", runs);
+  T_SYNC();
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("faults");
@@ -844,6 +953,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_bcast_oom);
   tcase_add_test(tc, test_scan_oom);
   tcase_add_test(tc, test_neighbor_oom);
+  tcase_add_test(tc, test_io_oom);
   suite_add_tcase(s, tc);
   return s;
 }
