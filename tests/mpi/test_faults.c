@@ -20,7 +20,8 @@
  * process (the swap engine's radix-k, shift and ring schedules and the
  * exchange under them); merge with every algorithm of the table but
  * halving (commutative merges only), a non-commutative product of 2x2
- * matrices, 1 block a process (contiguous) or 2 (round-robin); all-to-all
+ * matrices, and every algorithm with commutative elementwise sums, 1 block
+ * a process (contiguous) or 2 (round-robin); all-to-all
  * (automatic rounds and one round) and every broadcast algorithm, items of
  * 0-320 bytes that depend on source and destination; every scan strategy
  * (inclusive, 2x2 matrix products); each of these three also with
@@ -304,9 +305,24 @@ static int fm_merge(bpc_merge_group_t *g, void *user)
   return 0;
 }
 
+/* The commutative, elementwise one: sums (what distance halving needs;
+ * elementwise adds the engine's count check, a collective). */
+static int fm_sum(bpc_merge_group_t *g, void *user)
+{
+  (void)user;
+  bpc_buf_t *root = g->items[g->root];
+  for (int i = 0; i < g->nitems; i++) {
+    const bpc_buf_t *b = g->items[i];
+    for (size_t e = 0; i != g->root && e < 4 * b->count; e++)
+      ((uint64_t *)root->data)[e] += ((const uint64_t *)b->data)[e];
+  }
+  return 0;
+}
+
 typedef struct fm_case {
   const char *algorithm;
   bpc_assign_t *a;
+  int sum; /* fm_sum, else fm_merge's products */
 } fm_case_t;
 
 static int call_merge(void *arg, long fail_at, int *wrong)
@@ -323,7 +339,7 @@ static int call_merge(void *arg, long fail_at, int *wrong)
     fm_item(gids[i], items[i].data);
   }
   bpc_type_t t = bpc_type_contiguous(4 * sizeof(uint64_t), MPI_BYTE);
-  bpc_merge_op_t op = {fm_merge, 0, 0, NULL};
+  bpc_merge_op_t op = {k->sum ? fm_sum : fm_merge, k->sum, k->sum, NULL};
   bpc_merge_params_t P = bpc_merge_params_default();
   P.algorithm = k->algorithm;
   P.nthreads = 1;
@@ -337,7 +353,11 @@ static int call_merge(void *arg, long fail_at, int *wrong)
       for (int g = 1; g < n; g++) {
         fm_item(g, x);
         for (int e = 0; e < FM_M; e++)
-          fm_mul(ref + 4 * e, x + 4 * e);
+          if (k->sum)
+            for (int j = 0; j < 4; j++)
+              ref[4 * e + j] += x[4 * e + j];
+          else
+            fm_mul(ref + 4 * e, x + 4 * e);
       }
       *wrong += items[i].count != FM_M ||
                 memcmp(items[i].data, ref, sizeof(uint64_t) * 4 * FM_M) != 0;
@@ -359,14 +379,16 @@ START_TEST(test_merge_oom)
     T_CHECK(bpc_assign_create(ctx, bpp * t_size, bpp == 2 ? BPC_ASSIGN_ROUND_ROBIN
                                                           : BPC_ASSIGN_CONTIGUOUS, NULL, &a) == BPC_OK,
             "assign: %s", bpc_last_error(ctx));
-    for (int s = 0; s < na && a != NULL; s++, idx++) {
-      if (strcmp(table[s].name, "halving") == 0)
-        continue; /* commutative merges only: this product is not */
-      fm_case_t k = {table[s].name, a};
-      char what[128];
-      snprintf(what, sizeof what, "merge %s, %d block(s) a process", table[s].name, bpp);
-      runs += sweep(what, call_merge, &k, (t_size - 1 + idx) % t_size);
-    }
+    for (int s = 0; s <= na && a != NULL; s++) /* every row, then "auto" */
+      for (int sum = 0; sum <= 1; sum++, idx++) {
+        fm_case_t k = {s < na ? table[s].name : "auto", a, sum};
+        if (!sum && strcmp(k.algorithm, "halving") == 0)
+          continue; /* commutative merges only: the product is not */
+        char what[128];
+        snprintf(what, sizeof what, "merge %s, %s, %d block(s) a process", k.algorithm,
+                 sum ? "sums" : "products", bpp);
+        runs += sweep(what, call_merge, &k, (t_size - 1 + idx) % t_size);
+      }
     bpc_assign_destroy(&a);
   }
   if (t_rank == 0)

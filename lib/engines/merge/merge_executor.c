@@ -34,10 +34,14 @@
  * items cross processes straight from the user's memory; custom items are
  * packed into pooled buffers.
  *
- * Errors: the first error on this rank is recorded; after it no callback
- * runs here, but every message of the schedule is still sent (contiguous:
- * the item as it is; custom: an empty item) and received, so no peer hangs.
- * (Argument errors never get here: the entry agrees on them first.)
+ * Errors: the first error on this rank is recorded and, unless it is
+ * another rank's (BPC__EPEER), told to every other rank at once
+ * (bpc__exch_abort), whose waits then stop; the schedule stops here too and
+ * the entry's bpc__exch_end agrees and drains what is still on its way. (A
+ * first version kept the schedule going with empty items instead: their
+ * receivers reported those as malformed, and that error, not the first,
+ * became the call's.) Argument errors never get here: the entry agrees on
+ * them first.
  */
 #include "engines/merge/merge.h"
 
@@ -94,8 +98,11 @@ static size_t esz_of(const bpc__merge_plan_t *P) { return P->type->elem_size; }
 
 static int record(mstate_t *S, int rc)
 {
-  if (rc != BPC_OK && S->err == BPC_OK)
+  if (rc != BPC_OK && S->err == BPC_OK) {
     S->err = rc;
+    if (rc != BPC__EPEER && S->ex != NULL)
+      bpc__exch_abort(S->ex, rc); /* before any later (empty) send of ours */
+  }
   if (rc != BPC_OK)
     S->stopped = 1;
   return rc;
@@ -503,42 +510,6 @@ static void state_free(mstate_t *S)
   free(S->sendcap);
 }
 
-/*
- * Degraded participation (this rank could not set up): walk the schedule
- * round by round without state, send empty items and drain every message,
- * so that the other ranks finish. Round order keeps it deadlock-free.
- */
-static int take_part_only(bpc__merge_plan_t *P, bpc__exch_t *ex)
-{
-  const int *gids = NULL;
-  int nl = 0, rc = BPC_OK;
-  bpc__merge_role_t role;
-  bpc_assign_local(P->a, &gids, &nl);
-  for (int r = 0; r < P->rounds; r++) {
-    for (int i = 0; i < nl; i++) {
-      P->variant->role(P, bpc__merge_pos(P, gids[i]), &role);
-      if (role.send_round == r)
-        for (int s = 0; s < P->nseg; s++)
-          bpc__exch_send(ex, gids[i], bpc__merge_gid(P, role.parent), s, NULL, 0, 0);
-    }
-    for (int i = 0; i < nl; i++) {
-      int pos = bpc__merge_pos(P, gids[i]);
-      P->variant->role(P, pos, &role);
-      if (r >= role.m)
-        continue;
-      for (int j = 1; j < P->R.k[r]; j++)
-        for (int s = 0; s < P->nseg; s++) {
-          bpc__msg_t *m = NULL;
-          int w = bpc__exch_wait(ex, gids[i], bpc__merge_gid(P, pos + j * role.stride[r]), s, &m);
-          bpc__msg_release(ex, m);
-          if (w != BPC_OK && rc == BPC_OK)
-            rc = w;
-        }
-    }
-  }
-  return rc;
-}
-
 /* --------------------------------------------------------------- run */
 
 int bpc__merge_execute(bpc__merge_plan_t *P)
@@ -556,8 +527,7 @@ int bpc__merge_execute(bpc__merge_plan_t *P)
 
   rc = state_init(&S);
   if (rc != BPC_OK) {
-    rc = bpc__err(ctx, rc, "merge: out of memory setting up %d local blocks", S.nl);
-    take_part_only(P, S.ex);
+    rc = record(&S, bpc__err(ctx, rc, "merge: out of memory setting up %d local blocks", S.nl));
     goto cleanup;
   }
 
@@ -575,7 +545,7 @@ int bpc__merge_execute(bpc__merge_plan_t *P)
     b->done = 1;
   }
 
-  while (nactive > 0) {
+  while (nactive > 0 && S.err == BPC_OK) { /* a failure stops the schedule (above) */
     int prc = bpc__exch_progress(S.ex);
     if (prc != BPC_OK) {
       record(&S, prc);
