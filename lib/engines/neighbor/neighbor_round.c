@@ -233,8 +233,8 @@ static int nb_wait(bpc_neighbor_t *nb, int r, bpc__nb_wave_t *wave)
 int bpc__nb_fail(bpc_neighbor_t *nb, int rc)
 {
   bpc_ctx_t *ctx = nb->ctx;
-  if (rc == BPC_OK || nb->failed != BPC_OK)
-    return rc;
+  if (rc == BPC_OK || nb->failed != BPC_OK) /* never the internal code outside */
+    return rc == BPC__EPEER ? nb->failed : rc;
   int prank = -1, pcode = BPC_ESTATE;
   if (rc == BPC__EPEER) {
     if (nb->ex != NULL)
