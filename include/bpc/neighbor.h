@@ -188,7 +188,13 @@ int bpc_neighbor_enqueue(bpc_neighbor_t *nb, int gid, int dst_gid, const void *i
  * copied at once as by bpc_neighbor_enqueue: a round that does not wait
  * for all its messages cannot wait for its own sends to be taken either
  * (the receiver may take them a round later, or be in a collective call).
- * Delivery and order are the same.
+ * A process at synchrony 1 still sends by reference to receivers at a
+ * lower one: its exchange then waits until they take the items, which
+ * bpc_neighbor_round does in its closing agreement; with bare exchanges a
+ * receiver takes them in its next exchange (or destroy), so it must not
+ * wait in another collective call first. After a failed round (see
+ * bpc_neighbor_exchange) the data may be read until bpc_neighbor_destroy
+ * returns. Delivery and order are the same.
  * Errors: those of bpc_neighbor_enqueue, and BPC_ETYPE for a custom type.
  */
 int bpc_neighbor_enqueue_ref(bpc_neighbor_t *nb, int gid, int dst_gid, const bpc_buf_t *item);

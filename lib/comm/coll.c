@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------ MPI */
@@ -330,6 +331,10 @@ int bpc__scan_user(bpc_ctx_t *ctx, const void *in, void *out, size_t bytes, int 
 
 /* ------------------------------------------------------ error agreement */
 
+/* After the minimum (code, rank) was found: every rank learns the failing
+ * rank's message (one broadcast) and returns its own code, or that one. */
+static int agree_message(bpc_ctx_t *ctx, const bpc__coll_ops_t *ops, int rc, int code, int at);
+
 int bpc__agree(bpc_ctx_t *ctx, int rc)
 {
   if (ctx == NULL)
@@ -342,6 +347,42 @@ int bpc__agree(bpc_ctx_t *ctx, int rc)
   int mrc = ops->minloc(ctx, rc, &code, &at);
   if (mrc != BPC_OK)
     return mrc;
+  return agree_message(ctx, ops, rc, code, at);
+}
+
+int bpc__agree_polling(bpc_ctx_t *ctx, int rc, void (*poll)(void *arg), void *arg)
+{
+  if (ctx == NULL)
+    return rc;
+  const bpc__coll_ops_t *ops = ops_of(ctx);
+  if (ops == &bpc__coll_self)
+    return rc;
+  /* (code, rank) in one long long: the minimum is the most negative code
+   * at the lowest rank, as MPI_MINLOC gives it */
+  long long v = (long long)rc * (1LL << 32) + ctx->rank, m = 0;
+  bpc__coll_req_t req = BPC__COLL_REQ_INIT;
+  bpc__stats_coll(ctx);
+  int mrc = ops->iallreduce(ctx, &v, &m, 1, BPC__RED_MIN, &req);
+  for (int done = 0, idle = 0; mrc == BPC_OK && !done;) {
+    mrc = ops->test(ctx, &req, &done);
+    if (mrc == BPC_OK && !done) {
+      poll(arg);
+      if (++idle > 1024) {
+        sched_yield();
+        idle = 0;
+      }
+    }
+  }
+  if (mrc != BPC_OK)
+    return mrc;
+  const int at = (int)(m & 0xffffffffLL);
+  const int code = (int)((m - at) / (1LL << 32));
+  return agree_message(ctx, ops, rc, code, at);
+}
+
+static int agree_message(bpc_ctx_t *ctx, const bpc__coll_ops_t *ops, int rc, int code, int at)
+{
+  int mrc = BPC_OK;
   if (code == BPC_OK)
     return BPC_OK;
   /* every rank learns the failing rank's own message */

@@ -115,6 +115,13 @@ int bpc__scan_user(bpc_ctx_t *ctx, const void *in, void *out, size_t bytes, int 
  */
 int bpc__agree(bpc_ctx_t *ctx, int rc);
 
+/* bpc__agree made with a non-blocking reduction, calling poll(arg) while
+ * it waits: for a rank whose peers may still need it to take their
+ * messages before they can agree (the neighbour round's closing agreement:
+ * a sender flushes its items by reference first). The same result, and
+ * the same sequence of collectives on every rank, as bpc__agree. */
+int bpc__agree_polling(bpc_ctx_t *ctx, int rc, void (*poll)(void *arg), void *arg);
+
 /* --------------------------------------------------- argument agreement */
 
 #define BPC__SIG_MAX 24

@@ -419,7 +419,51 @@ typedef struct fa_case {
   const int *gids;
   bpc_buf_t *out;   /* all-to-all: [local src][dst] items; bcast: [source] */
   long long got, wrong;
+  int custom; /* bcast: strings of a custom type (packed, unpacked) */
 } fa_case_t;
+
+/* Broadcast's custom type: source src's string, 40-200 characters. */
+static char *fs_string(int src)
+{
+  const size_t n = 40 + (size_t)(src * 37) % 160;
+  char *s = __real_malloc(n + 1);
+  for (size_t i = 0; i < n; i++)
+    s[i] = (char)('a' + (src * 7 + (int)i) % 26);
+  s[n] = '\0';
+  return s;
+}
+static int fs_unpack_failed; /* the test's own unpack ran out of memory */
+static int fs_size(const void *item, size_t *bytes, void *user)
+{
+  (void)user;
+  *bytes = strlen(item);
+  return 0;
+}
+static int fs_pack(const void *item, void *buf, size_t bytes, void *user)
+{
+  (void)user;
+  memcpy(buf, item, bytes);
+  return 0;
+}
+static int fs_unpack(const void *buf, size_t bytes, void **item, void *user)
+{
+  (void)user;
+  char *s = malloc(bytes + 1); /* wrapped too: it may fail */
+  if (s == NULL) {
+    fs_unpack_failed = 1;
+    return 1;
+  }
+  if (bytes > 0) /* an empty item may come with no buffer */
+    memcpy(s, buf, bytes);
+  s[bytes] = '\0';
+  *item = s;
+  return 0;
+}
+static void fs_destroy(void *item, void *user)
+{
+  (void)user;
+  free(item);
+}
 
 static void fa_fill(bpc_buf_t *b, int s, int d)
 {
@@ -486,13 +530,19 @@ static int call_alltoall(void *arg, long fail_at, int *wrong)
 static int fb_item(int src, const void **item, void *user)
 {
   fa_case_t *k = user;
-  *item = &k->out[src];
+  *item = k->custom ? k->out[src].data : (const void *)&k->out[src];
   return 0;
 }
 
 static int fb_recv(int dst, int src, void *item, void *user)
 {
   (void)dst;
+  fa_case_t *k = user;
+  if (k->custom) {
+    k->wrong += strcmp(item, k->out[src].data) != 0;
+    k->got++;
+    return 0;
+  }
   fa_check(user, src, -1, item);
   return 0;
 }
@@ -510,15 +560,24 @@ static int call_bcast(void *arg, long fail_at, int *wrong)
       src[ns++] = cand[i];
   k->out = calloc((size_t)k->n, sizeof *k->out);
   for (int i = 0; i < ns; i++)
-    fa_fill(&k->out[src[i]], src[i], -1);
+    if (k->custom)
+      k->out[src[i]].data = fs_string(src[i]);
+    else
+      fa_fill(&k->out[src[i]], src[i], -1);
   k->got = k->wrong = 0;
-  bpc_type_t t = bpc_type_contiguous(sizeof(uint64_t), MPI_UINT64_T);
+  fs_unpack_failed = 0;
+  const bpc_type_ops_t ops = {fs_size, fs_pack, fs_unpack, fs_destroy, NULL};
+  bpc_type_t t = k->custom ? bpc_type_custom(&ops, NULL)
+                           : bpc_type_contiguous(sizeof(uint64_t), MPI_UINT64_T);
   bpc_bcast_params_t P = bpc_bcast_params_default();
   P.algorithm = k->algorithm;
   P.nthreads = 1;
   f_arm(fail_at);
   const int rc = bpc_bcast(ctx, k->a, &t, src, ns, fb_item, fb_recv, k, &P, NULL);
   f_disarm();
+  int any = 0; /* BPC_ECALLBACK from the test's own unpack is expected */
+  MPI_Allreduce(&fs_unpack_failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  f_cb_enomem = any;
   if (rc == BPC_OK)
     *wrong = (int)k->wrong + (k->got != (long long)k->nl * ns);
   for (int i = 0; i < k->n; i++)
@@ -568,6 +627,28 @@ END_TEST
 START_TEST(test_bcast_oom)
 {
   sweep_table("bcast", call_bcast, 1, 0);
+  /* a custom type too (items packed, unpacked), on the "mpi" row, a row of
+   * messages and auto */
+  static const char *rows[] = {"mpi", "br_lin", "auto"};
+  int runs = 0;
+  for (int bpp = 1; bpp <= 2; bpp++) {
+    bpc_assign_t *a = NULL;
+    T_CHECK(bpc_assign_create(ctx, bpp * t_size, BPC_ASSIGN_CONTIGUOUS, NULL, &a) == BPC_OK,
+            "assign: %s", bpc_last_error(ctx));
+    for (int r = 0; r < 3 && a != NULL; r++) {
+      fa_case_t k;
+      memset(&k, 0, sizeof k);
+      k.algorithm = rows[r];
+      k.a = a;
+      k.custom = 1;
+      char what[128];
+      snprintf(what, sizeof what, "bcast %s, strings, %d block(s) a process", rows[r], bpp);
+      runs += sweep(what, call_bcast, &k, (t_size - 1 + r + bpp) % t_size);
+    }
+    bpc_assign_destroy(&a);
+  }
+  if (t_rank == 0)
+    printf("bcast (strings): %d runs, each with one allocation failed on one rank\n", runs);
   T_SYNC();
 }
 END_TEST

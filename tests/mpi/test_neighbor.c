@@ -570,6 +570,94 @@ static void run_ref_synchrony(void)
   bpc_decomp_destroy(&d);
 }
 
+/* Mixed synchrony with items by reference through bpc_neighbor_round: the
+ * even ranks (synchrony 1) send 32 KiB items by reference and are late now
+ * and then, the odd ones (0.5) may leave a round without them and wait in
+ * the round's closing agreement, which must keep taking messages (the
+ * senders flush their items by reference before they agree). */
+typedef struct mx_state {
+  int round;
+  int64_t *buf[2]; /* this rank's block's items by reference, per link */
+  long got, bad;
+} mx_state_t;
+
+enum { MX_N = 4096, MX_R = 6 };
+
+static int64_t mx_val(int src, int dst, int r, int i) { return ((int64_t)src * 131 + dst) * 977 + r * 7 + i; }
+
+static int mx_cb(void *block, int gid, bpc_neighbor_t *nb, void *user, int *more)
+{
+  (void)block;
+  (void)more;
+  mx_state_t *S = user;
+  const int *srcs = NULL;
+  int ns = 0;
+  bpc_neighbor_incoming(nb, gid, &srcs, &ns);
+  for (int k = 0; k < ns; k++)
+    for (;;) {
+      void *it = NULL;
+      int got = 0;
+      if (bpc_neighbor_dequeue(nb, gid, srcs[k], &it, &got) != BPC_OK || !got)
+        break;
+      const bpc_buf_t *x = it;
+      const int64_t *v = x->data;
+      int bad = x->count != MX_N || v[0] < 0 || v[0] >= MX_R;
+      for (int i = 1; !bad && i < MX_N; i++)
+        bad = v[i] != mx_val(srcs[k], gid, (int)v[0], i);
+      S->bad += bad;
+      S->got++;
+    }
+  const bpc_link_t *l = NULL;
+  int nl = 0;
+  bpc_neighbor_links(nb, gid, &l, &nl);
+  for (int j = 0; j < nl && j < 2 && S->round < MX_R; j++) {
+    int64_t *v = S->buf[j];
+    v[0] = S->round;
+    for (int i = 1; i < MX_N; i++)
+      v[i] = mx_val(gid, l[j].gid, S->round, i);
+    bpc_buf_t b = {v, MX_N};
+    if (bpc_neighbor_enqueue_ref(nb, gid, l[j].gid, &b) != BPC_OK)
+      return 1;
+  }
+  return 0;
+}
+
+static void run_mixed_synchrony(void)
+{
+  if (t_size < 3)
+    return; /* a receiver needs two senders to go on without one */
+  bpc_decomp_params_t p = bpc_decomp_params_default();
+  p.dim = 1;
+  p.nblocks = t_size;
+  p.domain_max[0] = 64 * t_size;
+  p.wrap[0] = 1;
+  bpc_decomp_t *d = NULL;
+  bpc_neighbor_t *nb = NULL;
+  bpc_type_t type = bpc_type_contiguous(sizeof(int64_t), MPI_INT64_T);
+  if (nb_setup(&p, &type, &d, &nb) != BPC_OK)
+    return;
+  mx_state_t S;
+  memset(&S, 0, sizeof S);
+  S.buf[0] = malloc(sizeof(int64_t) * MX_N);
+  S.buf[1] = malloc(sizeof(int64_t) * MX_N);
+  if (t_rank % 2)
+    T_CHECK(bpc_neighbor_set_synchrony(nb, 0.5) == BPC_OK, "synchrony 0.5");
+  for (S.round = 0; S.round < MX_R + 2; S.round++) {
+    if (S.round == MX_R)
+      T_CHECK(bpc_neighbor_set_synchrony(nb, 1.0) == BPC_OK, "back to 1");
+    if (t_rank % 2 == 0 && S.round % 2 == 0 && S.round < MX_R)
+      usleep(3000); /* late: receivers at 0.5 may go on without this one */
+    int rc = bpc_neighbor_round(nb, NULL, mx_cb, &S);
+    T_CHECK(rc == BPC_OK, "round %d: %s", S.round, bpc_last_error(ctx));
+  }
+  T_CHECK(S.bad == 0 && S.got == 2L * MX_R, "block %d: %ld items (%ld wrong), want %d", t_rank,
+          S.got, S.bad, 2 * MX_R);
+  free(S.buf[0]);
+  free(S.buf[1]);
+  T_CHECK(bpc_neighbor_destroy(&nb) == BPC_OK, "destroy: %s", bpc_last_error(ctx));
+  bpc_decomp_destroy(&d);
+}
+
 START_TEST(test_by_reference)
 {
   ni_scale = 1000;
@@ -579,6 +667,7 @@ START_TEST(test_by_reference)
   run_synchrony(0.5, 2);
   ni_scale = 1;
   run_ref_synchrony();
+  run_mixed_synchrony();
   T_SYNC();
 }
 END_TEST

@@ -76,8 +76,8 @@ static int mpi_run(bpc__bc_call_t *C, int failed)
   const int arc = bpc__allreduce_ll(ctx, sz, sz, s + 1, BPC__RED_SUM);
   if (rc == BPC_OK)
     rc = arc;
-  if (rc == BPC_OK && cb_rc == BPC_OK && sz[s] > 0)
-    rc = BPC__EPEER; /* another rank failed: its code comes with the outcome */
+  if (rc == BPC_OK && sz[s] > 0) /* this rank's callback, or another rank, failed: */
+    rc = cb_rc != BPC_OK ? cb_rc : BPC__EPEER; /* no allgatherv anywhere */
   if (rc != BPC_OK)
     goto out;
   for (int i = 0; i < s; i++)

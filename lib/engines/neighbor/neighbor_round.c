@@ -292,13 +292,15 @@ int bpc__nb_run_packed(void *callp)
     const void *bundle = NULL;
     size_t bytes = 0, cap = 0;
     void *buf = NULL;
-    int frc = bpc__nb_chan_finish(nb, &nb->chans[i], &bundle, &bytes, &buf, &cap);
-    if (frc != BPC_OK && rc == BPC_OK)
-      rc = frc;
+    rc = bpc__nb_chan_finish(nb, &nb->chans[i], &bundle, &bytes, &buf, &cap);
+    if (rc != BPC_OK) { /* nothing is sent in its place: the receiver waits for */
+      bpc__pool_put(ctx, buf, cap); /* this rank's bundle and takes its abort */
+      break;                        /* (bpc__nb_fail) instead */
+    }
     bpc__nb_chan_t *c = &nb->chans[i];
     /* items by reference go as parts of the bundle's message, straight from
      * the caller's memory */
-    const int nparts = frc == BPC_OK ? c->next : 0;
+    const int nparts = c->next;
     for (int e = 0; e < nparts; e++)
       c->ext[e].seq = bpc__nb_ext_seq(c->ext_count++);
     int src = bpc__exch_send_parts(nb->ex, ctx->rank, c->rank, r, bundle, bytes, c->ext, nparts);
@@ -443,6 +445,13 @@ static int callback_error(bpc_neighbor_t *nb, const int *rcs)
   return BPC_OK;
 }
 
+static void round_poll(void *arg)
+{
+  bpc_neighbor_t *nb = arg;
+  if (nb->ex != NULL)
+    (void)bpc__exch_progress(nb->ex); /* a failure shows in the next round */
+}
+
 static int neighbor_round_entry(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn, void *user)
 {
   if (nb == NULL)
@@ -456,7 +465,10 @@ static int neighbor_round_entry(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_ne
   int crc = bpc__nb_round_comm(nb, NULL);
   if (rc == BPC_OK)
     rc = crc;
-  return bpc__agree(ctx, rc);
+  /* agreed while taking messages: a process at synchrony 1 flushes its
+   * items by reference before it gets here, and a receiver that left the
+   * round early (its own synchrony below 1) must take them meanwhile */
+  return bpc__agree_polling(ctx, rc, round_poll, nb);
 }
 
 /* Wait for the next k parts by reference from in-process q and drop them. */
@@ -477,6 +489,7 @@ int bpc__nb_drain(bpc_neighbor_t *nb, long long *undelivered)
   *undelivered = 0;
   if (nb->ex == NULL || nb->failed != BPC_OK)
     return nb->failed; /* a failed object's messages go in bpc_neighbor_destroy */
+  const int round = nb->round; /* for a failure's message */
   bpc_ctx_t *ctx = nb->ctx;
   const int me = ctx->rank;
   int rc = BPC_OK;
@@ -536,6 +549,8 @@ int bpc__nb_drain(bpc_neighbor_t *nb, long long *undelivered)
   if (rc == BPC_OK)
     rc = frc;
   bpc__nb_reclaim(nb, frc == BPC_OK);
+  if (rc != BPC_OK)
+    nb->round = round; /* the object fails: its message names the round */
   return bpc__nb_fail(nb, rc);
 }
 

@@ -113,18 +113,22 @@ typedef struct scan_state {
   scan_flow_t *flow;       /* the dataflow driver while it runs, else NULL */
 } scan_state_t;
 
-void bpc__scan_fail(bpc__scan_call_t *C, int code)
+void bpc__scan_fail_msg(bpc__scan_call_t *C, int code, const char *msg)
 {
 #pragma omp critical(bpc_scan_fail)
   {
     if (!C->failed) {
       C->failed = 1;
       C->fail_code = code;
-      if (code == BPC_ENOMEM) /* the other codes come with their message */
+      if (msg != NULL)
+        bpc__err(C->ctx, code, "%s", msg);
+      else if (code == BPC_ENOMEM)
         bpc__err(C->ctx, code, "bpc_scan: out of memory on rank %d", C->ctx->rank);
     }
   }
 }
+
+void bpc__scan_fail(bpc__scan_call_t *C, int code) { bpc__scan_fail_msg(C, code, NULL); }
 
 int bpc__scan_failed(bpc__scan_call_t *C)
 {
@@ -241,9 +245,10 @@ static void combine_ref(scan_state_t *S, const bpc__scan_val_t *a, const bpc__sc
     else if (out->v != NULL)
       bpc_type_destroy(C->type, out->v);
     out->v = NULL;
-    bpc__err(C->ctx, BPC_ECALLBACK, "bpc_scan: the operator returned %d%s", rc,
+    char msg[96]; /* set with the failure, under its lock: threads may race */
+    snprintf(msg, sizeof msg, "bpc_scan: the operator returned %d%s", rc,
              rc == 0 ? " but no result item" : "");
-    st_fail(S, BPC_ECALLBACK);
+    bpc__scan_fail_msg(C, BPC_ECALLBACK, msg);
     return;
   }
   out->present = 1;
@@ -1290,9 +1295,10 @@ static int scan_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type
     bpc__exch_bundle(C.ex, 1);
     rc = row->run(&C);
   } else if (row->run == bpc__scan_mpi) {
-    /* its MPI scan needs every rank: this one joins it as failed */
+    /* its MPI scan needs every rank: this one joins it as failed (its stage
+     * alone: without an exchange nothing else can run) */
     bpc__scan_fail(&C, rc);
-    row->run(&C);
+    bpc__scan_mpi_join(&C);
   }
   /* the outcome, the same everywhere (a failure anywhere stops the others'
    * waits) */

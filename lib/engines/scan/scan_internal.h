@@ -91,6 +91,10 @@ typedef struct bpc__scan_call {
  * own (another rank failed and reports). A first BPC_ENOMEM gets its
  * message here (other codes come with theirs). Thread-safe. */
 void bpc__scan_fail(bpc__scan_call_t *C, int code);
+/* The same with the failure's message (NULL: as bpc__scan_fail), set only
+ * by the first failure, under the same lock (callbacks fail on several
+ * threads at once). */
+void bpc__scan_fail_msg(bpc__scan_call_t *C, int code, const char *msg);
 int bpc__scan_failed(bpc__scan_call_t *C);
 /* Free an owned value (absent afterwards). */
 void bpc__scan_val_free(const bpc__scan_call_t *C, bpc__scan_val_t *x);
@@ -123,6 +127,10 @@ int bpc__scan_sklansky(void *call);
 int bpc__scan_brent_kung(void *call);
 int bpc__scan_blelloch(void *call);
 int bpc__scan_mpi(void *call);
+/* The "mpi" row's stage alone, on a rank that failed (recorded with
+ * bpc__scan_fail) before the row could run: it joins MPI_Exscan with its
+ * failure flag, so that no rank waits there for it. */
+int bpc__scan_mpi_join(bpc__scan_call_t *C);
 
 /* Whether "mpi" applies (scan_mpi.c): contiguous type, every rank's blocks
  * one run of positions, the runs ascending with rank. Else an error
