@@ -155,6 +155,8 @@ struct bpc_neighbor {
    * round and the message; BPC_OK while the object is whole. */
   int failed, fail_round;
   char failmsg[BPC__ERRMSG_LEN];
+  /* some process runs below synchrony 1 (agreed by bpc__nb_enter) */
+  int any_partial;
 
   /* remote send buffers until the comm layer has completed their sends */
   bpc__nb_retired_t *retired;
