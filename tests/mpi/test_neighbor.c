@@ -507,6 +507,18 @@ END_TEST
 /* Items by reference of 0..180 KiB (those of 16 KiB and more travel as
  * messages of their own, the others are copied), mixed in one stream per
  * source: rounds on decompositions, and synchrony 1.0 and 0.5. */
+/* One block a process on a periodic ring, items of int64_t. */
+static int ring_setup(bpc_decomp_t **d, bpc_neighbor_t **nb)
+{
+  bpc_decomp_params_t p = bpc_decomp_params_default();
+  p.dim = 1;
+  p.nblocks = t_size;
+  p.domain_max[0] = 64 * t_size;
+  p.wrap[0] = 1;
+  bpc_type_t type = bpc_type_contiguous(sizeof(int64_t), MPI_INT64_T);
+  return nb_setup(&p, &type, d, nb);
+}
+
 /* Items by reference and partial synchrony: lowering the synchrony while
  * such items wait for the exchange is refused (BPC_ESTATE); below 1 they
  * are copied at the enqueue, so the caller may overwrite its data before
@@ -515,15 +527,9 @@ END_TEST
 static void run_ref_synchrony(void)
 {
   enum { N = 4096 }; /* 32 KiB: above the size that is always copied */
-  bpc_decomp_params_t p = bpc_decomp_params_default();
-  p.dim = 1;
-  p.nblocks = t_size;
-  p.domain_max[0] = 64 * t_size;
-  p.wrap[0] = 1;
   bpc_decomp_t *d = NULL;
   bpc_neighbor_t *nb = NULL;
-  bpc_type_t type = bpc_type_contiguous(sizeof(int64_t), MPI_INT64_T);
-  if (nb_setup(&p, &type, &d, &nb) != BPC_OK)
+  if (ring_setup(&d, &nb) != BPC_OK)
     return;
   int rc = BPC_OK;
   const int gid = t_rank, dst = (t_rank + 1) % t_size, src = (t_rank + t_size - 1) % t_size;
@@ -626,15 +632,9 @@ static void run_mixed_synchrony(void)
 {
   if (t_size < 3)
     return; /* a receiver needs two senders to go on without one */
-  bpc_decomp_params_t p = bpc_decomp_params_default();
-  p.dim = 1;
-  p.nblocks = t_size;
-  p.domain_max[0] = 64 * t_size;
-  p.wrap[0] = 1;
   bpc_decomp_t *d = NULL;
   bpc_neighbor_t *nb = NULL;
-  bpc_type_t type = bpc_type_contiguous(sizeof(int64_t), MPI_INT64_T);
-  if (nb_setup(&p, &type, &d, &nb) != BPC_OK)
+  if (ring_setup(&d, &nb) != BPC_OK)
     return;
   mx_state_t S;
   memset(&S, 0, sizeof S);
