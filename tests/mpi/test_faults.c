@@ -33,8 +33,9 @@
  * on every rank; the exchange alone does not agree, so the test does).
  * bpc_swap on its own: every schedule and "auto", non-commutative 2x2
  * matrix products, each owned piece checked against the serial product.
- * Checkpoints: bpc_io_write, and bpc_io_read of the file it wrote, blocks
- * of 0-12 KB, every one read back and compared when a call succeeds.
+ * Checkpoints: bpc_io_write, and bpc_io_read of the file it wrote, the
+ * test_io blocks (tests/common/io_items.h: doubles, empty blocks among
+ * them), every one read back and compared when a call succeeds.
  *
  * To chase one case: FAULTS_ONLY=<part of its name> runs only the sweeps
  * whose name holds it, FAULTS_FROM=N starts them at allocation N, and
@@ -57,6 +58,7 @@
 #include <unistd.h>
 
 #include "../common/composite_run.h"
+#include "../common/io_items.h"
 
 /* ------------------------------------------------ allocation wrappers */
 
@@ -433,38 +435,13 @@ static char *fs_string(int src)
   return s;
 }
 static int fs_unpack_failed; /* the test's own unpack ran out of memory */
-static int fs_size(const void *item, size_t *bytes, void *user)
-{
-  (void)user;
-  *bytes = strlen(item);
-  return 0;
-}
-static int fs_pack(const void *item, void *buf, size_t bytes, void *user)
-{
-  (void)user;
-  memcpy(buf, item, bytes);
-  return 0;
-}
 static int fs_unpack(const void *buf, size_t bytes, void **item, void *user)
 {
-  (void)user;
-  char *s = malloc(bytes + 1); /* wrapped too: it may fail */
-  if (s == NULL) {
+  const int r = str_unpack(buf, bytes, item, user); /* its malloc is wrapped too */
+  if (r != 0)
     fs_unpack_failed = 1;
-    return 1;
-  }
-  if (bytes > 0) /* an empty item may come with no buffer */
-    memcpy(s, buf, bytes);
-  s[bytes] = '\0';
-  *item = s;
-  return 0;
+  return r;
 }
-static void fs_destroy(void *item, void *user)
-{
-  (void)user;
-  free(item);
-}
-
 static void fa_fill(bpc_buf_t *b, int s, int d)
 {
   b->count = fa_len(s, d);
@@ -566,7 +543,8 @@ static int call_bcast(void *arg, long fail_at, int *wrong)
       fa_fill(&k->out[src[i]], src[i], -1);
   k->got = k->wrong = 0;
   fs_unpack_failed = 0;
-  const bpc_type_ops_t ops = {fs_size, fs_pack, fs_unpack, fs_destroy, NULL};
+  bpc_type_ops_t ops = str_ops();
+  ops.unpack = fs_unpack;
   bpc_type_t t = k->custom ? bpc_type_custom(&ops, NULL)
                            : bpc_type_contiguous(sizeof(uint64_t), MPI_UINT64_T);
   bpc_bcast_params_t P = bpc_bcast_params_default();
@@ -1026,52 +1004,10 @@ typedef struct fi_case {
   char path[64];
 } fi_case_t;
 
-/* Block gid's bytes: 0 to 12 KB (some empty), a pattern of gid and index. */
-static size_t fi_len(int gid) { return (size_t)((gid * 37) % 5) * 3000 + (gid % 2 ? 0 : 17); }
-static unsigned char fi_byte(int gid, size_t i) { return (unsigned char)(gid * 31 + i * 7); }
-
-static void *fi_create(int gid, void *user)
-{
-  (void)user;
-  bpc_buf_t *x = malloc(sizeof *x);
-  x->count = fi_len(gid);
-  x->data = malloc(x->count ? x->count : 1);
-  for (size_t i = 0; i < x->count; i++)
-    ((unsigned char *)x->data)[i] = fi_byte(gid, i);
-  return x;
-}
-
-static void fi_destroy(void *blk, int gid, void *user)
-{
-  (void)gid;
-  (void)user;
-  bpc_buf_t *x = blk;
-  free(x->data);
-  free(x);
-}
-
-/* Wrong blocks of a store read back (counted). */
-static int fi_check(const bpc_blocks_t *b)
-{
-  int n = 0, wrong = 0;
-  bpc_blocks_count(b, &n);
-  for (int i = 0; i < n; i++) {
-    void *blk = NULL;
-    int gid = -1;
-    bpc_blocks_at(b, i, &blk, &gid);
-    const bpc_buf_t *x = blk;
-    int bad = x == NULL || x->count != fi_len(gid);
-    for (size_t j = 0; !bad && j < x->count; j++)
-      bad = ((const unsigned char *)x->data)[j] != fi_byte(gid, j);
-    wrong += bad;
-  }
-  return wrong;
-}
-
 static int call_io(void *arg, long fail_at, int *wrong)
 {
   fi_case_t *k = arg;
-  bpc_type_t t = bpc_type_contiguous(1, MPI_BYTE);
+  bpc_type_t t = io_type(0);
   bpc_blocks_t *out = NULL;
   int rc;
   f_arm(fail_at);
@@ -1085,7 +1021,7 @@ static int call_io(void *arg, long fail_at, int *wrong)
     T_CHECK(r2 == BPC_OK, "reading back: %s", bpc_last_error(ctx));
   }
   if (rc == BPC_OK && out != NULL)
-    *wrong += fi_check(out);
+    *wrong += io_count_wrong(out, 0, 0);
   bpc_blocks_destroy(&out);
   return rc;
 }
@@ -1099,7 +1035,8 @@ START_TEST(test_io_oom)
     snprintf(k.path, sizeof k.path, "test_faults-%d.ckpt", t_size);
     T_CHECK(bpc_assign_create(ctx, bpp * t_size + 1, BPC_ASSIGN_ROUND_ROBIN, NULL, &k.a) ==
                 BPC_OK, "assign: %s", bpc_last_error(ctx));
-    T_CHECK(bpc_blocks_create(k.a, fi_create, fi_destroy, NULL, &k.b) == BPC_OK, "blocks");
+    io_gen_t G = {0, 0}; /* generation 0, doubles */
+    T_CHECK(bpc_blocks_create(k.a, io_create, io_destroy, &G, &k.b) == BPC_OK, "blocks");
     for (k.read = 0; k.read <= 1 && k.b != NULL; k.read++, idx++) {
       char what[96];
       snprintf(what, sizeof what, "checkpoint %s, %d block(s) a process (+1)",
