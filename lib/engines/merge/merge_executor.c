@@ -90,8 +90,7 @@ typedef struct mstate {
   int *scr_owned;
   void **sendbuf; /* custom: pooled packed items, one per block */
   size_t *sendcap;
-  int err;     /* first error on this rank */
-  int stopped; /* no more callbacks */
+  int err; /* first error on this rank: no more callbacks, the schedule stops */
 } mstate_t;
 
 static size_t esz_of(const bpc__merge_plan_t *P) { return P->type->elem_size; }
@@ -103,8 +102,6 @@ static int record(mstate_t *S, int rc)
     if (rc != BPC__EPEER && S->ex != NULL)
       bpc__exch_abort(S->ex, rc); /* before any later (empty) send of ours */
   }
-  if (rc != BPC_OK)
-    S->stopped = 1;
   return rc;
 }
 
@@ -123,11 +120,11 @@ static int send_custom(mstate_t *S, mblk_t *b)
 {
   bpc__merge_plan_t *P = S->P;
   bpc_ctx_t *ctx = P->ctx;
-  void *item = (S->stopped || P->items == NULL) ? NULL : ((void **)P->items)[b->li];
+  void *item = (S->err != BPC_OK || P->items == NULL) ? NULL : ((void **)P->items)[b->li];
   size_t bytes = 0;
   int rc = BPC_OK, flags = 0;
   const void *data = NULL;
-  if (!S->stopped && P->items != NULL) {
+  if (S->err == BPC_OK && P->items != NULL) {
     rc = bpc_type_size(ctx, P->type, item, &bytes);
     if (rc == BPC_OK && bytes > 0) {
       S->sendbuf[b->li] = bpc__pool_get(ctx, bytes, &S->sendcap[b->li]);
@@ -558,12 +555,12 @@ int bpc__merge_execute(bpc__merge_plan_t *P)
         S.ready[nready++] = i;
     }
     if (nready > 0) {
-      if (!S.stopped) {
+      if (S.err == BPC_OK) {
         /* checks on the master; a bad message stops the merging here */
-        for (int i = 0; i < nready && !S.stopped; i++)
+        for (int i = 0; i < nready && S.err == BPC_OK; i++)
           record(&S, task_check(&S, &S.blk[S.ready[i]]));
       }
-      if (!S.stopped)
+      if (S.err == BPC_OK)
         record(&S, run_tasks(&S, nready));
       for (int i = 0; i < nready; i++) {
         mblk_t *b = &S.blk[S.ready[i]];
