@@ -81,7 +81,8 @@ int bpc_io_write(bpc_ctx_t *ctx, const char *path, const bpc_blocks_t *blocks,
 /*
  * Read the header of the checkpoint at `path` into *info (same on every
  * rank). If `meta` is not NULL, *meta is a new copy of the metadata
- * (malloc; free it with free(); NULL when there is none). Rank 0 reads and
+ * (malloc; free it with free(); NULL when there is none); `meta` may be
+ * NULL on some ranks and not on others. Rank 0 reads and
  * checks the header, the metadata and the file size; the others get them
  * from it.
  * Errors: BPC_ENULL, BPC_EMISMATCH (path differs between ranks), BPC_EIO

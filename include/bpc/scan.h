@@ -140,7 +140,9 @@ typedef struct bpc_scan_params {
 /* Parameters at their defaults (what params NULL means). */
 bpc_scan_params_t bpc_scan_params_default(void);
 
-/* What a call ran (filled on success). */
+/* What a call ran (filled on success). A rank may pass info NULL while
+ * others pass one: the totals are reduced over every rank when any rank
+ * asks for them (two small reductions), and not at all when none does. */
 typedef struct bpc_scan_info {
   bpc_scan_algorithm_t algorithm; /* never AUTO */
   char name[16];

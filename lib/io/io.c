@@ -487,11 +487,13 @@ int bpc_io_write(bpc_ctx_t *ctx, const char *path, const bpc_blocks_t *blocks,
 
 /*
  * Open `path` and read its header: rank 0 checks the header, the file size
- * and the metadata, every rank gets them. *meta (when meta is not NULL):
- * a malloc'd copy on every rank. On failure the file is closed. Collective.
+ * and the metadata, every rank gets them. The metadata travels when
+ * `send_meta` (the same on every rank: some rank asked for it); *meta
+ * (when meta is not NULL) is then a malloc'd copy. On failure the file is
+ * closed. Collective.
  */
 static int open_header(bpc_ctx_t *ctx, const char *path, bpc__file_t *f, bpc__io_hdr_t *h,
-                       void **meta)
+                       void **meta, int send_meta)
 {
   unsigned char hb[BPC__IO_HDR_BYTES + 8];
   unsigned char *mb = NULL;
@@ -534,7 +536,7 @@ static int open_header(bpc_ctx_t *ctx, const char *path, bpc__file_t *f, bpc__io
       size |= (uint64_t)hb[BPC__IO_HDR_BYTES + i] << (8 * i);
     rc = bpc__io_hdr_decode(ctx, path, hb, BPC__IO_HDR_BYTES, size, h);
   }
-  if (rc == BPC_OK && meta != NULL && h->meta_bytes > 0) {
+  if (rc == BPC_OK && send_meta && h->meta_bytes > 0) {
     if (ctx->rank != 0) {
       mb = bpc__malloc((size_t)h->meta_bytes);
       if (mb == NULL)
@@ -544,7 +546,7 @@ static int open_header(bpc_ctx_t *ctx, const char *path, bpc__file_t *f, bpc__io
     rc = bpc__agree(ctx, rc);
     if (rc == BPC_OK)
       rc = bpc__agree(ctx, bpc__bcast(ctx, mb, (size_t)h->meta_bytes, 0));
-    if (rc == BPC_OK) {
+    if (rc == BPC_OK && meta != NULL) {
       *meta = mb;
       mb = NULL;
     }
@@ -805,7 +807,7 @@ static int io_read_entry(bpc_ctx_t *ctx, const char *path, const bpc_assign_t *a
   if (rc != BPC_OK)
     return rc;
   bpc__io_hdr_t h;
-  rc = open_header(ctx, path, &f, &h, NULL);
+  rc = open_header(ctx, path, &f, &h, NULL, 0);
   if (rc != BPC_OK)
     return rc;
   if ((uint64_t)a->nblocks != h.nblocks) {
@@ -874,11 +876,16 @@ static int io_info_entry(bpc_ctx_t *ctx, const char *path, bpc_io_info_t *info, 
   bpc__sig_t sig;
   bpc__sig_init(&sig);
   bpc__sig_str(&sig, "path", rc == BPC_OK ? path : NULL);
-  rc = bpc__agree_args(ctx, verify ? "io_verify" : "io_info", rc, &sig);
+  /* a rank may pass meta NULL where others ask for the metadata: it still
+   * joins its broadcast */
+  const int meta_field = sig.n;
+  bpc__sig_max(&sig, "meta", meta != NULL);
+  long long vals[BPC__SIG_MAX];
+  rc = bpc__agree_args_vals(ctx, verify ? "io_verify" : "io_info", rc, &sig, vals);
   if (rc != BPC_OK)
     return rc;
   bpc__io_hdr_t h;
-  rc = open_header(ctx, path, &f, &h, meta);
+  rc = open_header(ctx, path, &f, &h, meta, vals[meta_field] > 0);
   if (rc != BPC_OK)
     return rc;
   if (verify) {

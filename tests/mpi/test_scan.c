@@ -160,6 +160,23 @@ START_TEST(test_scan_counts)
         T_CHECK(dmax == info.depth,
                 "%s, %d blocks: stats depth %lld (max over ranks), info %lld", tab[a].name, nb,
                 dmax, info.depth);
+        /* info on rank 0 only: the others pass NULL and still join the
+         * reductions of its totals (a hang or a mismatched collective if
+         * they did not) */
+        bpc_scan_info_t one;
+        memset(&one, 0, sizeof one);
+        rc = bpc_scan(ctx, A, &P.type, mode, P.in, P.out, &op, &prm, t_rank == 0 ? &one : NULL);
+        T_CHECK(rc == BPC_OK, "%s, info on rank 0 only: %s: %s", tab[a].name, bpc_err_name(rc),
+                bpc_last_error(ctx));
+        if (rc == BPC_OK) {
+          T_CHECK(sr_check(&P, nb, NULL, 0, 1, mode, 0, &info, msg, sizeof msg) == 0,
+                  "%s, info on rank 0 only: %s", tab[a].name, msg);
+          if (t_rank == 0)
+            T_CHECK(one.ops_total == info.ops_total && one.depth == info.depth &&
+                        strcmp(one.name, info.name) == 0,
+                    "%s, info on rank 0 only: %lld calls, depth %lld; all ranks: %lld, %lld",
+                    tab[a].name, one.ops_total, one.depth, info.ops_total, info.depth);
+        }
         if (strcmp(tab[a].name, "mpi") == 0) {
           /* the MPI library's scan decides the calls: at least the chain
            * that gives the last of nb one-block ranks its prefix, and the

@@ -1263,7 +1263,12 @@ static int scan_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type
   bpc__sig_int(&sig, "identity", rc == BPC_OK && op->identity != NULL);
   bpc__sig_int(&sig, "op->commutative", rc == BPC_OK && op->commutative != 0);
   bpc__sig_type(&sig, rc == BPC_OK ? type : NULL);
-  rc = bpc__agree_args(ctx, "scan", rc, &sig);
+  /* info's totals are reductions: made when any rank asked for them, so a
+   * rank passing NULL where another passes info joins them */
+  const int info_field = sig.n;
+  bpc__sig_max(&sig, "info", info != NULL);
+  long long vals[BPC__SIG_MAX];
+  rc = bpc__agree_args_vals(ctx, "scan", rc, &sig, vals);
   if (rc != BPC_OK) {
     free(pos_of);
     free(order);
@@ -1306,13 +1311,13 @@ static int scan_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type
   free(pos_of);
   free(order);
   bpc__stats_depth(ctx, (uint64_t)C.depth); /* this rank's results' longest chain */
-  if (rc == BPC_OK && info != NULL) {
+  if (rc == BPC_OK && vals[info_field] > 0) {
     long long v[5] = {C.ops_local, C.ops_global, C.depth, C.absent_gid, C.absent_index};
     long long w[5];
     rc = bpc__allreduce_ll(ctx, v, w, 2, BPC__RED_SUM);
     if (rc == BPC_OK)
       rc = bpc__allreduce_ll(ctx, v + 2, w + 2, 3, BPC__RED_MAX);
-    if (rc == BPC_OK) {
+    if (rc == BPC_OK && info != NULL) {
       memset(info, 0, sizeof *info);
       info->algorithm = (bpc_scan_algorithm_t)row->info.id;
       snprintf(info->name, sizeof info->name, "%s", row->info.name);
