@@ -128,8 +128,9 @@ int bpc_neighbor_create_graph(bpc_ctx_t *ctx, const bpc_assign_t *a, const int *
 /*
  * bpc_neighbor_destroy: free the object. Collective: messages still in
  * flight (rounds run with synchrony < 1) are received first, so no peer is
- * left waiting. Items that arrived after the last round and were never
- * delivered are freed and reported as BPC_ESTATE (end partially synchronous
+ * left waiting. Items that arrived after the last round, or were enqueued
+ * after it, and were never delivered are freed and reported as BPC_ESTATE
+ * on every rank (naming a rank that had them; end partially synchronous
  * round sequences with a round at synchrony 1.0 to deliver everything).
  * Items delivered by the last round and not dequeued are freed silently.
  * If a round failed on some process (see bpc_neighbor_exchange), every

@@ -490,14 +490,17 @@ int bpc_neighbor_destroy(bpc_neighbor_t **pnb)
   int rc = bpc__nb_drain(nb, &undelivered);
   if (nb->failed != BPC_OK) /* the agreed message is the failure's */
     memcpy(ctx->errmsg, nb->failmsg, sizeof ctx->errmsg);
+  /* items never delivered are this rank's error, agreed with the rest in
+   * the exchange's end (every message has arrived: the drain's markers) */
+  if (rc == BPC_OK && undelivered > 0)
+    rc = bpc__err(ctx, BPC_ESTATE,
+                  "bpc_neighbor_destroy: %lld item(s) on rank %d arrived after the last round "
+                  "or were enqueued after it and were never delivered (end partially "
+                  "synchronous rounds with one at synchrony 1.0)",
+                  undelivered, ctx->rank);
   /* agreed: after a failure anywhere every rank drops what is still on its
    * way (its sends complete), then the exchange goes */
   rc = bpc__exch_end(ctx, &nb->ex, rc);
-  if (rc == BPC_OK && undelivered > 0)
-    rc = bpc__err(ctx, BPC_ESTATE,
-                  "bpc_neighbor_destroy: %lld item(s) arrived after the last round and were never "
-                  "delivered (end partially synchronous rounds with one at synchrony 1.0)",
-                  undelivered);
   nb_free(nb);
   *pnb = NULL;
   return rc;
