@@ -103,17 +103,17 @@ static int mpi_allgatherv(bpc_ctx_t *ctx, const void *in, size_t bytes, void *ou
   return mrc == MPI_SUCCESS ? BPC_OK : bpc__err_mpi(ctx, mrc, "MPI_Allgatherv");
 }
 
-static int mpi_minloc(bpc_ctx_t *ctx, int code, int *min_code, int *min_rank)
+static int mpi_minloc(bpc_ctx_t *ctx, int code, int loc, int *min_code, int *min_loc)
 {
   struct {
     int code;
-    int rank;
-  } in = {code, ctx->rank}, out = {0, 0};
+    int loc;
+  } in = {code, loc}, out = {0, 0};
   int mrc = MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, ctx->comm);
   if (mrc != MPI_SUCCESS)
     return bpc__err_mpi(ctx, mrc, "MPI_Allreduce (error agreement)");
   *min_code = out.code;
-  *min_rank = out.rank;
+  *min_loc = out.loc;
   return BPC_OK;
 }
 
@@ -236,11 +236,11 @@ static int self_allgatherv(bpc_ctx_t *ctx, const void *in, size_t bytes, void *o
   return BPC_OK;
 }
 
-static int self_minloc(bpc_ctx_t *ctx, int code, int *min_code, int *min_rank)
+static int self_minloc(bpc_ctx_t *ctx, int code, int loc, int *min_code, int *min_loc)
 {
   (void)ctx;
   *min_code = code;
-  *min_rank = 0;
+  *min_loc = loc;
   return BPC_OK;
 }
 
@@ -335,52 +335,48 @@ int bpc__scan_user(bpc_ctx_t *ctx, const void *in, void *out, size_t bytes, int 
  * rank's message (one broadcast) and returns its own code, or that one. */
 static int agree_message(bpc_ctx_t *ctx, const bpc__coll_ops_t *ops, int rc, int code, int at);
 
-int bpc__agree(bpc_ctx_t *ctx, int rc)
-{
-  if (ctx == NULL)
-    return rc;
-  const bpc__coll_ops_t *ops = ops_of(ctx);
-  if (ops == &bpc__coll_self)
-    return rc;
-  int code = BPC_OK, at = 0;
-  bpc__stats_coll(ctx);
-  int mrc = ops->minloc(ctx, rc, &code, &at);
-  if (mrc != BPC_OK)
-    return mrc;
-  return agree_message(ctx, ops, rc, code, at);
-}
+int bpc__agree(bpc_ctx_t *ctx, int rc) { return bpc__agree_ex(ctx, rc, 0, NULL, NULL); }
 
-int bpc__agree_polling(bpc_ctx_t *ctx, int rc, void (*poll)(void *arg), void *arg)
+int bpc__agree_ex(bpc_ctx_t *ctx, int rc, int followon, void (*poll)(void *arg), void *arg)
 {
   if (ctx == NULL)
     return rc;
   const bpc__coll_ops_t *ops = ops_of(ctx);
   if (ops == &bpc__coll_self)
     return rc;
-  /* (code, rank) in one long long: the minimum is the most negative code
-   * at the lowest rank, as MPI_MINLOC gives it */
-  long long v = (long long)rc * (1LL << 32) + ctx->rank, m = 0;
-  bpc__coll_req_t req = BPC__COLL_REQ_INIT;
+  /* the location: this rank, after every rank when its failure only
+   * follows another's (so one failing on its own is the lowest) */
+  followon = followon && rc != BPC_OK;
+  const int loc = ctx->rank + (followon ? ctx->size : 0);
+  int code = BPC_OK, at = 0, mrc = BPC_OK;
   bpc__stats_coll(ctx);
-  int mrc = ops->iallreduce(ctx, &v, &m, 1, BPC__RED_MIN, &req);
-  /* poll now and then: the reduction's own test is the common case (a
-   * poll per test made a small round 10-25% slower at 8 processes) */
-  for (int done = 0, idle = 0; mrc == BPC_OK && !done;) {
-    mrc = ops->test(ctx, &req, &done);
-    if (mrc == BPC_OK && !done) {
-      if ((++idle & 63) == 0)
-        poll(arg);
-      if (idle >= 1024) {
-        sched_yield();
-        idle = 0;
+  if (poll == NULL) {
+    mrc = ops->minloc(ctx, rc, loc, &code, &at);
+  } else {
+    /* (code, location) in one long long: the minimum is the most negative
+     * code at the lowest location, as MPI_MINLOC gives it */
+    long long v = (long long)rc * (1LL << 32) + loc, m = 0;
+    bpc__coll_req_t req = BPC__COLL_REQ_INIT;
+    mrc = ops->iallreduce(ctx, &v, &m, 1, BPC__RED_MIN, &req);
+    /* poll now and then: the reduction's own test is the common case (a
+     * poll per test made a small round 10-25% slower at 8 processes) */
+    for (int done = 0, idle = 0; mrc == BPC_OK && !done;) {
+      mrc = ops->test(ctx, &req, &done);
+      if (mrc == BPC_OK && !done) {
+        if ((++idle & 63) == 0)
+          poll(arg);
+        if (idle >= 1024) {
+          sched_yield();
+          idle = 0;
+        }
       }
     }
+    at = (int)(m & 0xffffffffLL);
+    code = (int)((m - at) / (1LL << 32));
   }
   if (mrc != BPC_OK)
     return mrc;
-  const int at = (int)(m & 0xffffffffLL);
-  const int code = (int)((m - at) / (1LL << 32));
-  return agree_message(ctx, ops, rc, code, at);
+  return agree_message(ctx, ops, followon ? BPC_OK : rc, code, at % ctx->size);
 }
 
 static int agree_message(bpc_ctx_t *ctx, const bpc__coll_ops_t *ops, int rc, int code, int at)

@@ -46,8 +46,9 @@ typedef struct bpc__coll_ops {
   int (*cancel)(bpc_ctx_t *ctx, bpc__coll_req_t *req);
   int (*alltoall_int)(bpc_ctx_t *ctx, const int *in, int *out);
   int (*bcast)(bpc_ctx_t *ctx, void *buf, size_t bytes, int root);
-  /* the lowest code over ranks and the lowest rank holding it */
-  int (*minloc)(bpc_ctx_t *ctx, int code, int *min_code, int *min_rank);
+  /* the lowest code over ranks and the lowest location (0 <= loc < 2^31)
+   * stated with it */
+  int (*minloc)(bpc_ctx_t *ctx, int code, int loc, int *min_code, int *min_loc);
   int (*allgatherv)(bpc_ctx_t *ctx, const void *in, size_t bytes, void *out,
                     const size_t *counts);
   int (*scan_user)(bpc_ctx_t *ctx, const void *in, void *out, size_t bytes, int exclusive,
@@ -115,12 +116,22 @@ int bpc__scan_user(bpc_ctx_t *ctx, const void *in, void *out, size_t bytes, int 
  */
 int bpc__agree(bpc_ctx_t *ctx, int rc);
 
-/* bpc__agree made with a non-blocking reduction, calling poll(arg) while
- * it waits: for a rank whose peers may still need it to take their
- * messages before they can agree (the neighbour round's closing agreement:
- * a sender flushes its items by reference first). The same result, and
- * the same sequence of collectives on every rank, as bpc__agree. */
-int bpc__agree_polling(bpc_ctx_t *ctx, int rc, void (*poll)(void *arg), void *arg);
+/*
+ * bpc__agree with two options, for callers that do not end an exchange
+ * with bpc__exch_end (the neighbour rounds):
+ *  - followon: this rank's rc only follows another rank's failure (an
+ *    abort it took): among ranks failing with the lowest code, one that
+ *    failed on its own gives the message, and this rank returns the agreed
+ *    code and message instead of its own (its code still counts, so the
+ *    failure is never lost);
+ *  - poll (may be NULL): made with a non-blocking reduction, calling
+ *    poll(arg) while it waits, for a rank whose peers may still need it to
+ *    take their messages before they can agree (the neighbour round's
+ *    closing agreement: a sender flushes its items by reference first).
+ * The same sequence of collectives on every rank whatever the options (the
+ * poll choice must be the same everywhere).
+ */
+int bpc__agree_ex(bpc_ctx_t *ctx, int rc, int followon, void (*poll)(void *arg), void *arg);
 
 /* --------------------------------------------------- argument agreement */
 

@@ -897,8 +897,10 @@ static int call_neighbor(void *arg, long fail_at, int *wrong)
     f_disarm();
     return rc;
   }
+  char first_msg[256] = "";
   if (k->mode == 1) {
     rc = bpc_neighbor_iterate(nb, NULL, fn_cb, &R, NULL);
+    snprintf(first_msg, sizeof first_msg, "%s", bpc_last_error(ctx));
   } else {
     /* FN_ROUNDS rounds that enqueue, then two at synchrony 1 that deliver
      * the late items and dequeue the last ones. The exchange alone is not
@@ -920,10 +922,19 @@ static int call_neighbor(void *arg, long fail_at, int *wrong)
         if (xrc == BPC_OK)
           xrc = erc;
       }
+      if (rc == BPC_OK && xrc != BPC_OK)
+        snprintf(first_msg, sizeof first_msg, "%s", bpc_last_error(ctx));
       if (rc == BPC_OK)
         rc = xrc;
     }
   }
+  /* round and iterate agree: every rank has the message of the rank whose
+   * allocation failed, not a peer's "rank N failed ... (its message says
+   * why)" that only followed it */
+  T_CHECK(k->mode == 2 || rc != BPC_ENOMEM ||
+              (only_enomem(first_msg) && strstr(first_msg, "its message says why") == NULL),
+          "neighbour %s: the agreed message is not the failure's own: '%s'",
+          k->mode == 0 ? "round" : "iterate", first_msg);
   const int drc = bpc_neighbor_destroy(&nb);
   f_disarm();
   if (rc == BPC_OK)

@@ -154,6 +154,7 @@ struct bpc_neighbor {
   /* A failure inside a round's communication (bpc__nb_fail): its code, the
    * round and the message; BPC_OK while the object is whole. */
   int failed, fail_round;
+  int fail_followon; /* failed only because a peer did (its abort) */
   char failmsg[BPC__ERRMSG_LEN];
   /* some process runs below synchrony 1 (agreed by bpc__nb_enter) */
   int any_partial;
@@ -252,6 +253,10 @@ int bpc__nb_fail(bpc_neighbor_t *nb, int rc);
 /* BPC_ESTATE with a message saying that nb failed earlier (`who` names
  * the call). */
 int bpc__nb_failed_err(bpc_neighbor_t *nb, const char *who);
+/* rc is the object's failure, and that failure only follows a peer's (its
+ * abort): the closing agreement lets the peer's own message win
+ * (bpc__agree_ex). */
+int bpc__nb_is_followon(const bpc_neighbor_t *nb, int rc);
 /* Give back the retired send buffers whose sends have completed (all of
  * them with force, after a flush). */
 void bpc__nb_reclaim(bpc_neighbor_t *nb, int force);

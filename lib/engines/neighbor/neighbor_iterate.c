@@ -210,7 +210,11 @@ static int neighbor_iterate_entry(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_
                    "bpc_neighbor_iterate: %lld item(s) still in flight after termination was "
                    "detected (a callback enqueued without work or input?)",
                    undelivered);
-  rc = bpc__agree(ctx, err);
+  /* the object's failure is agreed with its own message (the rounds after
+   * it, run until the wave decided, recorded "failed earlier" over it) */
+  if (err != BPC_OK && err == nb->failed)
+    memcpy(ctx->errmsg, nb->failmsg, sizeof ctx->errmsg);
+  rc = bpc__agree_ex(ctx, err, bpc__nb_is_followon(nb, err), NULL, NULL);
 
 cleanup:
   if (rounds != NULL)

@@ -242,6 +242,7 @@ int bpc__nb_fail(bpc_neighbor_t *nb, int rc)
     rc = bpc__err(ctx, pcode, "neighbour exchange: rank %d failed with %s in a round (its "
                               "message says why); the neighbourhood can only be destroyed",
                   prank, bpc_err_name(pcode));
+    nb->fail_followon = 1;
   } else if (nb->ex != NULL) {
     bpc__exch_abort(nb->ex, rc); /* its peers stop waiting for it */
   }
@@ -249,6 +250,11 @@ int bpc__nb_fail(bpc_neighbor_t *nb, int rc)
   nb->fail_round = nb->round > 0 ? nb->round - 1 : 0;
   memcpy(nb->failmsg, ctx->errmsg, sizeof nb->failmsg);
   return rc;
+}
+
+int bpc__nb_is_followon(const bpc_neighbor_t *nb, int rc)
+{
+  return rc != BPC_OK && rc == nb->failed && nb->fail_followon;
 }
 
 int bpc__nb_failed_err(bpc_neighbor_t *nb, const char *who)
@@ -475,8 +481,10 @@ static int neighbor_round_entry(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_ne
    * same choice on every rank), agreed while taking messages: a process at
    * synchrony 1 flushes its items by reference before it gets here, and a
    * receiver that left the round early must take them meanwhile. Else the
-   * plain agreement (the polling one measured 4-10% slower on small rounds) */
-  return nb->any_partial ? bpc__agree_polling(ctx, rc, round_poll, nb) : bpc__agree(ctx, rc);
+   * plain agreement (the polling one measured 4-10% slower on small rounds).
+   * A failure that only follows a peer's gives way to that peer's message */
+  return bpc__agree_ex(ctx, rc, bpc__nb_is_followon(nb, rc), nb->any_partial ? round_poll : NULL,
+                       nb);
 }
 
 /* Wait for the next k parts by reference from in-process q and drop them. */
