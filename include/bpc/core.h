@@ -94,8 +94,9 @@ bpc_options_t bpc_options_default(void);
  * messages) and MPI_ERRORS_RETURN is set on the duplicate. MPI must be
  * initialised. Collective over `comm`. `opts` may be NULL (defaults).
  * Ownership: *ctx is allocated here and freed by bpc_finalize.
- * Errors: BPC_ENULL (ctx NULL), BPC_EINVAL (comm is MPI_COMM_NULL or MPI not
- * initialised), BPC_EMPI, BPC_ENOMEM.
+ * Errors (after the duplication, agreed: the lowest code of any rank on
+ * every rank): BPC_ENULL (ctx NULL), BPC_ENOMEM; BPC_EMPI; returned at once:
+ * BPC_EINVAL (comm is MPI_COMM_NULL or MPI not initialised).
  */
 int bpc_init(MPI_Comm comm, const bpc_options_t *opts, bpc_ctx_t **ctx);
 

@@ -46,8 +46,11 @@ int bpc__exch_open(bpc_ctx_t *ctx, const char *engine, int (*rank_of)(const void
   /* the tag epoch first, so the ranks' epochs stay in step even when the
    * allocation below fails on one of them */
   const int tag = bpc__next_tag(ctx);
-  if (ctx->exch_spare == NULL)
-    ctx->exch_spare = bpc__malloc(sizeof(bpc__exch_t)); /* once a context; may stay NULL */
+  if (ctx->exch_spare == NULL) { /* once a context, and again while one is in use */
+    ctx->exch_spare_bytes = sizeof(bpc__exch_t);
+    ctx->exch_spare = bpc__must_alloc(ctx, ctx->exch_spare_bytes, &ctx->exch_spare_paged,
+                                      "a spare exchange");
+  }
   bpc__exch_t *ex = bpc__calloc(1, sizeof *ex);
   int rc = BPC_OK;
   if (ex == NULL) {
@@ -55,11 +58,10 @@ int bpc__exch_open(bpc_ctx_t *ctx, const char *engine, int (*rank_of)(const void
      * opens) lets bpc__exch_end tell the others */
     rc = bpc__err(ctx, BPC_ENOMEM, "exchange: out of memory");
     ex = ctx->exch_spare;
-    if (ex == NULL)
-      return rc;
     ctx->exch_spare = NULL;
     memset(ex, 0, sizeof *ex);
     ex->spare = 1;
+    ex->spare_paged = ctx->exch_spare_paged;
     ex->err = ex->broken = rc;
   }
   ex->ctx = ctx;
@@ -623,10 +625,14 @@ int bpc__exch_close(bpc__exch_t **pex)
   free(ex->dests);
   free(ex->sends);
   free(ex->sdone);
-  if (ex->spare && ex->ctx->exch_spare == NULL)
-    ex->ctx->exch_spare = ex; /* back aside */
-  else
+  if (ex->spare && ex->ctx->exch_spare == NULL) { /* back aside */
+    ex->ctx->exch_spare = ex;
+    ex->ctx->exch_spare_paged = ex->spare_paged;
+  } else if (ex->spare) {
+    bpc__must_free(ex, sizeof *ex, ex->spare_paged);
+  } else {
     free(ex);
+  }
   *pex = NULL;
   return rc;
 }

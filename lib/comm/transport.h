@@ -123,6 +123,7 @@ struct bpc__exch {
   int abort_sent;
   bpc__hdr_t abort_hdr;
   int spare; /* the context's spare exchange (bpc__exch_open ran out of memory) */
+  int spare_paged; /* its bpc__must_alloc flag */
   /* pool buffers of the engine's sends, released at close (bpc__exch_adopt) */
   void **adopt_bufs;
   size_t *adopt_caps;

@@ -60,8 +60,11 @@ struct bpc_ctx {
   int ncleanup;
 
   /* an exchange kept aside for a bpc__exch_open that runs out of memory:
-   * the call can still tell the other ranks and fail everywhere */
+   * the call can still tell the other ranks and fail everywhere (made with
+   * bpc__must_alloc: its size and whether it is paged) */
   void *exch_spare;
+  size_t exch_spare_bytes;
+  int exch_spare_paged;
 };
 
 /* Record a failure: formats the detailed message into ctx->errmsg, logs it at

@@ -103,40 +103,40 @@ static int ctx_alloc(const bpc_options_t *opts, bpc_ctx_t **out)
 
 int bpc_init(MPI_Comm comm, const bpc_options_t *opts, bpc_ctx_t **out)
 {
-  int rc = BPC_OK, flag = 0;
+  int flag = 0;
   bpc_ctx_t *ctx = NULL;
-  if (out == NULL)
-    return BPC_ENULL;
-  *out = NULL;
+  if (out != NULL)
+    *out = NULL;
   if (MPI_Initialized(&flag) != MPI_SUCCESS || !flag)
     return BPC_EINVAL;
   if (comm == MPI_COMM_NULL)
-    return BPC_EINVAL;
-  rc = ctx_alloc(opts, &ctx);
-  if (rc != BPC_OK)
-    goto cleanup;
-  int mrc = MPI_Comm_dup(comm, &ctx->comm);
-  if (mrc != MPI_SUCCESS) {
-    ctx->comm = MPI_COMM_NULL;
+    return BPC_EINVAL; /* not in any communicator: nobody to agree with */
+  /* the collective step first, then what may fail on one rank only, then
+   * one agreement (the lowest code): a rank out of memory or passing out
+   * NULL must not leave the others in MPI_Comm_dup */
+  MPI_Comm dup = MPI_COMM_NULL;
+  if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS)
+    return BPC_EMPI;
+  MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+  int rc = out == NULL ? BPC_ENULL : ctx_alloc(opts, &ctx), low = BPC_OK;
+  if (MPI_Allreduce(&rc, &low, 1, MPI_INT, MPI_MIN, dup) != MPI_SUCCESS)
     rc = BPC_EMPI;
-    goto cleanup;
+  else if (rc == BPC_OK)
+    rc = low; /* another rank's */
+  if (rc != BPC_OK) {
+    MPI_Comm_free(&dup);
+    free(ctx);
+    return rc;
   }
-  MPI_Comm_set_errhandler(ctx->comm, MPI_ERRORS_RETURN);
+  ctx->comm = dup;
   MPI_Comm_rank(ctx->comm, &ctx->rank);
   MPI_Comm_size(ctx->comm, &ctx->size);
   void *ub = NULL;
   flag = 0;
   if (MPI_Comm_get_attr(ctx->comm, MPI_TAG_UB, &ub, &flag) == MPI_SUCCESS && flag && ub)
     ctx->tag_ub = *(int *)ub;
-cleanup:
-  if (rc != BPC_OK) {
-    if (ctx && ctx->comm != MPI_COMM_NULL)
-      MPI_Comm_free(&ctx->comm);
-    free(ctx);
-    ctx = NULL;
-  }
   *out = ctx;
-  return rc;
+  return BPC_OK;
 }
 
 int bpc_init_serial(const bpc_options_t *opts, bpc_ctx_t **out)
@@ -169,7 +169,8 @@ int bpc_finalize(bpc_ctx_t **pctx)
     if (!fin && MPI_Comm_free(&ctx->comm) != MPI_SUCCESS)
       rc = BPC_EMPI;
   }
-  free(ctx->exch_spare);
+  if (ctx->exch_spare != NULL)
+    bpc__must_free(ctx->exch_spare, ctx->exch_spare_bytes, ctx->exch_spare_paged);
   free(ctx);
   *pctx = NULL;
   return rc;

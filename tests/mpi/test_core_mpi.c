@@ -42,6 +42,13 @@ START_TEST(test_init_dup)
   T_CHECK(bpc_init(MPI_COMM_NULL, NULL, &bad) == BPC_EINVAL && bad == NULL,
           "MPI_COMM_NULL refused");
   T_CHECK(bpc_init(MPI_COMM_WORLD, NULL, NULL) == BPC_ENULL, "NULL out refused");
+  /* NULL out on the last rank only: refused everywhere (the others do not
+   * wait in the duplication, nor get a context) */
+  bpc_ctx_t *some = NULL;
+  rc = bpc_init(MPI_COMM_WORLD, NULL, t_rank == t_size - 1 ? NULL : &some);
+  T_CHECK(rc == BPC_ENULL && some == NULL, "NULL out on rank %d only: %s", t_size - 1,
+          bpc_err_name(rc));
+  bpc_finalize(&some);
   T_CHECK(bpc_finalize(&ctx) == BPC_OK && ctx == NULL, "finalize");
   T_SYNC();
 }

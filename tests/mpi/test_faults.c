@@ -35,7 +35,8 @@
  * matrix products, each owned piece checked against the serial product.
  * Checkpoints: bpc_io_write, and bpc_io_read of the file it wrote, the
  * test_io blocks (tests/common/io_items.h: doubles, empty blocks among
- * them), every one read back and compared when a call succeeds.
+ * them), every one read back and compared when a call succeeds. A new
+ * context: bpc_init, an assignment and its first exchange (an all-to-all).
  *
  * To chase one case: FAULTS_ONLY=<part of its name> runs only the sweeps
  * whose name holds it, FAULTS_FROM=N starts them at allocation N, and
@@ -102,6 +103,8 @@ static void f_arm(long fail_at)
   __atomic_store_n(&f_armed, 1, __ATOMIC_RELEASE);
 }
 static void f_disarm(void) { __atomic_store_n(&f_armed, 0, __ATOMIC_RELEASE); }
+/* armed again, counting on from where f_disarm left off */
+static void f_resume(void) { __atomic_store_n(&f_armed, 1, __ATOMIC_RELEASE); }
 
 /* ---------------------------------------------------------- the sweep */
 
@@ -422,6 +425,7 @@ typedef struct fa_case {
   bpc_buf_t *out;   /* all-to-all: [local src][dst] items; bcast: [source] */
   long long got, wrong;
   int custom; /* bcast: strings of a custom type (packed, unpacked) */
+  int resume; /* all-to-all: go on counting allocations (call_context) */
 } fa_case_t;
 
 /* Broadcast's custom type: source src's string, 40-200 characters. */
@@ -493,7 +497,10 @@ static int call_alltoall(void *arg, long fail_at, int *wrong)
     P.k = &k->n;
     P.nk = 1;
   }
-  f_arm(fail_at);
+  if (k->resume)
+    f_resume();
+  else
+    f_arm(fail_at);
   const int rc = bpc_alltoall(ctx, k->a, &t, fa_send, fa_recv, k, &P, NULL);
   f_disarm();
   if (rc == BPC_OK)
@@ -594,6 +601,54 @@ static int sweep_table(const char *engine, f_call_t call, int rr2, int direct_to
     printf("%s: %d runs, each with one allocation failed on one rank\n", engine, runs);
   return runs;
 }
+
+/* A new context: bpc_init, an assignment and the context's first exchange
+ * (an all-to-all: the exchange kept aside for out-of-memory is made then),
+ * every allocation counted from bpc_init on. */
+static int call_context(void *arg, long fail_at, int *wrong)
+{
+  fa_case_t *k = arg;
+  bpc_ctx_t *c = NULL, *world = ctx;
+  bpc_assign_t *a = NULL;
+  f_arm(fail_at);
+  const int irc = bpc_init(MPI_COMM_WORLD, NULL, &c);
+  int rc = irc;
+  if (rc == BPC_OK)
+    rc = bpc_assign_create(c, 2 * t_size, BPC_ASSIGN_ROUND_ROBIN, NULL, &a);
+  f_disarm();
+  if (rc == BPC_OK) {
+    k->a = a;
+    k->resume = 1;
+    ctx = c;
+    rc = call_alltoall(k, fail_at, wrong);
+    ctx = world;
+  }
+  /* the messages are c's (gone below): checked here, not by the sweep */
+  f_own_rc = BPC_OK;
+  T_CHECK(c == NULL || rc == BPC_OK || only_enomem(bpc_last_error(c)),
+          "new context, allocation %ld failed on rank %d: message '%s'", fail_at, t_rank,
+          bpc_last_error(c));
+  T_CHECK((irc == BPC_OK) == (c != NULL), "bpc_init: %s but context %p", bpc_err_name(irc),
+          (void *)c);
+  bpc_assign_destroy(&a);
+  T_CHECK(bpc_finalize(&c) == BPC_OK, "finalize");
+  return rc;
+}
+
+START_TEST(test_context_oom)
+{
+  int runs = 0;
+  for (int v = 0; v < t_size && v < 3; v++) {
+    fa_case_t k;
+    memset(&k, 0, sizeof k);
+    k.algorithm = "auto";
+    runs += sweep("new context", call_context, &k, (t_size - 1 + v) % t_size);
+  }
+  if (t_rank == 0)
+    printf("context: %d runs, each with one allocation failed on one rank\n", runs);
+  T_SYNC();
+}
+END_TEST
 
 START_TEST(test_alltoall_oom)
 {
@@ -1078,6 +1133,7 @@ static Suite *suite(void)
   tcase_set_timeout(tc, 240);
   tcase_add_test(tc, test_composite_oom);
   tcase_add_test(tc, test_merge_oom);
+  tcase_add_test(tc, test_context_oom);
   tcase_add_test(tc, test_alltoall_oom);
   tcase_add_test(tc, test_bcast_oom);
   tcase_add_test(tc, test_scan_oom);
