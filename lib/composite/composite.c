@@ -185,6 +185,7 @@ static int composite_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, bpc_image
   bpc__sig_int(&sig, "gather_rank", P.gather_rank);
   bpc__sig_int(&sig, "user_op.commutative",
                P.op == BPC_COMPOSITE_USER ? P.user_op.commutative != 0 : 0);
+  bpc__sig_int(&sig, "BPC_COMPOSITE_INTERLEAVE", bpc__cp_interleave_env());
   rc = bpc__agree_args_vals(ctx, "composite", rc, &sig, vals);
   if (rc != BPC_OK)
     goto cleanup;

@@ -119,6 +119,10 @@ int bpc__cp_px_planar(const bpc__cp_t *cp, float *o4, float *od, const float *a,
  * sparse estimate; before the agreement, on this rank's own format.
  * BPC_ENOMEM with a message. */
 int bpc__cp_pack(bpc__cp_call_t *c);
+/* The internal test switch BPC_COMPOSITE_INTERLEAVE=1 (depth interleaved,
+ * the layout of images over 2^32 pixels): in the call's signature, since
+ * it changes the messages. */
+int bpc__cp_interleave_env(void);
 /* The pixel format and element counts from the agreed image format. */
 void bpc__cp_format(bpc__cp_call_t *c);
 /* Run the strategy's schedule on the swap engine (the one call into it). */

@@ -25,11 +25,16 @@
 /* Depth stays planar unless the image is beyond the encoding's 32-bit run
  * starts, or the internal test switch BPC_COMPOSITE_INTERLEAVE=1 asks for
  * the interleaved layout (tests/mpi/test_composite keeps that path tested;
- * it must be the same on every rank). */
-static int cp_planar(int hasdepth, size_t npix)
+ * it must be the same on every rank: a difference is BPC_EMISMATCH). */
+int bpc__cp_interleave_env(void)
 {
   const char *e = getenv("BPC_COMPOSITE_INTERLEAVE");
-  return hasdepth && npix <= UINT32_MAX && !(e != NULL && strcmp(e, "1") == 0);
+  return e != NULL && strcmp(e, "1") == 0;
+}
+
+static int cp_planar(int hasdepth, size_t npix)
+{
+  return hasdepth && npix <= UINT32_MAX && !bpc__cp_interleave_env();
 }
 
 int bpc__cp_pack(bpc__cp_call_t *c)

@@ -620,6 +620,7 @@ static void arg_case(bad_state_t *b, int c, int bad, int mode)
 static const char *const match_cases[] = {
     "image width", "image height", "depth presence", "op", "split", "strategy",
     "k-vector", "order", "gather_rank", "active_pixels", "user_op.commutative", "empty_depth",
+    "BPC_COMPOSITE_INTERLEAVE",
 };
 
 static void match_case(bad_state_t *b, int c, int bad)
@@ -661,6 +662,7 @@ static void match_case(bad_state_t *b, int c, int bad)
   case 9: b->P.active_pixels = 0; break;
   case 10: b->P.user_op.commutative = 1; break;
   case 11: b->P.empty_depth = 1.0f; break;
+  case 12: setenv("BPC_COMPOSITE_INTERLEAVE", "1", 1); break; /* the internal layout switch */
   }
 }
 
@@ -687,6 +689,7 @@ START_TEST(test_bad_args)
       bad_reset(&b, n);
       match_case(&b, c, bad);
       int rc = bpc_composite(ctx, b.pa, b.pim, &b.P, NULL, NULL);
+      unsetenv("BPC_COMPOSITE_INTERLEAVE");
       const int want = mode == BAD_ALL || t_size == 1 ? BPC_OK : BPC_EMISMATCH;
       T_CHECK(rc == want, "%s differs, %s: %s (%s), expected %s", match_cases[c],
               bad_mode_name(mode), bpc_err_name(rc), bpc_last_error(ctx), bpc_err_name(want));
