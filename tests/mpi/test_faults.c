@@ -38,6 +38,9 @@
  * them), every one read back and compared when a call succeeds. A new
  * context: bpc_init, an assignment and its first exchange (an all-to-all).
  *
+ * Calls run on 2 threads at one and two processes, 1 beyond
+ * (FAULTS_THREADS sets it).
+ *
  * To chase one case: FAULTS_ONLY=<part of its name> runs only the sweeps
  * whose name holds it, FAULTS_FROM=N starts them at allocation N, and
  * FAULTS_VERBOSE=1 prints every run before it starts (a hang's last line).
@@ -107,6 +110,16 @@ static void f_disarm(void) { __atomic_store_n(&f_armed, 0, __ATOMIC_RELEASE); }
 static void f_resume(void) { __atomic_store_n(&f_armed, 1, __ATOMIC_RELEASE); }
 
 /* ---------------------------------------------------------- the sweep */
+
+/* Threads a call runs on: FAULTS_THREADS, else 2 at one and two processes
+ * (the failure paths of the threaded loops: blocks, the local tree
+ * reduction, the scan's local stages) and 1 beyond (more threads than
+ * cores make the sweep 15x slower: OpenMP's waits spin). */
+static int f_threads(void)
+{
+  const char *e = getenv("FAULTS_THREADS");
+  return e != NULL && atoi(e) > 0 ? atoi(e) : t_size <= 2 ? 2 : 1;
+}
 
 static bpc_ctx_t *ctx;
 
@@ -209,7 +222,7 @@ static int call_composite(void *arg, long fail_at, int *wrong)
   bpc_composite_params_t P = bpc_composite_params_default();
   P.algorithm = k->strategy;
   P.op = k->op;
-  P.nthreads = 1;
+  P.nthreads = f_threads();
   if (k->gather) {
     P.gather_rank = 0;
     P.gather_rgba = t_rank == 0 ? gat : NULL;
@@ -350,7 +363,7 @@ static int call_merge(void *arg, long fail_at, int *wrong)
   bpc_merge_op_t op = {k->sum ? fm_sum : fm_merge, k->sum, k->sum, NULL};
   bpc_merge_params_t P = bpc_merge_params_default();
   P.algorithm = k->algorithm;
-  P.nthreads = 1;
+  P.nthreads = f_threads();
   f_arm(fail_at);
   const int rc = bpc_merge(ctx, k->a, &t, items, &op, &P, NULL);
   f_disarm();
@@ -492,7 +505,7 @@ static int call_alltoall(void *arg, long fail_at, int *wrong)
   bpc_type_t t = bpc_type_contiguous(sizeof(uint64_t), MPI_UINT64_T);
   bpc_alltoall_params_t P = bpc_alltoall_params_default();
   P.algorithm = k->algorithm;
-  P.nthreads = 1;
+  P.nthreads = f_threads();
   if (k->direct && k->n >= 2) { /* k = {1} is no k-vector */
     P.k = &k->n;
     P.nk = 1;
@@ -556,7 +569,7 @@ static int call_bcast(void *arg, long fail_at, int *wrong)
                            : bpc_type_contiguous(sizeof(uint64_t), MPI_UINT64_T);
   bpc_bcast_params_t P = bpc_bcast_params_default();
   P.algorithm = k->algorithm;
-  P.nthreads = 1;
+  P.nthreads = f_threads();
   f_arm(fail_at);
   const int rc = bpc_bcast(ctx, k->a, &t, src, ns, fb_item, fb_recv, k, &P, NULL);
   f_disarm();
@@ -721,7 +734,7 @@ static int call_scan(void *arg, long fail_at, int *wrong)
   op.fn = fs_op;
   bpc_scan_params_t P = bpc_scan_params_default();
   P.algorithm = k->algorithm;
-  P.nthreads = 1;
+  P.nthreads = f_threads();
   f_arm(fail_at);
   const int rc = bpc_scan(ctx, k->a, &t, BPC_SCAN_INCLUSIVE, in, out, &op, &P, NULL);
   f_disarm();
@@ -803,7 +816,7 @@ static int call_swap(void *arg, long fail_at, int *wrong)
   bpc_swap_op_t op = {fw_op, 0, NULL};
   bpc_swap_params_t P = bpc_swap_params_default();
   P.algorithm = k->algorithm;
-  P.nthreads = 1;
+  P.nthreads = f_threads();
   f_arm(fail_at);
   const int rc = bpc_swap(ctx, k->a, &t, bufs, FW_COUNT, &op, &P, pieces, NULL);
   f_disarm();
@@ -944,7 +957,7 @@ static int call_neighbor(void *arg, long fail_at, int *wrong)
   bpc_type_t t = bpc_type_contiguous(sizeof(uint64_t), MPI_UINT64_T);
   bpc_neighbor_params_t P = bpc_neighbor_params_default();
   P.synchrony = k->sync;
-  P.nthreads = 1;
+  P.nthreads = f_threads();
   bpc_neighbor_t *nb = NULL;
   f_arm(fail_at);
   int rc = bpc_neighbor_create_decomp(ctx, k->d, &t, &P, &nb); /* agreed */
