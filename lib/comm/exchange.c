@@ -11,7 +11,14 @@
 #include <stdint.h>
 #include <string.h>
 
-static unsigned bucket_of(int gid) { return (unsigned)gid & (BPC__MAILBOX_BUCKETS - 1u); }
+/* A gid's mailbox bucket: multiplicative hashing (the top bits of gid times
+ * 2^32 / golden ratio), so the gids of one process spread over the buckets
+ * whatever their stride (round-robin gids r + i P all fell into one bucket
+ * with the low bits when P is a multiple of the bucket count) */
+static unsigned bucket_of(int gid)
+{
+  return ((uint32_t)gid * 2654435769u) >> (32 - BPC__MAILBOX_BITS);
+}
 
 bpc__msg_t *bpc__msg_new(void) { return bpc__calloc(1, sizeof(bpc__msg_t)); }
 
@@ -101,36 +108,89 @@ static int poll_tp(bpc__exch_t *ex, int block, int *events)
   return rc;
 }
 
+static unsigned dest_hash(int src, int dst, int seq)
+{
+  uint64_t h = (uint32_t)src * 0x9E3779B97F4A7C15ull;
+  h ^= (uint32_t)dst + 0x7F4A7C15ull + (h << 6) + (h >> 2);
+  h *= 0xBF58476D1CE4E5B9ull;
+  h ^= (uint32_t)seq + (h >> 29);
+  h *= 0x94D049BB133111EBull;
+  return (unsigned)(h >> 32);
+}
+
+/* Put d in the first free slot of its chain (the table has room). */
+static void dest_put(bpc__exch_t *ex, const bpc__dest_t *d)
+{
+  const unsigned mask = (unsigned)ex->capdests - 1u;
+  unsigned i = dest_hash(d->src_gid, d->dst_gid, d->seq) & mask;
+  while (ex->dests[i].used)
+    i = (i + 1) & mask;
+  ex->dests[i] = *d;
+  ex->ndests++;
+}
+
 int bpc__exch_recv_into(bpc__exch_t *ex, int dst_gid, int src_gid, int seq, void *buf,
                         size_t cap)
 {
   if (buf == NULL && cap > 0)
     return record_err(ex, bpc__err(ex->ctx, BPC_ENULL, "receive destination of %zu bytes for "
                                                        "gid %d is NULL", cap, dst_gid));
-  if (ex->ndests == ex->capdests) {
-    int ncap = ex->capdests ? 2 * ex->capdests : 16;
-    bpc__dest_t *nd = realloc(ex->dests, sizeof *nd * (size_t)ncap);
+  if (2 * (ex->ndests + 1) > ex->capdests) { /* at most half full: short probes */
+    const int ncap = ex->capdests ? 2 * ex->capdests : 64;
+    bpc__dest_t *nd = bpc__calloc((size_t)ncap, sizeof *nd);
     if (nd == NULL)
       return record_err(ex, bpc__err(ex->ctx, BPC_ENOMEM, "receive destinations: out of memory"));
+    bpc__dest_t *od = ex->dests;
+    const int ocap = ex->capdests;
     ex->dests = nd;
     ex->capdests = ncap;
+    ex->ndests = 0;
+    /* in slot order from each chain's start: posts of one key keep their
+     * order (they sit in one chain, earlier ones first) */
+    int start = 0;
+    while (start < ocap && od[start].used)
+      start++; /* an empty slot: no chain wraps past it */
+    for (int k = 0; k < ocap; k++) {
+      const bpc__dest_t *d = &od[(start + k) % (ocap > 0 ? ocap : 1)];
+      if (d->used)
+        dest_put(ex, d);
+    }
+    free(od);
   }
-  ex->dests[ex->ndests++] = (bpc__dest_t){src_gid, dst_gid, seq, buf, cap};
+  const bpc__dest_t d = {src_gid, dst_gid, seq, 1, buf, cap};
+  dest_put(ex, &d);
   return BPC_OK;
 }
 
 void *bpc__exch_dest(bpc__exch_t *ex, int src_gid, int dst_gid, int seq, size_t bytes)
 {
-  for (int i = 0; i < ex->ndests; i++) {
+  if (ex->ndests == 0)
+    return NULL;
+  const unsigned mask = (unsigned)ex->capdests - 1u;
+  unsigned i = dest_hash(src_gid, dst_gid, seq) & mask;
+  for (; ex->dests[i].used; i = (i + 1) & mask) {
     const bpc__dest_t *d = &ex->dests[i];
-    if (d->src_gid != src_gid || d->dst_gid != dst_gid || d->seq != seq)
-      continue;
-    void *buf = bytes <= d->cap ? d->buf : NULL;
-    memmove(&ex->dests[i], &ex->dests[i + 1], sizeof *d * (size_t)(ex->ndests - i - 1));
-    ex->ndests--;
-    return buf;
+    if (d->src_gid == src_gid && d->dst_gid == dst_gid && d->seq == seq)
+      break;
   }
-  return NULL;
+  if (!ex->dests[i].used)
+    return NULL;
+  void *buf = bytes <= ex->dests[i].cap ? ex->dests[i].buf : NULL;
+  /* delete by moving later entries of the chain back (no tombstones): an
+   * entry moves into the hole when its home slot does not lie in the
+   * cyclic range (hole, its slot] */
+  unsigned hole = i;
+  for (unsigned j = (i + 1) & mask; ex->dests[j].used; j = (j + 1) & mask) {
+    const bpc__dest_t *e = &ex->dests[j];
+    const unsigned home = dest_hash(e->src_gid, e->dst_gid, e->seq) & mask;
+    if (((j - home) & mask) >= ((j - hole) & mask)) {
+      ex->dests[hole] = *e;
+      hole = j;
+    }
+  }
+  ex->dests[hole].used = 0;
+  ex->ndests--;
+  return buf;
 }
 
 /* Deliver a message to a block of this process: no MPI; the payload is

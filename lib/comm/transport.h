@@ -17,7 +17,8 @@
 #include "comm/comm.h"
 #include "comm/tags.h"
 
-#define BPC__MAILBOX_BUCKETS 256
+#define BPC__MAILBOX_BITS 8
+#define BPC__MAILBOX_BUCKETS (1 << BPC__MAILBOX_BITS)
 
 #define BPC__SEND_REQS 8
 
@@ -107,7 +108,10 @@ struct bpc__exch {
   int tabcap;
   int nfull; /* stages holding messages */
 
-  /* caller buffers posted with bpc__exch_recv_into, in posting order */
+  /* caller buffers posted with bpc__exch_recv_into: a hash table on
+   * (src, dst, seq) with linear probing, capdests slots (a power of two,
+   * at most half full), ndests in use; posts of one key are found in
+   * posting order */
   struct bpc__dest *dests;
   int ndests, capdests;
 
@@ -146,6 +150,7 @@ typedef struct bpc__shared {
 
 typedef struct bpc__dest {
   int src_gid, dst_gid, seq;
+  int used;
   void *buf;
   size_t cap;
 } bpc__dest_t;

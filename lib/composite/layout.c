@@ -223,6 +223,33 @@ void bpc__cp_unpack(bpc__cp_call_t *c, bpc_composite_piece_t *pieces)
 
 /* The gather's rank map: the real blocks where the assignment puts them,
  * and one virtual block, gid nblocks, on the gather rank. */
+/* The number of non-empty pieces the gather rank receives (per plane). */
+static int gather_pieces(const bpc__cp_call_t *c)
+{
+  int n = 0;
+  for (int g = 0; g < c->nblocks; g++) {
+    bpc_swap_piece_t pc;
+    bpc_swap_piece_of(&c->sinfo, c->count, c->pos_of[g], &pc);
+    n += pc.count > 0;
+  }
+  return n;
+}
+
+/* The gid of a gathered message and its piece (*pc); a sender that has no
+ * non-empty piece is a malformed message (*rc). */
+static int gather_piece(const bpc__cp_call_t *c, const bpc__msg_t *m, bpc_swap_piece_t *pc,
+                        int *rc)
+{
+  const int g = m->src_gid;
+  memset(pc, 0, sizeof *pc);
+  if (g >= 0 && g < c->nblocks)
+    bpc_swap_piece_of(&c->sinfo, c->count, c->pos_of[g], pc);
+  if (pc->count == 0)
+    *rc = bpc__err(c->ctx, BPC_ETRUNC, "composite: a gathered piece from gid %d, which has none",
+                   g);
+  return g;
+}
+
 static int gather_rank_of(const void *arg, int gid)
 {
   const bpc__cp_call_t *c = arg;
@@ -289,13 +316,14 @@ static int gather_sparse(bpc__cp_call_t *c)
   cp->bytes_dense = bd; /* the counters are the swap's */
   cp->bytes_sent = bs;
   cp->pieces_encoded = pe;
-  for (int g = 0; g < c->nblocks && c->rank == root && rc == BPC_OK; g++) {
+  /* the pieces in the order they arrive (a wait per gid in gid order would
+   * walk past the ones that came earlier: quadratic in the block count) */
+  const int npieces = c->rank == root ? gather_pieces(c) : 0;
+  for (int k = 0; k < npieces && rc == BPC_OK; k++) {
     bpc_swap_piece_t pc;
     bpc__msg_t *m = NULL;
-    bpc_swap_piece_of(&c->sinfo, c->count, c->pos_of[g], &pc);
-    if (pc.count == 0)
-      continue;
-    int rc2 = bpc__exch_wait(ex, vgid, g, 0, &m);
+    int rc2 = bpc__exch_wait(ex, vgid, -1, 0, &m);
+    const int g = rc2 == BPC_OK ? gather_piece(c, m, &pc, &rc2) : -1;
     if (rc2 == BPC_OK && bpc__cp_check(m->data, m->bytes, pc.count, cp) != 0)
       rc2 = bpc__err(ctx, BPC_ETRUNC, "composite: block %d's gathered piece (%zu bytes) is "
                                       "malformed", g, m->bytes);
@@ -363,22 +391,25 @@ int bpc__cp_gather(bpc__cp_call_t *c)
                                  c->sp[i].count * esq[q], 0);
         rc = rc2;
       }
-  for (int q = 0; q < nplanes && c->rank == root && rc == BPC_OK; q++)
-    for (int g = 0; g < c->nblocks && rc == BPC_OK; g++) {
-      bpc_swap_piece_t pc;
-      bpc__msg_t *m = NULL;
-      bpc_swap_piece_of(&c->sinfo, c->count, c->pos_of[g], &pc);
-      if (pc.count == 0)
-        continue;
-      int rc2 = bpc__exch_wait(ex, vgid, g, q, &m);
-      if (rc2 == BPC_OK && m->bytes != pc.count * esq[q])
-        rc2 = bpc__err(ctx, BPC_ETRUNC, "composite: block %d's gathered piece has %zu bytes, "
-                                        "expected %zu", g, m->bytes, pc.count * esq[q]);
-      else if (rc2 == BPC_OK && dst[q] != NULL && m->data != dst[q] + pc.offset * esq[q])
-        memcpy(dst[q] + pc.offset * esq[q], m->data, m->bytes); /* arrived before its place was posted */
-      bpc__msg_release(ex, m);
-      rc = rc2;
-    }
+  /* the pieces of both planes in the order they arrive (see gather_sparse) */
+  const int npieces = c->rank == root ? nplanes * gather_pieces(c) : 0;
+  for (int k = 0; k < npieces && rc == BPC_OK; k++) {
+    bpc_swap_piece_t pc;
+    bpc__msg_t *m = NULL;
+    int rc2 = bpc__exch_wait(ex, vgid, -1, -1, &m);
+    const int g = rc2 == BPC_OK ? gather_piece(c, m, &pc, &rc2) : -1;
+    const int q = rc2 == BPC_OK ? m->seq : 0;
+    if (rc2 == BPC_OK && (q < 0 || q >= nplanes))
+      rc2 = bpc__err(ctx, BPC_ETRUNC, "composite: block %d's gathered piece is of plane %d",
+                     g, q);
+    if (rc2 == BPC_OK && m->bytes != pc.count * esq[q])
+      rc2 = bpc__err(ctx, BPC_ETRUNC, "composite: block %d's gathered piece has %zu bytes, "
+                                      "expected %zu", g, m->bytes, pc.count * esq[q]);
+    else if (rc2 == BPC_OK && dst[q] != NULL && m->data != dst[q] + pc.offset * esq[q])
+      memcpy(dst[q] + pc.offset * esq[q], m->data, m->bytes); /* arrived before its place was posted */
+    bpc__msg_release(ex, m);
+    rc = rc2;
+  }
   rc = bpc__exch_end(ctx, &ex, rc);
   if (rc == BPC_OK && c->rank == root && c->hasdepth && !c->planar) {
     const size_t ps = 5 * sizeof(float);

@@ -455,6 +455,73 @@ END_TEST
 START_TEST(test_recv_into_bundled) { recv_into(1); }
 END_TEST
 
+/* Many destinations (the gather rank of bpc_composite posts one per block):
+ * 3000 envelopes from the ring neighbour (seqs 0..2999, every 7th posted
+ * twice, two messages sent for it) and as many from the local second
+ * block, posted in two halves (the table grows while half of it has
+ * already been used; every rank posts before any sends), sent in a
+ * shuffled order and waited for in another:
+ * every message lands in its own destination, the two of one envelope in
+ * posting order. */
+START_TEST(test_recv_into_many)
+{
+  const int n = 2 * t_size, N = 3000;
+  bpc_assign_t *a = NULL;
+  ck_assert_int_eq(bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a), BPC_OK);
+  const int *gids = NULL;
+  int nl = 0;
+  bpc_assign_local(a, &gids, &nl);
+  const int me = gids[0], mine2 = gids[1];
+  const int dst = (me + 2) % n, src = (me + n - 2) % n;
+  long long (*in)[2][2] = calloc((size_t)N, sizeof *in); /* [seq][source][post] */
+  long long *out = malloc(sizeof(long long) * 2 * (size_t)N);
+  bpc__exch_t *ex = NULL;
+  T_CHECK(bpc__exch_open(ctx, NULL, bpc__assign_rank_cb, a, &ex) == BPC_OK, "open");
+  int bad = 0;
+  for (int half = 0; half < 2 && ex != NULL; half++) {
+    const int k0 = half * N / 2, k1 = (half + 1) * N / 2;
+    for (int k = k0; k < k1; k++)
+      for (int s = 0; s < 2; s++)
+        for (int d = 0; d < 1 + (k % 7 == 0); d++)
+          bad += bpc__exch_recv_into(ex, me, s ? mine2 : src, k, &in[k][s][d], sizeof(long long)) !=
+                 BPC_OK;
+    /* every rank has posted before any sends (a message that comes first
+     * lands in a pool buffer) */
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* each seq's value: who sent it, which seq, and which of its two */
+    for (int j = k0; j < k1; j++) {
+      const int k = k0 + (int)(((long long)(j - k0) * 1237 + 11) % (k1 - k0)); /* 1237: prime to 1500 */
+      for (int d = 0; d < 1 + (k % 7 == 0); d++) {
+        out[2 * k + d] = 1000000LL * (t_rank + 1) + 10 * k + d;
+        bad += bpc__exch_send(ex, me, dst, k, &out[2 * k + d], sizeof(long long), 0) != BPC_OK;
+        bad += bpc__exch_send(ex, mine2, me, k, &out[2 * k + d], sizeof(long long), 0) != BPC_OK;
+      }
+    }
+    for (int j = k1 - 1; j >= k0; j--) /* waited for backwards */
+      for (int s = 0; s < 2; s++)
+        for (int d = 0; d < 1 + (j % 7 == 0); d++) {
+          bpc__msg_t *m = NULL;
+          const int from = s ? t_rank : (t_rank + t_size - 1) % t_size;
+          const long long want = 1000000LL * (from + 1) + 10 * j + d;
+          int wrc = bpc__exch_wait(ex, me, s ? mine2 : src, j, &m);
+          if (wrc != BPC_OK || m == NULL || m->data != &in[j][s][d] || in[j][s][d] != want) {
+            if (bad++ < 3)
+              fprintf(stderr, "[rank %d] seq %d source %d post %d: rc %d, at %p (its own %p), "
+                      "value %lld, want %lld\n", t_rank, j, s, d, wrc, m ? m->data : NULL,
+                      (void *)&in[j][s][d], in[j][s][d], want);
+          }
+          bpc__msg_release(ex, m);
+        }
+  }
+  T_CHECK(bad == 0, "%d wrong destination(s) or value(s)", bad);
+  T_CHECK(bpc__exch_close(&ex) == BPC_OK, "close: %s", bpc_last_error(ctx));
+  free(in);
+  free(out);
+  bpc_assign_destroy(&a);
+  T_SYNC();
+}
+END_TEST
+
 /* Messages of test_send_parts: the pattern's bytes (comm_pattern.h) for
  * (sending rank, message id), of any size. */
 static void parts_fill(unsigned char *b, size_t n, int sender, int id)
@@ -605,6 +672,7 @@ static Suite *comm_suite(void)
   tcase_add_test(tc, test_send_parts);
   tcase_add_test(tc, test_recv_into);
   tcase_add_test(tc, test_recv_into_bundled);
+  tcase_add_test(tc, test_recv_into_many);
   tcase_add_test(tc, test_same_envelope_fifo_bundled);
   tcase_add_test(tc, test_bundled);
   suite_add_tcase(s, tc);
