@@ -522,6 +522,44 @@ static int round_src(const bpc__scan_sched_t *sched, int P, int nr, int r, int p
   return *k == BPC__SCAN_NONE ? -1 : src;
 }
 
+/* The positions that may receive from position s in round r (the shift
+ * round nr: s + 1), as up to two ascending, disjoint ranges [c[0], c[1])
+ * and [c[2], c[3]) within [0, P): a superset, the caller keeps those whose
+ * round_src is s. */
+static void round_dests(const bpc__scan_sched_t *sched, int P, int nr, int r, int s, int c[4])
+{
+  if (r == nr) {
+    c[0] = s + 1;
+    c[1] = s + 2;
+    c[2] = c[3] = 0;
+  } else if (sched->recvs != NULL) {
+    sched->recvs(P, r, s, c);
+  } else {
+    c[0] = 0;
+    c[1] = P;
+    c[2] = c[3] = 0;
+  }
+  for (int h = 0; h < 4; h++)
+    c[h] = c[h] < 0 ? 0 : c[h] > P ? P : c[h];
+  if (c[2] >= c[3]) {
+    c[2] = c[3] = 0;
+  } else if (c[0] >= c[1]) {
+    c[0] = c[2];
+    c[1] = c[3];
+    c[2] = c[3] = 0;
+  } else if (c[2] <= c[1] && c[3] >= c[0]) { /* overlapping or touching: one */
+    c[0] = c[0] < c[2] ? c[0] : c[2];
+    c[1] = c[1] > c[3] ? c[1] : c[3];
+    c[2] = c[3] = 0;
+  } else if (c[2] < c[0]) { /* ascending */
+    int t0 = c[0], t1 = c[1];
+    c[0] = c[2];
+    c[1] = c[3];
+    c[2] = t0;
+    c[3] = t1;
+  }
+}
+
 /* Block l's step of the round with the value got[l] (kinds[l]). */
 static void apply_step(scan_state_t *S, int l)
 {
@@ -591,13 +629,18 @@ static int run_lockstep(scan_state_t *S, const bpc__scan_sched_t *sched)
     if (r == nr && S->shortcut)
       for (int l = 0; l < n; l++)
         keep_incl(S, l);
-    /* sends: every position q whose source is one of ours */
-    for (int q = 0; q < P && rc == BPC_OK; q++) {
-      bpc__scan_step_t k;
-      int src = round_src(sched, P, nr, r, q, &k);
-      int li = src >= 0 ? bpc__assign_local_index(C->assign, C->order[src]) : -1;
-      if (li >= 0)
-        rc = send_val(S, C->order[src], C->order[q], r, &S->tot[li]);
+    /* sends: every position q whose source is one of ours, found from
+     * our own positions (round_dests) */
+    for (int l = 0; l < n && rc == BPC_OK; l++) {
+      const int s = C->pos_of[gids[l]];
+      int c[4];
+      round_dests(sched, P, nr, r, s, c);
+      for (int h = 0; h < 4; h += 2)
+        for (int q = c[h]; q < c[h + 1] && rc == BPC_OK; q++) {
+          bpc__scan_step_t k;
+          if (round_src(sched, P, nr, r, q, &k) == s)
+            rc = send_val(S, gids[l], C->order[q], r, &S->tot[l]);
+        }
     }
     /* receives */
     int busy = 0;
@@ -938,6 +981,7 @@ static int run_flow(scan_state_t *S, const bpc__scan_sched_t *sched)
   scan_flow_t F;
   memset(&F, 0, sizeof F);
   const int n = C->assign->nlocal, P = C->nblocks;
+  const int *gids = C->assign->local;
   const size_t nn = (size_t)(n > 0 ? n : 1);
   F.sched = sched;
   F.n = n;
@@ -966,21 +1010,30 @@ static int run_flow(scan_state_t *S, const bpc__scan_sched_t *sched)
         break;
       memcpy(F.dcur, F.dbeg, sizeof(int) * (size_t)n);
     }
-    for (int r = 0; r < F.total_rounds; r++)
-      for (int q = 0; q < P; q++) {
-        bpc__scan_step_t k;
-        const int src = round_src(sched, P, F.nr, r, q, &k);
-        const int li = src >= 0 ? bpc__assign_local_index(C->assign, C->order[src]) : -1;
-        if (li < 0)
-          continue;
-        if (pass == 0) {
-          F.dbeg[li + 1]++;
-        } else {
-          F.dround[F.dcur[li]] = r;
-          F.dlocal[F.dcur[li]] = bpc__assign_local_index(C->assign, C->order[q]);
-          F.ddst[F.dcur[li]++] = q;
-        }
+    for (int li = 0; li < n; li++) {
+      const int s = C->pos_of[gids[li]];
+      int sr[2] = {0, F.nr};
+      if (sched->sends != NULL)
+        sched->sends(P, s, sr);
+      for (int r = sr[0] > 0 ? sr[0] : 0; r < F.total_rounds;
+           r = r + 1 < sr[1] || r >= F.nr ? r + 1 : F.nr) { /* then the shift round, if any */
+        int c[4];
+        round_dests(sched, P, F.nr, r, s, c);
+        for (int h = 0; h < 4; h += 2)
+          for (int q = c[h]; q < c[h + 1]; q++) {
+            bpc__scan_step_t k;
+            if (round_src(sched, P, F.nr, r, q, &k) != s)
+              continue;
+            if (pass == 0) {
+              F.dbeg[li + 1]++;
+            } else {
+              F.dround[F.dcur[li]] = r;
+              F.dlocal[F.dcur[li]] = bpc__assign_local_index(C->assign, C->order[q]);
+              F.ddst[F.dcur[li]++] = q;
+            }
+          }
       }
+    }
   }
   if (F.dbeg == NULL ||
       (rc == BPC_OK && (F.dround == NULL || F.ddst == NULL || F.dlocal == NULL)))

@@ -64,8 +64,27 @@ static int bl_step(int P, int r, int p, bpc__scan_step_t *kind)
   return a;
 }
 
+/* The pair's two positions (up-sweep: only its upper one receives; the
+ * clearing round sends nothing). */
+static void bl_recvs(int P, int r, int s, int c[4])
+{
+  const int K = bpc__scan_log2up(P);
+  c[0] = c[1] = c[2] = c[3] = 0;
+  if (r == K)
+    return;
+  const int d = r < K ? r : K - 1 - (r - K - 1);
+  const int k = s & ~((2 << d) - 1);
+  const int a = k + (1 << d) - 1, b = k + (2 << d) - 1 < P - 1 ? k + (2 << d) - 1 : P - 1;
+  c[0] = b;
+  c[1] = b + 1;
+  if (r > K) {
+    c[2] = a;
+    c[3] = a + 1;
+  }
+}
+
 int bpc__scan_blelloch(void *call)
 {
-  static const bpc__scan_sched_t S = {bl_nrounds, bl_step, 1, NULL};
+  static const bpc__scan_sched_t S = {bl_nrounds, bl_step, bl_recvs, NULL, 1, NULL};
   return bpc__scan_run((bpc__scan_call_t *)call, &S);
 }

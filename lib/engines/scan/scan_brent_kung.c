@@ -45,8 +45,24 @@ static int bk_step(int P, int r, int p, bpc__scan_step_t *kind)
   return -1;
 }
 
+static void bk_recvs(int P, int r, int s, int c[4])
+{
+  const int K = bpc__scan_log2up(P);
+  c[2] = c[3] = 0;
+  if (r < K) { /* up-sweep: the group's last position, or the last of all */
+    const int k = s & ~((2 << r) - 1);
+    c[0] = k + (2 << r) - 1;
+    c[1] = c[0] + 1;
+    c[2] = P - 1;
+    c[3] = P;
+    return;
+  }
+  c[0] = s + (1 << (K - 2 - (r - K))); /* down-sweep */
+  c[1] = c[0] + 1;
+}
+
 int bpc__scan_brent_kung(void *call)
 {
-  static const bpc__scan_sched_t S = {bk_nrounds, bk_step, 0, NULL};
+  static const bpc__scan_sched_t S = {bk_nrounds, bk_step, bk_recvs, NULL, 0, NULL};
   return bpc__scan_run((bpc__scan_call_t *)call, &S);
 }

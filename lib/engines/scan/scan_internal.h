@@ -39,7 +39,14 @@ typedef enum bpc__scan_step {
  * A global-stage schedule over P positions: nrounds(P) rounds; in round r
  * position p receives at most one value, from position step(P, r, p,
  * &kind) (-1: none), and every sender sends its value as it was before the
- * round. `exclusive_out`: after the rounds every position holds its
+ * round. recvs(P, r, s, c) names the positions that may receive from
+ * position s in round r, as two ranges [c[0], c[1]) and [c[2], c[3])
+ * (a superset: the runner keeps those whose step is s), so a process
+ * finds its sends from its own positions, not by a pass over all P
+ * (which made the serial row quadratic in the block count); NULL: every
+ * position is a candidate. sends(P, s, r) (NULL: every round) says the
+ * rounds in which s may send: [r[0], r[1]) (the serial chain's position s
+ * sends in round s only). `exclusive_out`: after the rounds every position holds its
  * exclusive prefix (Blelloch); else its inclusive prefix, and the runner
  * adds one shift round (p receives p - 1's value).
  * A row without rounds (nrounds NULL: "mpi") gives `stage` instead, which
@@ -49,6 +56,8 @@ struct bpc__scan_call;
 typedef struct bpc__scan_sched {
   int (*nrounds)(int P);
   int (*step)(int P, int r, int p, bpc__scan_step_t *kind);
+  void (*recvs)(int P, int r, int s, int c[4]);
+  void (*sends)(int P, int s, int r[2]);
   int exclusive_out;
   /* tot[l]: local block l's total (absent for an empty block); leave its
    * exclusive prefix there and, when incl is not NULL, its inclusive prefix

@@ -31,8 +31,16 @@ static int ks_step(int P, int r, int p, bpc__scan_step_t *kind)
   return -1;
 }
 
+static void ks_recvs(int P, int r, int s, int c[4])
+{
+  (void)P;
+  c[0] = s + (1 << r);
+  c[1] = c[0] + 1;
+  c[2] = c[3] = 0;
+}
+
 int bpc__scan_kogge_stone(void *call)
 {
-  static const bpc__scan_sched_t S = {ks_nrounds, ks_step, 0, NULL};
+  static const bpc__scan_sched_t S = {ks_nrounds, ks_step, ks_recvs, NULL, 0, NULL};
   return bpc__scan_run((bpc__scan_call_t *)call, &S);
 }

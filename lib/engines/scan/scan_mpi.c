@@ -207,6 +207,6 @@ int bpc__scan_mpi_join(bpc__scan_call_t *C) { return mpi_stage(C, NULL, NULL); }
 
 int bpc__scan_mpi(void *call)
 {
-  static const bpc__scan_sched_t S = {NULL, NULL, 0, mpi_stage};
+  static const bpc__scan_sched_t S = {NULL, NULL, NULL, NULL, 0, mpi_stage};
   return bpc__scan_run((bpc__scan_call_t *)call, &S);
 }

@@ -28,8 +28,25 @@ static int serial_step(int P, int r, int p, bpc__scan_step_t *kind)
   return -1;
 }
 
+static void serial_recvs(int P, int r, int s, int c[4])
+{
+  (void)P;
+  (void)r;
+  c[0] = s + 1;
+  c[1] = s + 2;
+  c[2] = c[3] = 0;
+}
+
+static void serial_sends(int P, int s, int r[2])
+{
+  (void)P;
+  r[0] = s;
+  r[1] = s + 1;
+}
+
 int bpc__scan_serial(void *call)
 {
-  static const bpc__scan_sched_t S = {serial_nrounds, serial_step, 0, NULL};
+  static const bpc__scan_sched_t S = {serial_nrounds, serial_step, serial_recvs, serial_sends,
+                                      0, NULL};
   return bpc__scan_run((bpc__scan_call_t *)call, &S);
 }

@@ -31,8 +31,19 @@ static int sk_step(int P, int r, int p, bpc__scan_step_t *kind)
   return -1;
 }
 
+/* The last position of a group's lower half sends to the whole upper half. */
+static void sk_recvs(int P, int r, int s, int c[4])
+{
+  const long long base = ((long long)s >> (r + 1)) << (r + 1);
+  c[0] = c[1] = c[2] = c[3] = 0;
+  if (s == base + (1LL << r) - 1) {
+    c[0] = s + 1;
+    c[1] = (int)(base + (2LL << r) < P ? base + (2LL << r) : P);
+  }
+}
+
 int bpc__scan_sklansky(void *call)
 {
-  static const bpc__scan_sched_t S = {sk_nrounds, sk_step, 0, NULL};
+  static const bpc__scan_sched_t S = {sk_nrounds, sk_step, sk_recvs, NULL, 0, NULL};
   return bpc__scan_run((bpc__scan_call_t *)call, &S);
 }
