@@ -383,6 +383,23 @@ END_TEST
 START_TEST(test_same_envelope_fifo_bundled) { same_envelope_fifo(1); }
 END_TEST
 
+/* Two blocks a rank (contiguous): this rank's two gids, the next rank's
+ * first block (dst) and the previous rank's (src). */
+static bpc_assign_t *two_a_rank(int *me, int *mine2, int *dst, int *src)
+{
+  const int n = 2 * t_size;
+  bpc_assign_t *a = NULL;
+  ck_assert_int_eq(bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a), BPC_OK);
+  const int *gids = NULL;
+  int nl = 0;
+  bpc_assign_local(a, &gids, &nl);
+  *me = gids[0];
+  *mine2 = gids[1];
+  *dst = (*me + 2) % n;
+  *src = (*me + n - 2) % n;
+  return a;
+}
+
 /* Messages land in the receiver's own buffers (bpc__exch_recv_into):
  * large (payload message), inline and empty ones (with bundling: in a
  * bundle), from the ring neighbour and from a local block; a destination
@@ -390,14 +407,8 @@ END_TEST
  * envelope go in order. */
 static void recv_into(int bundle)
 {
-  int n = 2 * t_size;
-  bpc_assign_t *a = NULL;
-  ck_assert_int_eq(bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a), BPC_OK);
-  const int *gids = NULL;
-  int nl = 0;
-  bpc_assign_local(a, &gids, &nl);
-  const int me = gids[0], mine2 = gids[1];
-  const int dst = (me + 2) % n, src = (me + n - 2) % n; /* the next rank's first block */
+  int me, mine2, dst, src;
+  bpc_assign_t *a = two_a_rank(&me, &mine2, &dst, &src);
   size_t sizes[4] = {300000, 100, 0, 70000};
   unsigned char *out[4], *in[4];
   bpc__exch_t *ex = NULL;
@@ -465,14 +476,9 @@ END_TEST
  * posting order. */
 START_TEST(test_recv_into_many)
 {
-  const int n = 2 * t_size, N = 3000;
-  bpc_assign_t *a = NULL;
-  ck_assert_int_eq(bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a), BPC_OK);
-  const int *gids = NULL;
-  int nl = 0;
-  bpc_assign_local(a, &gids, &nl);
-  const int me = gids[0], mine2 = gids[1];
-  const int dst = (me + 2) % n, src = (me + n - 2) % n;
+  const int N = 3000;
+  int me, mine2, dst, src;
+  bpc_assign_t *a = two_a_rank(&me, &mine2, &dst, &src);
   long long (*in)[2][2] = calloc((size_t)N, sizeof *in); /* [seq][source][post] */
   long long *out = malloc(sizeof(long long) * 2 * (size_t)N);
   bpc__exch_t *ex = NULL;
