@@ -33,6 +33,7 @@
  */
 #include "engines/scan/scan_internal.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,15 +135,16 @@ static int mpi_stage(bpc__scan_call_t *C, bpc__scan_val_t *tot, bpc__scan_val_t 
   const int have = tot != NULL && ord != NULL && u != NULL && A.a != NULL && A.b != NULL;
   if (!have) /* recorded before the scan: mpi_combine makes no call here */
     bpc__scan_fail(C, BPC_ENOMEM);
+  /* the row runs only where a rank's positions are one run (scan_check):
+   * each block's place is its position less the first (linear, whatever
+   * the order within the run) */
+  int first = INT_MAX;
+  for (int l = 0; have && l < n; l++) {
+    const int q = C->pos_of[C->assign->local[l]];
+    first = q < first ? q : first;
+  }
   for (int l = 0; have && l < n; l++)
-    ord[l] = l;
-  for (int i = 1; have && i < n; i++) /* insertion sort by position (n is small) */
-    for (int j = i; j > 0 && C->pos_of[C->assign->local[ord[j - 1]]] >
-                                 C->pos_of[C->assign->local[ord[j]]]; j--) {
-      int t = ord[j];
-      ord[j] = ord[j - 1];
-      ord[j - 1] = t;
-    }
+    ord[C->pos_of[C->assign->local[l]] - first] = l;
   /* (a) running prefixes of this rank's totals: u[j] = t_0 op ... op t_j */
   for (int j = 0; have && j < n; j++) {
     const bpc__scan_val_t none = {NULL, 0, 0};
