@@ -221,8 +221,6 @@ void bpc__cp_unpack(bpc__cp_call_t *c, bpc_composite_piece_t *pieces)
   }
 }
 
-/* The gather's rank map: the real blocks where the assignment puts them,
- * and one virtual block, gid nblocks, on the gather rank. */
 /* The number of non-empty pieces the gather rank receives (per plane). */
 static int gather_pieces(const bpc__cp_call_t *c)
 {
@@ -250,6 +248,8 @@ static int gather_piece(const bpc__cp_call_t *c, const bpc__msg_t *m, bpc_swap_p
   return g;
 }
 
+/* The gather's rank map: the real blocks where the assignment puts them,
+ * and one virtual block, gid nblocks, on the gather rank. */
 static int gather_rank_of(const void *arg, int gid)
 {
   const bpc__cp_call_t *c = arg;

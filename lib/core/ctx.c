@@ -120,7 +120,7 @@ int bpc_init(MPI_Comm comm, const bpc_options_t *opts, bpc_ctx_t **out)
   MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
   int rc = out == NULL ? BPC_ENULL : ctx_alloc(opts, &ctx), low = BPC_OK;
   if (MPI_Allreduce(&rc, &low, 1, MPI_INT, MPI_MIN, dup) != MPI_SUCCESS)
-    rc = BPC_EMPI;
+    rc = rc != BPC_OK ? rc : BPC_EMPI;
   else if (rc == BPC_OK)
     rc = low; /* another rank's */
   if (rc != BPC_OK) {

@@ -124,6 +124,23 @@ int bpc__nb_wave_test(bpc__nb_wave_t *w, int *rc)
 
 int bpc__nb_wave_failed(const bpc__nb_wave_t *w) { return w->decided && w->failed; }
 
+/* The call's first error: e when err is still BPC_OK, with its message
+ * kept (later rounds may record others over it) and whether it only follows
+ * a peer's failure (from_comm: it came from the object's communication). */
+typedef struct first_err {
+  int err, follow;
+  char msg[BPC__ERRMSG_LEN];
+} first_err_t;
+
+static void keep_first(bpc_neighbor_t *nb, first_err_t *f, int e, int from_comm)
+{
+  if (f->err != BPC_OK || e == BPC_OK)
+    return;
+  f->err = e;
+  f->follow = from_comm && bpc__nb_is_followon(nb, e);
+  memcpy(f->msg, nb->ctx->errmsg, sizeof f->msg);
+}
+
 static int neighbor_iterate_entry(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn,
                                   void *user, long long *rounds)
 {
@@ -143,32 +160,33 @@ static int neighbor_iterate_entry(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_
   if (rc != BPC_OK)
     goto cleanup;
 
-  int err = BPC_OK, idle_rounds = 0;
+  first_err_t F; /* F.err: the call's first error */
+  memset(&F, 0, sizeof F);
+  int idle_rounds = 0;
   for (;;) {
     long long busy = 0, s0, r0 = nb->items_recv;
 #pragma omp atomic read
     s0 = nb->items_sent;
-    if (err == BPC_OK && nb->nlocal > 0) {
-      err = bpc__nb_callbacks(nb, blocks, fn, user);
-      for (int i = 0; i < nb->nlocal && err == BPC_OK; i++)
+    if (F.err == BPC_OK && nb->nlocal > 0) {
+      keep_first(nb, &F, bpc__nb_callbacks(nb, blocks, fn, user), 0);
+      for (int i = 0; i < nb->nlocal && F.err == BPC_OK; i++)
         busy += nb->cb_more[i] != 0;
     }
-    w.busy = err == BPC_OK ? busy : 0;
-    w.err = err != BPC_OK;
+    w.busy = F.err == BPC_OK ? busy : 0;
+    w.err = F.err != BPC_OK;
     bpc__stats_set_round(ctx, r < INT_MAX ? (int)r : INT_MAX);
-    int crc = bpc__nb_round_comm(nb, &w);
+    keep_first(nb, &F, bpc__nb_round_comm(nb, &w), 1);
     r++;
-    if (crc != BPC_OK && err == BPC_OK)
-      err = crc;
-    if (err == BPC_OK && nb->max_rounds > 0 && r >= nb->max_rounds)
-      err = bpc__err(ctx, BPC_ERANGE,
-                     "bpc_neighbor_iterate: rank %d reached max_rounds (%lld) before the "
-                     "computation ended",
-                     ctx->rank, nb->max_rounds);
+    if (F.err == BPC_OK && nb->max_rounds > 0 && r >= nb->max_rounds)
+      keep_first(nb, &F,
+                 bpc__err(ctx, BPC_ERANGE,
+                          "bpc_neighbor_iterate: rank %d reached max_rounds (%lld) before the "
+                          "computation ended",
+                          ctx->rank, nb->max_rounds),
+                 0);
     int wrc = BPC_OK;
     if (bpc__nb_wave_test(&w, &wrc)) {
-      if (wrc != BPC_OK && err == BPC_OK)
-        err = wrc;
+      keep_first(nb, &F, wrc, 0);
       break;
     }
     long long s1;
@@ -189,32 +207,31 @@ static int neighbor_iterate_entry(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_
 
   /* The decision is global, taken when a wave completed, and no wave starts
    * after it: nothing is in flight (finish one anyway, should that change) */
-  if (w.req.active) {
-    int xrc = bpc__coll_cancel(ctx, &w.req);
-    if (err == BPC_OK)
-      err = xrc;
-  }
+  if (w.req.active)
+    keep_first(nb, &F, bpc__coll_cancel(ctx, &w.req), 0);
   /* Finish the object's rounds with the drain. */
-  if (err == BPC_OK && !w.failed && nb->nents > 0)
-    err = bpc__err(ctx, BPC_ESTATE,
-                   "bpc_neighbor_iterate: %d item(s) delivered after termination was detected "
-                   "(a callback enqueued without work or input?)",
-                   nb->nents);
+  if (F.err == BPC_OK && !w.failed && nb->nents > 0)
+    keep_first(nb, &F,
+               bpc__err(ctx, BPC_ESTATE,
+                        "bpc_neighbor_iterate: %d item(s) delivered after termination was "
+                        "detected (a callback enqueued without work or input?)",
+                        nb->nents),
+               0);
   bpc__nb_release_incoming(nb);
   long long undelivered = 0;
-  int drc = bpc__nb_drain(nb, &undelivered);
-  if (err == BPC_OK)
-    err = drc;
-  if (err == BPC_OK && !w.failed && undelivered > 0)
-    err = bpc__err(ctx, BPC_ESTATE,
-                   "bpc_neighbor_iterate: %lld item(s) still in flight after termination was "
-                   "detected (a callback enqueued without work or input?)",
-                   undelivered);
-  /* the object's failure is agreed with its own message (the rounds after
-   * it, run until the wave decided, recorded "failed earlier" over it) */
-  if (err != BPC_OK && err == nb->failed)
-    memcpy(ctx->errmsg, nb->failmsg, sizeof ctx->errmsg);
-  rc = bpc__agree_ex(ctx, err, bpc__nb_is_followon(nb, err), NULL, NULL);
+  keep_first(nb, &F, bpc__nb_drain(nb, &undelivered), 1);
+  if (F.err == BPC_OK && !w.failed && undelivered > 0)
+    keep_first(nb, &F,
+               bpc__err(ctx, BPC_ESTATE,
+                        "bpc_neighbor_iterate: %lld item(s) still in flight after termination "
+                        "was detected (a callback enqueued without work or input?)",
+                        undelivered),
+               0);
+  /* agreed with the first error's own message (the rounds after it, run
+   * until the wave decided, may have recorded others over it) */
+  if (F.err != BPC_OK)
+    memcpy(ctx->errmsg, F.msg, sizeof ctx->errmsg);
+  rc = bpc__agree_ex(ctx, F.err, F.follow, NULL, NULL);
 
 cleanup:
   if (rounds != NULL)

@@ -473,18 +473,26 @@ static int neighbor_round_entry(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_ne
   if (rc != BPC_OK)
     return rc; /* the same code on every rank: no round anywhere */
   rc = bpc__nb_callbacks(nb, blocks, fn, user);
-  /* the round runs even after a callback failure, so no peer waits in vain */
-  int crc = bpc__nb_round_comm(nb, NULL);
-  if (rc == BPC_OK)
+  /* the round runs even after a callback failure, so no peer waits in vain
+   * (a peer's failure it takes there must not replace the callback's
+   * message) */
+  char first[BPC__ERRMSG_LEN];
+  if (rc != BPC_OK)
+    memcpy(first, ctx->errmsg, sizeof first);
+  int crc = bpc__nb_round_comm(nb, NULL), follow = 0;
+  if (rc == BPC_OK) {
     rc = crc;
+    follow = bpc__nb_is_followon(nb, crc);
+  } else {
+    memcpy(ctx->errmsg, first, sizeof first);
+  }
   /* with a process below synchrony 1 anywhere (agreed at the entry: the
    * same choice on every rank), agreed while taking messages: a process at
    * synchrony 1 flushes its items by reference before it gets here, and a
    * receiver that left the round early must take them meanwhile. Else the
    * plain agreement (the polling one measured 4-10% slower on small rounds).
    * A failure that only follows a peer's gives way to that peer's message */
-  return bpc__agree_ex(ctx, rc, bpc__nb_is_followon(nb, rc), nb->any_partial ? round_poll : NULL,
-                       nb);
+  return bpc__agree_ex(ctx, rc, follow, nb->any_partial ? round_poll : NULL, nb);
 }
 
 /* Wait for the next k parts by reference from in-process q and drop them. */

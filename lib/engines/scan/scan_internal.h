@@ -41,12 +41,14 @@ typedef enum bpc__scan_step {
  * &kind) (-1: none), and every sender sends its value as it was before the
  * round. recvs(P, r, s, c) names the positions that may receive from
  * position s in round r, as two ranges [c[0], c[1]) and [c[2], c[3])
- * (a superset: the runner keeps those whose step is s), so a process
- * finds its sends from its own positions, not by a pass over all P
- * (which made the serial row quadratic in the block count); NULL: every
- * position is a candidate. sends(P, s, r) (NULL: every round) says the
- * rounds in which s may send: [r[0], r[1]) (the serial chain's position s
- * sends in round s only). `exclusive_out`: after the rounds every position holds its
+ * (a superset: the runner keeps those whose step is s; a true receiver
+ * left out is never sent to: a hang, or BPC_ESTATE for a local one), so a
+ * process finds its sends from its own positions, not by a pass over all
+ * P positions in every round; NULL: every position is a candidate.
+ * sends(P, s, r) (NULL: every round) says the rounds in which s may send:
+ * [r[0], r[1]) (the serial chain's position s sends in round s only).
+ * (Each block still steps through every round: the serial chain costs a
+ * process O(local blocks x P) steps, its P - 1 rounds.) `exclusive_out`: after the rounds every position holds its
  * exclusive prefix (Blelloch); else its inclusive prefix, and the runner
  * adds one shift round (p receives p - 1's value).
  * A row without rounds (nrounds NULL: "mpi") gives `stage` instead, which
