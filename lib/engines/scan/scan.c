@@ -780,7 +780,16 @@ static int flow_drive(scan_state_t *S, int l)
   const int p = C->pos_of[gid];
   int rc = BPC_OK;
   while (rc == BPC_OK) {
-    const int r = F->round[l];
+    int r = F->round[l];
+    if (F->sched->sends != NULL && r < F->nr && !F->sent[l]) {
+      /* past the rounds in which this position does nothing (up to the
+       * shift round, never beyond) */
+      int ar[2] = {0, F->nr};
+      F->sched->sends(F->P, p, ar);
+      const int to = r < ar[0] ? ar[0] : r >= ar[1] ? F->nr : r;
+      if (to != r)
+        F->round[l] = r = to;
+    }
     bpc__msg_t *m = NULL;
     if (r == F->total_rounds) { /* the global stage is done */
       if (S->succ) {

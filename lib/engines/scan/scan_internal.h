@@ -45,10 +45,13 @@ typedef enum bpc__scan_step {
  * left out is never sent to: a hang, or BPC_ESTATE for a local one), so a
  * process finds its sends from its own positions, not by a pass over all
  * P positions in every round; NULL: every position is a candidate.
- * sends(P, s, r) (NULL: every round) says the rounds in which s may send:
- * [r[0], r[1]) (the serial chain's position s sends in round s only).
- * (Each block still steps through every round: the serial chain costs a
- * process O(local blocks x P) steps, its P - 1 rounds.) `exclusive_out`: after the rounds every position holds its
+ * sends(P, s, r) (NULL: every round) says the rounds in which s may send
+ * or receive: [r[0], r[1]) (the serial chain's position s receives in
+ * round s - 1 and sends in round s); the overlapped driver moves a block
+ * straight past the others (to the shift round), so the serial chain
+ * costs a process O(local blocks) steps, not O(local blocks x P); the
+ * lock-step driver (BPC_SCAN_OVERLAP=0) still steps every round.
+ * `exclusive_out`: after the rounds every position holds its
  * exclusive prefix (Blelloch); else its inclusive prefix, and the runner
  * adds one shift round (p receives p - 1's value).
  * A row without rounds (nrounds NULL: "mpi") gives `stage` instead, which

@@ -37,10 +37,11 @@ static void serial_recvs(int P, int r, int s, int c[4])
   c[2] = c[3] = 0;
 }
 
+/* Position s receives in round s - 1 and sends in round s. */
 static void serial_sends(int P, int s, int r[2])
 {
   (void)P;
-  r[0] = s;
+  r[0] = s - 1;
   r[1] = s + 1;
 }
 
