@@ -151,7 +151,7 @@ int bpc__exch_recv_into(bpc__exch_t *ex, int dst_gid, int src_gid, int seq, void
     while (start < ocap && od[start].used)
       start++; /* an empty slot: no chain wraps past it */
     for (int k = 0; k < ocap; k++) {
-      const bpc__dest_t *d = &od[(start + k) % (ocap > 0 ? ocap : 1)];
+      const bpc__dest_t *d = &od[(start + k) % ocap];
       if (d->used)
         dest_put(ex, d);
     }

@@ -253,10 +253,20 @@ int bpc__nb_fail(bpc_neighbor_t *nb, int rc);
 /* BPC_ESTATE with a message saying that nb failed earlier (`who` names
  * the call). */
 int bpc__nb_failed_err(bpc_neighbor_t *nb, const char *who);
-/* rc is the object's failure, and that failure only follows a peer's (its
- * abort): the closing agreement lets the peer's own message win
- * (bpc__agree_ex). */
-int bpc__nb_is_followon(const bpc_neighbor_t *nb, int rc);
+/* A call's first error (round, iterate): its code, its own message (later
+ * rounds may record others over it) and whether it only follows a peer's
+ * failure (an abort taken by the object's communication). */
+typedef struct bpc__nb_first {
+  int err, follow;
+  char msg[BPC__ERRMSG_LEN];
+} bpc__nb_first_t;
+/* Keep e as f's error if it is the first (from_comm: it came from the
+ * object's communication, bpc__nb_round_comm or bpc__nb_drain). */
+void bpc__nb_keep_first(bpc_neighbor_t *nb, bpc__nb_first_t *f, int e, int from_comm);
+/* The closing agreement on f (bpc__agree_ex, poll(nb) while it waits when
+ * not NULL): every rank gets the first failure's code and its own message,
+ * a follow-on giving way to the failure it follows. */
+int bpc__nb_agree_first(bpc_neighbor_t *nb, const bpc__nb_first_t *f, void (*poll)(void *arg));
 /* Give back the retired send buffers whose sends have completed (all of
  * them with force, after a flush). */
 void bpc__nb_reclaim(bpc_neighbor_t *nb, int force);

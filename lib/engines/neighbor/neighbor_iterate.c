@@ -124,23 +124,6 @@ int bpc__nb_wave_test(bpc__nb_wave_t *w, int *rc)
 
 int bpc__nb_wave_failed(const bpc__nb_wave_t *w) { return w->decided && w->failed; }
 
-/* The call's first error: e when err is still BPC_OK, with its message
- * kept (later rounds may record others over it) and whether it only follows
- * a peer's failure (from_comm: it came from the object's communication). */
-typedef struct first_err {
-  int err, follow;
-  char msg[BPC__ERRMSG_LEN];
-} first_err_t;
-
-static void keep_first(bpc_neighbor_t *nb, first_err_t *f, int e, int from_comm)
-{
-  if (f->err != BPC_OK || e == BPC_OK)
-    return;
-  f->err = e;
-  f->follow = from_comm && bpc__nb_is_followon(nb, e);
-  memcpy(f->msg, nb->ctx->errmsg, sizeof f->msg);
-}
-
 static int neighbor_iterate_entry(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn,
                                   void *user, long long *rounds)
 {
@@ -160,7 +143,7 @@ static int neighbor_iterate_entry(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_
   if (rc != BPC_OK)
     goto cleanup;
 
-  first_err_t F; /* F.err: the call's first error */
+  bpc__nb_first_t F; /* F.err: the call's first error */
   memset(&F, 0, sizeof F);
   int idle_rounds = 0;
   for (;;) {
@@ -168,17 +151,17 @@ static int neighbor_iterate_entry(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_
 #pragma omp atomic read
     s0 = nb->items_sent;
     if (F.err == BPC_OK && nb->nlocal > 0) {
-      keep_first(nb, &F, bpc__nb_callbacks(nb, blocks, fn, user), 0);
+      bpc__nb_keep_first(nb, &F, bpc__nb_callbacks(nb, blocks, fn, user), 0);
       for (int i = 0; i < nb->nlocal && F.err == BPC_OK; i++)
         busy += nb->cb_more[i] != 0;
     }
     w.busy = F.err == BPC_OK ? busy : 0;
     w.err = F.err != BPC_OK;
     bpc__stats_set_round(ctx, r < INT_MAX ? (int)r : INT_MAX);
-    keep_first(nb, &F, bpc__nb_round_comm(nb, &w), 1);
+    bpc__nb_keep_first(nb, &F, bpc__nb_round_comm(nb, &w), 1);
     r++;
     if (F.err == BPC_OK && nb->max_rounds > 0 && r >= nb->max_rounds)
-      keep_first(nb, &F,
+      bpc__nb_keep_first(nb, &F,
                  bpc__err(ctx, BPC_ERANGE,
                           "bpc_neighbor_iterate: rank %d reached max_rounds (%lld) before the "
                           "computation ended",
@@ -186,7 +169,7 @@ static int neighbor_iterate_entry(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_
                  0);
     int wrc = BPC_OK;
     if (bpc__nb_wave_test(&w, &wrc)) {
-      keep_first(nb, &F, wrc, 0);
+      bpc__nb_keep_first(nb, &F, wrc, 0);
       break;
     }
     long long s1;
@@ -208,10 +191,10 @@ static int neighbor_iterate_entry(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_
   /* The decision is global, taken when a wave completed, and no wave starts
    * after it: nothing is in flight (finish one anyway, should that change) */
   if (w.req.active)
-    keep_first(nb, &F, bpc__coll_cancel(ctx, &w.req), 0);
+    bpc__nb_keep_first(nb, &F, bpc__coll_cancel(ctx, &w.req), 0);
   /* Finish the object's rounds with the drain. */
   if (F.err == BPC_OK && !w.failed && nb->nents > 0)
-    keep_first(nb, &F,
+    bpc__nb_keep_first(nb, &F,
                bpc__err(ctx, BPC_ESTATE,
                         "bpc_neighbor_iterate: %d item(s) delivered after termination was "
                         "detected (a callback enqueued without work or input?)",
@@ -219,19 +202,17 @@ static int neighbor_iterate_entry(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_
                0);
   bpc__nb_release_incoming(nb);
   long long undelivered = 0;
-  keep_first(nb, &F, bpc__nb_drain(nb, &undelivered), 1);
+  bpc__nb_keep_first(nb, &F, bpc__nb_drain(nb, &undelivered), 1);
   if (F.err == BPC_OK && !w.failed && undelivered > 0)
-    keep_first(nb, &F,
+    bpc__nb_keep_first(nb, &F,
                bpc__err(ctx, BPC_ESTATE,
                         "bpc_neighbor_iterate: %lld item(s) still in flight after termination "
                         "was detected (a callback enqueued without work or input?)",
                         undelivered),
                0);
-  /* agreed with the first error's own message (the rounds after it, run
-   * until the wave decided, may have recorded others over it) */
-  if (F.err != BPC_OK)
-    memcpy(ctx->errmsg, F.msg, sizeof ctx->errmsg);
-  rc = bpc__agree_ex(ctx, F.err, F.follow, NULL, NULL);
+  /* (the rounds after the first error, run until the wave decided, may
+   * have recorded others over its message) */
+  rc = bpc__nb_agree_first(nb, &F, NULL);
 
 cleanup:
   if (rounds != NULL)

@@ -252,9 +252,20 @@ int bpc__nb_fail(bpc_neighbor_t *nb, int rc)
   return rc;
 }
 
-int bpc__nb_is_followon(const bpc_neighbor_t *nb, int rc)
+void bpc__nb_keep_first(bpc_neighbor_t *nb, bpc__nb_first_t *f, int e, int from_comm)
 {
-  return rc != BPC_OK && rc == nb->failed && nb->fail_followon;
+  if (f->err != BPC_OK || e == BPC_OK)
+    return;
+  f->err = e;
+  f->follow = from_comm && e == nb->failed && nb->fail_followon;
+  memcpy(f->msg, nb->ctx->errmsg, sizeof f->msg);
+}
+
+int bpc__nb_agree_first(bpc_neighbor_t *nb, const bpc__nb_first_t *f, void (*poll)(void *arg))
+{
+  if (f->err != BPC_OK)
+    memcpy(nb->ctx->errmsg, f->msg, sizeof f->msg);
+  return bpc__agree_ex(nb->ctx, f->err, f->follow, poll, nb);
 }
 
 int bpc__nb_failed_err(bpc_neighbor_t *nb, const char *who)
@@ -468,31 +479,23 @@ static int neighbor_round_entry(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_ne
 {
   if (nb == NULL)
     return BPC_ENULL;
-  bpc_ctx_t *ctx = nb->ctx;
   int rc = bpc__nb_enter(nb, blocks, fn, "bpc_neighbor_round"); /* begins the record */
   if (rc != BPC_OK)
     return rc; /* the same code on every rank: no round anywhere */
-  rc = bpc__nb_callbacks(nb, blocks, fn, user);
+  bpc__nb_first_t F;
+  memset(&F, 0, sizeof F);
+  bpc__nb_keep_first(nb, &F, bpc__nb_callbacks(nb, blocks, fn, user), 0);
   /* the round runs even after a callback failure, so no peer waits in vain
    * (a peer's failure it takes there must not replace the callback's
    * message) */
-  char first[BPC__ERRMSG_LEN];
-  if (rc != BPC_OK)
-    memcpy(first, ctx->errmsg, sizeof first);
-  int crc = bpc__nb_round_comm(nb, NULL), follow = 0;
-  if (rc == BPC_OK) {
-    rc = crc;
-    follow = bpc__nb_is_followon(nb, crc);
-  } else {
-    memcpy(ctx->errmsg, first, sizeof first);
-  }
+  bpc__nb_keep_first(nb, &F, bpc__nb_round_comm(nb, NULL), 1);
   /* with a process below synchrony 1 anywhere (agreed at the entry: the
    * same choice on every rank), agreed while taking messages: a process at
    * synchrony 1 flushes its items by reference before it gets here, and a
    * receiver that left the round early must take them meanwhile. Else the
    * plain agreement (the polling one measured 4-10% slower on small rounds).
    * A failure that only follows a peer's gives way to that peer's message */
-  return bpc__agree_ex(ctx, rc, follow, nb->any_partial ? round_poll : NULL, nb);
+  return bpc__nb_agree_first(nb, &F, nb->any_partial ? round_poll : NULL);
 }
 
 /* Wait for the next k parts by reference from in-process q and drop them. */
