@@ -66,7 +66,11 @@ typedef struct bpc_io_info {
  * 16 MiB), BPC_IO_SYNC=1 (sync the file before the rename),
  * BPC_IO_KEEP_PREVIOUS=1 (the replaced checkpoint stays as
  * `<path>.prev.bpc` and the next write reuses that file in place: twice the
- * disk space, faster writes; see doc/io.md).
+ * disk space, faster writes; see doc/io.md), BPC_IO_CRC_THREAD (0: the
+ * payload checksums on the calling thread; 1: on a helper thread beside
+ * the writes; unset: the helper where the process has a spare core and at
+ * least 4 MiB of contiguous items; custom types: always the calling
+ * thread). The items must not change until the call returns.
  * Ownership: nothing is kept; blocks and meta stay the caller's.
  * Errors: BPC_ENULL, BPC_ETYPE, BPC_ENBLOCKS (decomp and store differ in
  * block count), BPC_EMISMATCH (path, type, assignment, decomposition or
@@ -101,7 +105,9 @@ int bpc_io_info(bpc_ctx_t *ctx, const char *path, bpc_io_info_t *info, void **me
  * block's table entry and payload checksum is checked before the store is
  * returned (a custom item is unpacked only after its checks). Each rank
  * reads only its own blocks' table entries and payloads (collective reads
- * of at most BPC_IO_CHUNK bytes).
+ * of at most BPC_IO_CHUNK bytes). Contiguous types: the payload checksums
+ * may run on a helper thread a round behind the reads (BPC_IO_CRC_THREAD,
+ * as for bpc_io_write).
  * Ownership: *out is freed with bpc_blocks_destroy, which frees each item
  * with bpc_type_destroy; `a` and `type` must outlive the store. On failure
  * *out is NULL and every item made is freed.

@@ -7,7 +7,9 @@
  * payloads stream through a staging buffer of BPC_IO_CHUNK bytes in rounds
  * of one collective write each (every rank makes the agreed largest number
  * of rounds, writing 0 bytes once it is done); a whole chunk of a
- * contiguous item is written straight from the user's memory. Each rank
+ * contiguous item is written straight from the user's memory (and its
+ * checksum may be taken beside the writes on a helper thread, crcq.c, where
+ * the process has a spare core). Each rank
  * writes the table entries of its own blocks (independent writes, one per
  * run of consecutive gids), rank 0 the header and the metadata; after the collective close
  * and an agreement, rank 0 renames the temporary file over `path`
@@ -20,7 +22,9 @@
  * rounds of collective reads (again the agreed largest count). Contiguous
  * items are allocated first and read into in place; custom blocks that lie
  * whole in a chunk are checked and unpacked from the staging buffer, those
- * that span chunks are assembled in a buffer of their own size.
+ * that span chunks are assembled in a buffer of their own size. The
+ * checksums of items read in place may run on the helper thread a round
+ * behind the reads.
  *
  * Memory per rank: its own entries and items, one staging buffer, and one
  * block at a time (a custom block being packed or assembled); the only
@@ -53,6 +57,7 @@ typedef struct io_blk {
   int li;
   uint64_t off, size;
   uint32_t crc;
+  int crc_thread; /* write: its CRC is taken by the helper thread (crcq.c) */
 } io_blk_t;
 
 /* Bytes per collective call and rank: BPC_IO_CHUNK, clamped to
@@ -217,7 +222,8 @@ static int wstream_fill(io_wstream_t *S, unsigned char *buf, size_t cap, const v
     if (*len == 0 && cap > 0 && b->size - S->pos >= cap) {
       *out = (const unsigned char *)S->bytes + S->pos; /* zero copy */
       *len = cap;
-      b->crc = bpc__crc32c(b->crc, *out, cap); /* now, while the write is near */
+      if (!b->crc_thread)
+        b->crc = bpc__crc32c(b->crc, *out, cap); /* now, while the write is near */
       S->pos += cap;
       if (S->pos == b->size) {
         S->done = S->owned; /* released once this round is written */
@@ -233,7 +239,8 @@ static int wstream_fill(io_wstream_t *S, unsigned char *buf, size_t cap, const v
       take = cap - *len;
     if (take > 0) {
       memcpy(buf + *len, (const unsigned char *)S->bytes + S->pos, take);
-      b->crc = bpc__crc32c(b->crc, buf + *len, take);
+      if (!b->crc_thread)
+        b->crc = bpc__crc32c(b->crc, buf + *len, take);
     }
     *len += take;
     S->pos += take;
@@ -328,6 +335,21 @@ static int write_body(bpc_ctx_t *ctx, bpc__file_t *f, const bpc__io_hdr_t *h,
     B[i].off = start + mine;
     mine += B[i].size;
   }
+  /* contiguous items stay put until the call returns: their checksums can
+   * be taken beside the writes, on a spare core */
+  bpc__crcq_t *q = NULL;
+  if (type->kind == BPC_TYPE_CONTIGUOUS && mine > 0 && bpc__io_crc_thread_wanted(mine))
+    q = bpc__crcq_start(n, (size_t)n);
+  for (int i = 0; q != NULL && i < n; i++) {
+    const void *p = NULL;
+    size_t nb = 0;
+    void *copy = NULL;
+    if (B[i].size > 0 &&
+        bpc__type_msg(ctx, type, blocks->data[B[i].li], &p, &nb, &copy) == BPC_OK &&
+        copy == NULL && nb == B[i].size)
+      B[i].crc_thread = bpc__crcq_push(q, i, p, nb) == 0;
+    free(copy); /* never set for a contiguous type */
+  }
   size_t stage_cap = 0;
   unsigned char *stage =
       bpc__pool_get(ctx, mine < chunk ? (size_t)(mine > 0 ? mine : 1) : chunk, &stage_cap);
@@ -359,6 +381,13 @@ static int write_body(bpc_ctx_t *ctx, bpc__file_t *f, const bpc__io_hdr_t *h,
     rc = wstream_fill(&S, stage, 0, &wbuf, &len);
   }
   wstream_release(&S);
+  if (q != NULL) { /* the thread's checksums (abandoned after a failure) */
+    bpc__crcq_join(q, rc != BPC_OK);
+    for (int i = 0; i < n && rc == BPC_OK; i++)
+      if (B[i].crc_thread)
+        B[i].crc = bpc__crcq_crc(q, i);
+    bpc__crcq_free(q);
+  }
   if (rc == BPC_OK && (written != mine || S.cur != n))
     rc = bpc__err(ctx, BPC_ESTATE, "bpc_io_write: wrote %llu of %llu bytes",
                   (unsigned long long)written, (unsigned long long)mine);
@@ -624,7 +653,9 @@ static int take_block(io_reader_t *R, const io_blk_t *b, uint32_t c, const unsig
  * Contiguous types: every item is allocated first and each round reads its
  * file range straight into the items' memory (one collective read with a
  * memory datatype of the pieces), so a payload is moved once, by the file
- * system; the CRC is chained over the pieces as they arrive. Verify: the
+ * system; the CRC is chained over the pieces as they arrive (on the helper
+ * thread where bpc__io_crc_thread_wanted says so: then every block is
+ * checked after the last round). Verify: the
  * rounds land in a staging buffer and only the CRC is computed. Custom
  * types: the staging buffer too; a block inside one round is unpacked from
  * it, one spanning rounds is assembled in a buffer of its size first. The
@@ -682,6 +713,16 @@ static int read_blocks(io_reader_t *R, bpc__file_t *f, const bpc__io_hdr_t *h, c
   }
   if (rc != BPC_OK)
     rounds = 0;
+  /* the new items stay put: their checksums can be taken a round behind
+   * the reads, on a spare core (each block checked after the last round) */
+  bpc__crcq_t *q = NULL;
+  if (rc == BPC_OK && direct && m > 0) {
+    uint64_t bytes = 0;
+    for (int i = 0; i < m; i++)
+      bytes += B[i].size;
+    if (bpc__io_crc_thread_wanted(bytes))
+      q = bpc__crcq_start(m, (size_t)m + (size_t)rounds); /* a round splits one block */
+  }
   long long all_rounds = 0;
   rc = keep(rc, max_ll(ctx, rounds, &all_rounds));
   int k = 0;          /* block being read (sorted index) */
@@ -733,9 +774,16 @@ static int read_blocks(io_reader_t *R, bpc__file_t *f, const bpc__io_hdr_t *h, c
         take = len - used;
       const unsigned char *piece = direct ? dest[k] + fill : stage + used;
       const int whole = fill == 0 && take == b->size;
-      if (fill == 0)
-        acc = bpc__crc32c(0, NULL, 0);
-      acc = bpc__crc32c(acc, piece, take);
+      if (q != NULL) {
+        if (bpc__crcq_push(q, k, piece, take) != 0) {
+          rc = bpc__err(ctx, BPC_ESTATE, "checksum queue full at block %d", b->gid);
+          break;
+        }
+      } else {
+        if (fill == 0)
+          acc = bpc__crc32c(0, NULL, 0);
+        acc = bpc__crc32c(acc, piece, take);
+      }
       if (!whole && R->type != NULL && !direct) {
         if (asmb == NULL) {
           asmb = bpc__pool_get(ctx, (size_t)b->size, &asmb_cap);
@@ -750,7 +798,8 @@ static int read_blocks(io_reader_t *R, bpc__file_t *f, const bpc__io_hdr_t *h, c
       used += take;
       fill += take;
       if (fill == b->size) {
-        rc = take_block(R, b, acc, whole ? piece : asmb);
+        if (q == NULL) /* else checked after the last round */
+          rc = take_block(R, b, acc, whole ? piece : asmb);
         if (asmb != NULL) {
           bpc__pool_put(ctx, asmb, asmb_cap);
           asmb = NULL;
@@ -762,6 +811,12 @@ static int read_blocks(io_reader_t *R, bpc__file_t *f, const bpc__io_hdr_t *h, c
   }
   if (rc == BPC_OK && k != m)
     rc = bpc__err(ctx, BPC_ESTATE, "read %d of %d blocks", k, m);
+  if (q != NULL) {
+    bpc__crcq_join(q, rc != BPC_OK);
+    for (int i = 0; i < m && rc == BPC_OK; i++)
+      rc = take_block(R, &B[i], bpc__crcq_crc(q, i), NULL);
+    bpc__crcq_free(q);
+  }
   if (asmb != NULL)
     bpc__pool_put(ctx, asmb, asmb_cap);
   if (stage != NULL)

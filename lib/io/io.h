@@ -26,6 +26,37 @@ uint32_t bpc__crc32c(uint32_t crc, const void *data, size_t n);
  * tests compare the instruction path with). */
 uint32_t bpc__crc32c_table(uint32_t crc, const void *data, size_t n);
 
+/*
+ * The payload checksums on a helper thread (lib/io/crcq.c): start one for
+ * blocks 0..nblocks-1 and at most max_jobs pieces; push pieces (block
+ * index, memory that stays valid until the join, bytes), each block's in
+ * order; the thread chains each block's CRC over its pieces. join waits
+ * for the thread (abandon: it stops at its next piece, the CRCs are then
+ * partial); crc is block blk's CRC after a join without abandon; free joins
+ * (abandoning) if needed and frees. start returns NULL (checksum inline)
+ * when the thread or its memory cannot be had; push returns -1 for a block
+ * out of range or beyond max_jobs pieces.
+ */
+typedef struct bpc__crcq bpc__crcq_t;
+bpc__crcq_t *bpc__crcq_start(int nblocks, size_t max_jobs);
+int bpc__crcq_push(bpc__crcq_t *q, int blk, const void *p, size_t n);
+void bpc__crcq_join(bpc__crcq_t *q, int abandon);
+uint32_t bpc__crcq_crc(const bpc__crcq_t *q, int blk);
+void bpc__crcq_free(bpc__crcq_t *q);
+/* Whether this rank's checksum of `bytes` payload bytes goes to a helper
+ * thread: BPC_IO_CRC_THREAD=0 never, =1 always; otherwise only from
+ * BPC__IO_CRC_THREAD_MIN bytes on and where the process has a spare core
+ * (its CPU affinity and the launcher's count of processes on the node). */
+#define BPC__IO_CRC_THREAD_MIN ((uint64_t)4 << 20)
+int bpc__io_crc_thread_wanted(uint64_t bytes);
+/* The rule: a process allowed on mask_cpus of the node's online_cpus, with
+ * local_procs processes of the job on the node (0: unknown), has a spare
+ * core when its cores are at least twice the processes that share them
+ * (local_procs x mask_cpus / online_cpus, rounded up, at least 1); when
+ * local_procs is unknown, only when it is bound to 2 or more of the cores
+ * and not to all of them. */
+int bpc__io_spare_core(int mask_cpus, int online_cpus, int local_procs);
+
 typedef struct bpc__io_hdr {
   uint32_t version;
   uint64_t nblocks;

@@ -35,7 +35,8 @@
  * matrix products, each owned piece checked against the serial product.
  * Checkpoints: bpc_io_write, and bpc_io_read of the file it wrote, the
  * test_io blocks (tests/common/io_items.h: doubles, empty blocks among
- * them), every one read back and compared when a call succeeds. A new
+ * them), every one read back and compared when a call succeeds, with the
+ * checksums inline and on the helper thread (BPC_IO_CRC_THREAD=1). A new
  * context: bpc_init, an assignment and its first exchange (an all-to-all).
  *
  * Calls run on 2 threads at one and two processes, 1 beyond
@@ -1108,18 +1109,23 @@ static int call_io(void *arg, long fail_at, int *wrong)
 START_TEST(test_io_oom)
 {
   int runs = 0, idx = 0;
-  for (int bpp = 1; bpp <= 2; bpp++) {
+  /* bpp 3 and 4: 1 and 2 blocks with the checksums on the helper thread
+   * (BPC_IO_CRC_THREAD=1; its queue's allocations fail too) */
+  for (int bpp = 1; bpp <= 4; bpp++) {
+    const int thread = bpp > 2, per = thread ? bpp - 2 : bpp;
+    if (thread)
+      setenv("BPC_IO_CRC_THREAD", "1", 1);
     fi_case_t k;
     memset(&k, 0, sizeof k);
     snprintf(k.path, sizeof k.path, "test_faults-%d.ckpt", t_size);
-    T_CHECK(bpc_assign_create(ctx, bpp * t_size + 1, BPC_ASSIGN_ROUND_ROBIN, NULL, &k.a) ==
+    T_CHECK(bpc_assign_create(ctx, per * t_size + 1, BPC_ASSIGN_ROUND_ROBIN, NULL, &k.a) ==
                 BPC_OK, "assign: %s", bpc_last_error(ctx));
     io_gen_t G = {0, 0}; /* generation 0, doubles */
     T_CHECK(bpc_blocks_create(k.a, io_create, io_destroy, &G, &k.b) == BPC_OK, "blocks");
     for (k.read = 0; k.read <= 1 && k.b != NULL; k.read++, idx++) {
       char what[96];
-      snprintf(what, sizeof what, "checkpoint %s, %d block(s) a process (+1)",
-               k.read ? "read" : "write", bpp);
+      snprintf(what, sizeof what, "checkpoint %s, %d block(s) a process (+1)%s",
+               k.read ? "read" : "write", per, thread ? ", checksum thread" : "");
       runs += sweep(what, call_io, &k, (t_size - 1 + idx) % t_size);
     }
     bpc_blocks_destroy(&k.b);
@@ -1131,6 +1137,7 @@ START_TEST(test_io_oom)
       snprintf(tmp, sizeof tmp, "%s.tmp.bpc", k.path);
       unlink(tmp);
     }
+    unsetenv("BPC_IO_CRC_THREAD");
   }
   if (t_rank == 0)
     printf("io: %d runs, each with one allocation failed on one rank\n", runs);

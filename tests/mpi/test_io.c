@@ -22,6 +22,10 @@
  *  - bad arguments on rank 0, the last rank or all (bad_rank.h); a pack
  *    callback failing mid-write leaves the previous checkpoint intact and
  *    no temporary file;
+ *  - the payload checksums on the helper thread (BPC_IO_CRC_THREAD=1, on
+ *    all ranks, some, or only for the read; blocks spanning rounds): the
+ *    same file, read back, a flipped payload byte found; the queue alone
+ *    and the spare-core rule (test_crc_queue);
  *  - a 2.5 GiB file on 2 processes (64-bit offsets past 2 GiB), skipped
  *    with a message at other counts, when the disk lacks room, or with
  *    BPC_TEST_BIG=0 (.ci/run's sanitizer stage: stage 1 runs it).
@@ -839,18 +843,137 @@ START_TEST(test_crc_serial)
 }
 END_TEST
 
+/* The checksum thread (lib/io/crcq.c) alone: pieces of several blocks
+ * interleaved in the queue, each block's CRC chained in order; the queue's
+ * bounds; an abandoned queue; and the spare-core rule. */
+START_TEST(test_crc_queue)
+{
+  enum { NB = 5, PIECES = 40 };
+  static unsigned char d[NB][6000];
+  for (int b = 0; b < NB; b++)
+    for (int i = 0; i < 6000; i++)
+      d[b][i] = (unsigned char)(i * 31 + b * 7 + (i >> 8));
+  bpc__crcq_t *q = bpc__crcq_start(NB, PIECES);
+  ck_assert_ptr_nonnull(q);
+  size_t at[NB] = {0};
+  int pushed = 0;
+  for (int j = 0; j < PIECES; j++) { /* uneven pieces, blocks taking turns */
+    const int b = (j * 3) % NB;
+    const size_t take = (size_t)(j * 97 % 600) + (j % 4 == 0 ? 0 : 1);
+    if (at[b] + take > sizeof d[b])
+      continue;
+    T_CHECK(bpc__crcq_push(q, b, d[b] + at[b], take) == 0, "push %d refused", j);
+    at[b] += take;
+    pushed++;
+  }
+  T_CHECK(bpc__crcq_push(q, NB, d[0], 1) == -1, "block out of range taken");
+  for (; pushed < PIECES; pushed++)
+    bpc__crcq_push(q, 0, d[0] + at[0], 0);
+  T_CHECK(bpc__crcq_push(q, 0, d[0], 1) == -1, "a piece beyond max_jobs taken");
+  bpc__crcq_join(q, 0);
+  for (int b = 0; b < NB; b++)
+    T_CHECK(bpc__crcq_crc(q, b) == bpc__crc32c(0, d[b], at[b]), "block %d: 0x%08x, want 0x%08x",
+            b, bpc__crcq_crc(q, b), bpc__crc32c(0, d[b], at[b]));
+  bpc__crcq_free(q);
+  q = bpc__crcq_start(1, 4);
+  ck_assert_ptr_nonnull(q);
+  bpc__crcq_push(q, 0, d[0], sizeof d[0]);
+  bpc__crcq_free(q); /* joins, abandoning: no leak, no hang */
+  /* mask, online, processes on the node -> spare core */
+  static const int rule[][4] = {
+      {1, 2, 1, 0},  /* bound to one core */
+      {2, 2, 1, 1},  /* one process, two cores, unbound */
+      {2, 2, 2, 0},  /* two processes share two cores */
+      {8, 8, 4, 1},  /* unbound, two cores a process */
+      {8, 8, 5, 0},  /* unbound, fewer */
+      {2, 8, 4, 1},  /* bound to two cores of its own */
+      {4, 16, 16, 0}, /* a socket of 4 shared by 4 processes */
+      {4, 16, 8, 1},  /* ... by 2 */
+      {2, 8, 0, 1},   /* unknown count, bound to part of the node */
+      {8, 8, 0, 0},   /* unknown count, unbound */
+  };
+  for (size_t i = 0; i < sizeof rule / sizeof rule[0]; i++)
+    T_CHECK(bpc__io_spare_core(rule[i][0], rule[i][1], rule[i][2]) == rule[i][3],
+            "spare core (%d of %d cpus, %d processes) should be %d", rule[i][0], rule[i][1],
+            rule[i][2], rule[i][3]);
+  /* the setting overrides, in both directions, whatever the size */
+  setenv("BPC_IO_CRC_THREAD", "1", 1);
+  T_CHECK(bpc__io_crc_thread_wanted(1) == 1, "BPC_IO_CRC_THREAD=1 ignored");
+  setenv("BPC_IO_CRC_THREAD", "0", 1);
+  T_CHECK(bpc__io_crc_thread_wanted((uint64_t)1 << 40) == 0, "BPC_IO_CRC_THREAD=0 ignored");
+  unsetenv("BPC_IO_CRC_THREAD");
+  T_CHECK(bpc__io_crc_thread_wanted(BPC__IO_CRC_THREAD_MIN - 1) == 0, "a thread for little data");
+  T_SYNC();
+}
+END_TEST
+
+/* BPC_IO_CRC_THREAD=1: the payload checksums on the helper thread, in
+ * rounds of 4 KiB so that the large block spans many (its CRC chained over
+ * pieces the thread takes a round behind the reads): the thread on every
+ * rank, on even ranks only (the choice is each rank's own: nothing
+ * collective depends on it), off for the write and on for the read. The
+ * file is the inline one (read_check's bpc_io_verify checks it inline), it
+ * reads back with the thread, and a flipped payload byte is found by it. */
+START_TEST(test_crc_thread)
+{
+  bpc_ctx_t *ctx = ctx_of(MPI_COMM_WORLD);
+  char path[256], bad[256];
+  tpath(path, sizeof path, "crct");
+  tpath(bad, sizeof bad, "crct-bad");
+  setenv("BPC_IO_CHUNK", "4096", 1);
+  for (int v = 0; v < 3; v++) {
+    const char *odd = t_rank % 2 ? "0" : "1";
+    const char *w = v == 0 ? "1" : v == 1 ? odd : "0"; /* writing */
+    const char *r = v == 1 ? odd : "1";                /* reading */
+    for (int per = 1; per <= 4; per += 3) {
+      const int nb = per * t_size, gen = per + 10 * v;
+      setenv("BPC_IO_CRC_THREAD", w, 1);
+      int rc = write_ckpt(ctx, path, nb, modes[(per + v) % 3], 0, gen, 1, "t");
+      T_CHECK(rc == BPC_OK, "write (thread %s): %s", w, bpc_last_error(ctx));
+      setenv("BPC_IO_CRC_THREAD", r, 1);
+      for (int m = 0; m < 3; m++)
+        read_check(ctx, path, nb, modes[m], 0, gen, 1, "t", t_size);
+    }
+  }
+  setenv("BPC_IO_CRC_THREAD", "1", 1);
+  int rc = write_ckpt(ctx, path, 6, BPC_ASSIGN_CONTIGUOUS, 0, 3, 1, "meta!");
+  ck_assert_int_eq(rc, BPC_OK);
+  size_t n = 0;
+  unsigned char *orig = slurp(path, &n);
+  unsigned char *b = malloc(n);
+  for (int g = 0; g < 6; g++) {
+    const unsigned char *e = orig + 256 + 24 * g;
+    if (le64(e + 8) == 0)
+      continue;
+    memcpy(b, orig, n);
+    b[le64(e) + le64(e + 8) - 1] ^= 0x01; /* the last byte: the thread's last piece */
+    expect_bad(ctx, bad, b, n, BPC_EFORMAT, "payload checksum", "thread, payload of block", g);
+  }
+  free(b);
+  free(orig);
+  unsetenv("BPC_IO_CRC_THREAD");
+  unsetenv("BPC_IO_CHUNK");
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (t_rank == 0)
+    unlink(bad);
+  finish(&ctx, path);
+}
+END_TEST
+
 static Suite *make(void)
 {
   Suite *s = suite_create("io");
   TCase *tc = tcase_create("io");
   tcase_set_timeout(tc, 0);
   tcase_add_test(tc, test_crc_serial);
+  tcase_add_test(tc, test_crc_queue);
   tcase_add_test(tc, test_roundtrip);
   tcase_add_test(tc, test_other_counts);
   tcase_add_test(tc, test_corrupt);
   tcase_add_test(tc, test_bad_args);
   tcase_add_test(tc, test_keep_previous);
   tcase_add_test(tc, test_size_changes);
+  tcase_add_test(tc, test_crc_thread);
   tcase_add_test(tc, test_big);
   suite_add_tcase(s, tc);
   return s;
