@@ -24,14 +24,22 @@
  * --sync makes both writes durable before they return: bpc with
  * BPC_IO_SYNC=1 (the new file synced before the rename), the baseline with
  * MPI_File_sync before its close; then the write lines time the storage.
+ * --replace makes the write baseline replace its file atomically, as
+ * bpc_io_write does, with the cheapest plain calls: it writes a new file
+ * under a temporary name, and after the close rank 0 exchanges the two
+ * names (Linux renameat2; elsewhere rename) and deletes the old file; it
+ * then measures what the file system charges for a new file, which the
+ * plain overwrite does not pay.
  * Lower bound columns: bytes a rank writes or reads (its region).
  */
-#define _POSIX_C_SOURCE 200809L /* setenv */
+#define _GNU_SOURCE /* setenv, renameat2 */
 #include "bench.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct io_state {
   bench_env_t *env;
@@ -43,8 +51,9 @@ typedef struct io_state {
   int nlocal;
   uint64_t region_off, region_bytes; /* this rank's region in the baseline file */
   unsigned char *buf; /* the baseline's read buffer (region_bytes) */
-  char bpc_path[1024], mpi_path[1024];
-  int sync; /* --sync */
+  char bpc_path[1024], mpi_path[1024], mpi_tmp[1100];
+  int sync;    /* --sync */
+  int replace; /* --replace */
 } io_state_t;
 
 static const char *const io_algorithms[] = {"write", "read", NULL};
@@ -52,6 +61,7 @@ static const size_t io_default_bytes[] = {(size_t)1 << 30};
 static const bench_eopt_t io_options[] = {
     {"dir", "DIR", "folder for the two files (default .); they are deleted at the end"},
     {"sync", NULL, "durable writes: BPC_IO_SYNC=1 for bpc, MPI_File_sync for the baseline"},
+    {"replace", NULL, "the write baseline replaces its file atomically (new file, rename)"},
     {NULL, NULL, NULL},
 };
 
@@ -81,7 +91,9 @@ static int io_mpi_pass(io_state_t *s, int write)
 {
   MPI_File fh;
   int amode = write ? (MPI_MODE_WRONLY | MPI_MODE_CREATE) : MPI_MODE_RDONLY;
-  int mrc = MPI_File_open(s->env->world, s->mpi_path, amode, MPI_INFO_NULL, &fh);
+  const int replace = write && s->replace;
+  int mrc = MPI_File_open(s->env->world, replace ? s->mpi_tmp : s->mpi_path, amode,
+                          MPI_INFO_NULL, &fh);
   if (mrc != MPI_SUCCESS)
     return mrc;
   const size_t piece = (size_t)1 << 30;
@@ -106,7 +118,23 @@ static int io_mpi_pass(io_state_t *s, int write)
   if (write && s->sync && mrc == MPI_SUCCESS)
     mrc = MPI_File_sync(fh);
   int crc = MPI_File_close(&fh);
-  return mrc != MPI_SUCCESS ? mrc : crc;
+  if (mrc == MPI_SUCCESS)
+    mrc = crc;
+  if (replace) { /* the new file takes the name, the old one goes */
+    int bad = 0;
+    if (s->env->rank == 0 && mrc == MPI_SUCCESS) {
+#if defined(__linux__) && defined(RENAME_EXCHANGE)
+      if (renameat2(AT_FDCWD, s->mpi_tmp, AT_FDCWD, s->mpi_path, RENAME_EXCHANGE) == 0)
+        bad = unlink(s->mpi_tmp) != 0;
+      else
+#endif
+        bad = rename(s->mpi_tmp, s->mpi_path) != 0;
+    }
+    MPI_Bcast(&bad, 1, MPI_INT, 0, s->env->world);
+    if (mrc == MPI_SUCCESS && bad)
+      mrc = MPI_ERR_OTHER;
+  }
+  return mrc;
 }
 
 static int io_write_bpc(void *st)
@@ -182,7 +210,9 @@ static int io_run(bench_env_t *env)
     dir = ".";
   snprintf(s.bpc_path, sizeof s.bpc_path, "%s/bpc-bench-io.ckpt", dir);
   snprintf(s.mpi_path, sizeof s.mpi_path, "%s/bpc-bench-io.mpi", dir);
+  snprintf(s.mpi_tmp, sizeof s.mpi_tmp, "%s.tmp", s.mpi_path);
   s.sync = bench_eopt(env, "sync") != NULL;
+  s.replace = bench_eopt(env, "replace") != NULL;
   if (s.sync && setenv("BPC_IO_SYNC", "1", 1) != 0) { /* read by every bpc_io_write */
     bench_error(env, "io: cannot set BPC_IO_SYNC");
     return BENCH_EXIT_FAIL;
@@ -223,7 +253,9 @@ static int io_run(bench_env_t *env)
       bench_case_t c;
       memset(&c, 0, sizeof c);
       c.algorithm = algos[ai];
-      c.baseline = rd ? "MPI_File_read_at_all" : "MPI_File_write_at_all";
+      c.baseline = rd         ? "MPI_File_read_at_all"
+                   : s.replace ? "MPI_File_write_at_all+rename"
+                               : "MPI_File_write_at_all";
       c.nblocks = n;
       c.bytes = s.block_bytes * (size_t)n;
       c.lower_bound_bytes = s.region_bytes;
@@ -245,6 +277,7 @@ static int io_run(bench_env_t *env)
     remove(s.bpc_path);
     remove(prev);
     remove(s.mpi_path);
+    remove(s.mpi_tmp);
   }
   bpc_assign_destroy(&s.assign);
   return ret;
@@ -266,6 +299,9 @@ const bench_engine_t bench_engine_io = {
              "  read: bpc_io_read into a new block store vs MPI_File_read_at_all.\n"
              "  Files in --dir (default .), deleted at the end. The page cache is not\n"
              "  dropped between repetitions. --sync: both writes durable before they\n"
-             "  return (BPC_IO_SYNC=1; MPI_File_sync before the baseline's close).\n",
+             "  return (BPC_IO_SYNC=1; MPI_File_sync before the baseline's close).\n"
+             "  --replace: the write baseline replaces its file atomically as bpc does\n"
+             "  (a new file under a temporary name, renamed over the old one, which is\n"
+             "  deleted), instead of overwriting it in place.\n",
     .run = io_run,
 };

@@ -43,19 +43,34 @@ int bpc__crcq_push(bpc__crcq_t *q, int blk, const void *p, size_t n);
 void bpc__crcq_join(bpc__crcq_t *q, int abandon);
 uint32_t bpc__crcq_crc(const bpc__crcq_t *q, int blk);
 void bpc__crcq_free(bpc__crcq_t *q);
+/* Pieces a queue may be started for at most (24 bytes each): beyond, the
+ * checksum stays inline (a read in very many small rounds). */
+#define BPC__CRCQ_MAX_JOBS ((size_t)1 << 20)
+/* Helper threads started so far in this process (the tests' proof that
+ * one ran). */
+extern long bpc__crcq_started;
 /* Whether this rank's checksum of `bytes` payload bytes goes to a helper
  * thread: BPC_IO_CRC_THREAD=0 never, =1 always; otherwise only from
- * BPC__IO_CRC_THREAD_MIN bytes on and where the process has a spare core
- * (its CPU affinity and the launcher's count of processes on the node). */
+ * BPC__IO_CRC_THREAD_MIN bytes on and where bpc__io_spare_core says so, for
+ * the physical cores (hardware threads of a core count once) of the
+ * calling thread's CPU affinity and of the CPUs the job may use (its
+ * cgroup's cpuset, else the online CPUs), and the processes of the job on
+ * the node (the launcher's count; 1 for a one-process job). */
 #define BPC__IO_CRC_THREAD_MIN ((uint64_t)4 << 20)
 int bpc__io_crc_thread_wanted(uint64_t bytes);
-/* The rule: a process allowed on mask_cpus of the node's online_cpus, with
- * local_procs processes of the job on the node (0: unknown), has a spare
- * core when its cores are at least twice the processes that share them
- * (local_procs x mask_cpus / online_cpus, rounded up, at least 1); when
- * local_procs is unknown, only when it is bound to 2 or more of the cores
- * and not to all of them. */
-int bpc__io_spare_core(int mask_cpus, int online_cpus, int local_procs);
+/* The rule: a process allowed on mask_cores of the avail_cores the job may
+ * use on the node, with local_procs processes of the job there (0:
+ * unknown), has a spare core when its cores are at least twice the
+ * processes that share them (local_procs x mask_cores / avail_cores,
+ * rounded up, at least 1: the processes spread evenly over the cores);
+ * with local_procs unknown, only when it is bound to 2 or more of the
+ * cores and not to all of them. */
+int bpc__io_spare_core(int mask_cores, int avail_cores, int local_procs);
+#if defined(__linux__) && defined(CPU_SETSIZE)
+/* Parse a kernel CPU list ("0-3,8,10-11", up to a newline) into *set; 0
+ * when it held one, -1 when it is empty or malformed. */
+int bpc__io_cpus_parse(const char *s, cpu_set_t *set);
+#endif
 
 typedef struct bpc__io_hdr {
   uint32_t version;

@@ -14,7 +14,8 @@
 #  - bpc-ckpt info / verify: a good file at 1 and 3 processes (exit 0, the
 #    header listed), a flipped payload byte (exit 1), a truncated file
 #    (exit 1), bad arguments and a missing file (exit 2);
-#  - bpc-bench io with tiny sizes: the write and read lines are correct.
+#  - bpc-bench io with tiny sizes: the write and read lines are correct,
+#    also with --replace (the baseline's atomic replacement) and --sync.
 set -u
 app=./tests/apps/io_step
 name=io-restart-test
@@ -81,6 +82,14 @@ if ! "$MPIRUN" -np 2 ./apps/bpc-bench io --bytes 96K --blocks-per-proc 2 --reps 
      --dir "$tmp" >"$tmp/bench" 2>&1 ||
    [ "$(grep -cE '^(write|read) .* yes$' "$tmp/bench")" -ne 2 ]; then
   echo "FAIL: bpc-bench io:"; cat "$tmp/bench"; fail=1
+fi
+# --replace: the baseline replaces its file by a new one (the line's check
+# reads the file's size under the final name); nothing is left behind
+if ! "$MPIRUN" -np 2 ./apps/bpc-bench io --bytes 96K --reps 2 --warmup 0 --algorithm write \
+     --replace --dir "$tmp" >"$tmp/bench" 2>&1 ||
+   ! grep -qE '^write .*MPI_File_write_at_all\+rename .* yes$' "$tmp/bench" ||
+   ls "$tmp"/bpc-bench-io.* >/dev/null 2>&1; then
+  echo "FAIL: bpc-bench io --replace:"; cat "$tmp/bench"; ls "$tmp"; fail=1
 fi
 # --sync: durable writes on both sides, still right; with strace at hand, the
 # syncs are really made (bpc's new file and the baseline's, every repetition)

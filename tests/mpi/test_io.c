@@ -30,6 +30,7 @@
  *    with a message at other counts, when the disk lacks room, or with
  *    BPC_TEST_BIG=0 (.ci/run's sanitizer stage: stage 1 runs it).
  */
+#define _GNU_SOURCE /* cpu_set_t: the CPU list parser's test */
 #include "bad_case.h"
 #include "mpi_check.h"
 
@@ -37,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -879,23 +881,37 @@ START_TEST(test_crc_queue)
   ck_assert_ptr_nonnull(q);
   bpc__crcq_push(q, 0, d[0], sizeof d[0]);
   bpc__crcq_free(q); /* joins, abandoning: no leak, no hang */
-  /* mask, online, processes on the node -> spare core */
+  /* cores in the affinity, cores the job may use, processes on the node
+   * -> spare core */
   static const int rule[][4] = {
-      {1, 2, 1, 0},  /* bound to one core */
-      {2, 2, 1, 1},  /* one process, two cores, unbound */
-      {2, 2, 2, 0},  /* two processes share two cores */
-      {8, 8, 4, 1},  /* unbound, two cores a process */
-      {8, 8, 5, 0},  /* unbound, fewer */
-      {2, 8, 4, 1},  /* bound to two cores of its own */
+      {1, 2, 1, 0},   /* bound to one core */
+      {2, 2, 1, 1},   /* one process, two cores, unbound */
+      {2, 2, 2, 0},   /* two processes share two cores (or a cpuset of 2) */
+      {8, 8, 4, 1},   /* unbound, two cores a process */
+      {8, 8, 5, 0},   /* unbound, fewer */
+      {2, 8, 4, 1},   /* bound to two cores of its own */
       {4, 16, 16, 0}, /* a socket of 4 shared by 4 processes */
       {4, 16, 8, 1},  /* ... by 2 */
-      {2, 8, 0, 1},   /* unknown count, bound to part of the node */
+      {2, 8, 0, 1},   /* unknown count, bound to part of the cores */
       {8, 8, 0, 0},   /* unknown count, unbound */
   };
   for (size_t i = 0; i < sizeof rule / sizeof rule[0]; i++)
     T_CHECK(bpc__io_spare_core(rule[i][0], rule[i][1], rule[i][2]) == rule[i][3],
-            "spare core (%d of %d cpus, %d processes) should be %d", rule[i][0], rule[i][1],
+            "spare core (%d of %d cores, %d processes) should be %d", rule[i][0], rule[i][1],
             rule[i][2], rule[i][3]);
+#if defined(__linux__) && defined(CPU_SETSIZE)
+  { /* kernel CPU lists (cgroup cpuset files) */
+    cpu_set_t set;
+    T_CHECK(bpc__io_cpus_parse("0-3,8,10-11\n", &set) == 0 && CPU_COUNT(&set) == 7 &&
+                CPU_ISSET(8, &set) && CPU_ISSET(11, &set) && !CPU_ISSET(9, &set),
+            "cpu list 0-3,8,10-11");
+    T_CHECK(bpc__io_cpus_parse("5", &set) == 0 && CPU_COUNT(&set) == 1 && CPU_ISSET(5, &set),
+            "cpu list 5");
+    static const char *const bad[] = {"", "\n", "3-1", "a", "1,,2", "-2"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+      T_CHECK(bpc__io_cpus_parse(bad[i], &set) == -1, "cpu list '%s' taken", bad[i]);
+  }
+#endif
   /* the setting overrides, in both directions, whatever the size */
   setenv("BPC_IO_CRC_THREAD", "1", 1);
   T_CHECK(bpc__io_crc_thread_wanted(1) == 1, "BPC_IO_CRC_THREAD=1 ignored");
@@ -908,8 +924,9 @@ START_TEST(test_crc_queue)
 END_TEST
 
 /* BPC_IO_CRC_THREAD=1: the payload checksums on the helper thread, in
- * rounds of 4 KiB so that the large block spans many (its CRC chained over
- * pieces the thread takes a round behind the reads): the thread on every
+ * rounds of 512 bytes so that blocks span several (up to 2,400 bytes: a
+ * block's CRC chained over pieces the thread takes a round behind the
+ * reads, several blocks in a round too): the thread on every
  * rank, on even ranks only (the choice is each rank's own: nothing
  * collective depends on it), off for the write and on for the read. The
  * file is the inline one (read_check's bpc_io_verify checks it inline), it
@@ -920,11 +937,12 @@ START_TEST(test_crc_thread)
   char path[256], bad[256];
   tpath(path, sizeof path, "crct");
   tpath(bad, sizeof bad, "crct-bad");
-  setenv("BPC_IO_CHUNK", "4096", 1);
+  setenv("BPC_IO_CHUNK", "512", 1);
+  const long started = bpc__crcq_started;
   for (int v = 0; v < 3; v++) {
-    const char *odd = t_rank % 2 ? "0" : "1";
-    const char *w = v == 0 ? "1" : v == 1 ? odd : "0"; /* writing */
-    const char *r = v == 1 ? odd : "1";                /* reading */
+    const char *even_on = t_rank % 2 ? "0" : "1";
+    const char *w = v == 0 ? "1" : v == 1 ? even_on : "0"; /* writing */
+    const char *r = v == 1 ? even_on : "1";                /* reading */
     for (int per = 1; per <= 4; per += 3) {
       const int nb = per * t_size, gen = per + 10 * v;
       setenv("BPC_IO_CRC_THREAD", w, 1);
@@ -935,6 +953,8 @@ START_TEST(test_crc_thread)
         read_check(ctx, path, nb, modes[m], 0, gen, 1, "t", t_size);
     }
   }
+  /* the helper did run: every rank wrote or read with it forced */
+  T_CHECK(bpc__crcq_started > started, "no checksum thread was started");
   setenv("BPC_IO_CRC_THREAD", "1", 1);
   int rc = write_ckpt(ctx, path, 6, BPC_ASSIGN_CONTIGUOUS, 0, 3, 1, "meta!");
   ck_assert_int_eq(rc, BPC_OK);
