@@ -924,9 +924,9 @@ START_TEST(test_crc_queue)
 END_TEST
 
 /* BPC_IO_CRC_THREAD=1: the payload checksums on the helper thread, in
- * rounds of 512 bytes so that blocks span several (up to 2,400 bytes: a
- * block's CRC chained over pieces the thread takes a round behind the
- * reads, several blocks in a round too): the thread on every
+ * rounds of 16 KiB: block 1 (160 kB) spans ten, its CRC chained over
+ * pieces the thread takes a round behind the reads, and the small blocks
+ * (up to 2,400 bytes) share rounds: the thread on every
  * rank, on even ranks only (the choice is each rank's own: nothing
  * collective depends on it), off for the write and on for the read. The
  * file is the inline one (read_check's bpc_io_verify checks it inline), it
@@ -937,21 +937,18 @@ START_TEST(test_crc_thread)
   char path[256], bad[256];
   tpath(path, sizeof path, "crct");
   tpath(bad, sizeof bad, "crct-bad");
-  setenv("BPC_IO_CHUNK", "512", 1);
+  setenv("BPC_IO_CHUNK", "16384", 1);
   const long started = bpc__crcq_started;
-  for (int v = 0; v < 3; v++) {
+  for (int v = 0; v < 3; v++) { /* 3 blocks a process: some empty, some not */
     const char *even_on = t_rank % 2 ? "0" : "1";
     const char *w = v == 0 ? "1" : v == 1 ? even_on : "0"; /* writing */
     const char *r = v == 1 ? even_on : "1";                /* reading */
-    for (int per = 1; per <= 4; per += 3) {
-      const int nb = per * t_size, gen = per + 10 * v;
-      setenv("BPC_IO_CRC_THREAD", w, 1);
-      int rc = write_ckpt(ctx, path, nb, modes[(per + v) % 3], 0, gen, 1, "t");
-      T_CHECK(rc == BPC_OK, "write (thread %s): %s", w, bpc_last_error(ctx));
-      setenv("BPC_IO_CRC_THREAD", r, 1);
-      for (int m = 0; m < 3; m++)
-        read_check(ctx, path, nb, modes[m], 0, gen, 1, "t", t_size);
-    }
+    const int nb = 3 * t_size, gen = 20 + v;
+    setenv("BPC_IO_CRC_THREAD", w, 1);
+    int rc = write_ckpt(ctx, path, nb, modes[v], 0, gen, 1, "t");
+    T_CHECK(rc == BPC_OK, "write (thread %s): %s", w, bpc_last_error(ctx));
+    setenv("BPC_IO_CRC_THREAD", r, 1);
+    read_check(ctx, path, nb, modes[(v + 1) % 3], 0, gen, 1, "t", t_size);
   }
   /* the helper did run: every rank wrote or read with it forced */
   T_CHECK(bpc__crcq_started > started, "no checksum thread was started");
