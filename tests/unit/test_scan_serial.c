@@ -5,10 +5,13 @@
  * per block, matrices and the variable-size list type, inclusive and
  * exclusive with and without identity, gid and permuted orders, operator
  * counts, thread counts, argument errors and a failing operator; the
- * overlapped driver against lock-step rounds bit for bit.
+ * overlapped driver against lock-step rounds bit for bit; the schedules'
+ * senders and candidate receivers at every position of small counts and
+ * around 2^29, 2^30 and INT_MAX of counts past 2^30.
  */
 #include "unit_check.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -263,6 +266,79 @@ START_TEST(test_overlap)
 }
 END_TEST
 
+/* The schedules at block counts near INT_MAX (2^30 and up: a position plus
+ * 2^30 or 2^31 passes INT_MAX): for sampled positions and rounds, each
+ * position's sender is a position below P and names it among its
+ * candidate receivers, every candidate range lies in [0, P], and the
+ * serial chain's rounds are in range. The arithmetic is 64-bit (a signed
+ * overflow fails the sanitizer build's run of this suite). Small counts:
+ * every position and round. */
+static int in_ranges(const int c[4], int p)
+{
+  return (p >= c[0] && p < c[1]) || (p >= c[2] && p < c[3]);
+}
+
+static void sched_check(const char *name, const bpc__scan_sched_t *S, int P, long long p, int r)
+{
+  if (p < 0 || p >= P || r < 0 || r >= S->nrounds(P))
+    return;
+  int c[4];
+  S->recvs(P, r, (int)p, c);
+  for (int h = 0; h < 4; h++)
+    ck_assert_msg(c[h] >= 0 && c[h] <= P, "%s, P %d, round %d, position %lld: candidate bound %d",
+                  name, P, r, p, c[h]);
+  bpc__scan_step_t kind;
+  const int q = S->step(P, r, (int)p, &kind);
+  if (q < 0)
+    return;
+  ck_assert_msg(q < P && q != p, "%s, P %d, round %d: position %lld receives from %d", name, P, r,
+                p, q);
+  S->recvs(P, r, q, c);
+  ck_assert_msg(in_ranges(c, (int)p), "%s, P %d, round %d: %d does not name %lld ([%d, %d) [%d, %d))",
+                name, P, r, q, p, c[0], c[1], c[2], c[3]);
+  if (S->sends != NULL) {
+    int sr[2];
+    S->sends(P, q, sr);
+    ck_assert_msg(r >= sr[0] && r < sr[1], "%s: %d sends in round %d outside [%d, %d)", name, q, r,
+                  sr[0], sr[1]);
+  }
+}
+
+START_TEST(test_schedule_bounds)
+{
+  static const struct {
+    const char *name;
+    const bpc__scan_sched_t *S;
+  } sch[] = {{"serial", &bpc__scan_sched_serial},
+             {"kogge-stone", &bpc__scan_sched_kogge_stone},
+             {"sklansky", &bpc__scan_sched_sklansky},
+             {"brent-kung", &bpc__scan_sched_brent_kung},
+             {"blelloch", &bpc__scan_sched_blelloch}};
+  const int big[] = {INT_MAX, INT_MAX - 1, (1 << 30) + 1, 1 << 30, 3 << 29, (1 << 30) + 12345};
+  for (size_t i = 0; i < sizeof sch / sizeof sch[0]; i++) {
+    for (int P = 1; P <= 40; P++) /* every position and round */
+      for (int r = 0; r < sch[i].S->nrounds(P); r++)
+        for (int p = 0; p < P; p++)
+          sched_check(sch[i].name, sch[i].S, P, p, r);
+    for (size_t b = 0; b < sizeof big / sizeof big[0]; b++) {
+      const int P = big[b];
+      const long long at[] = {0, 1LL << 29, 1LL << 30, P / 2, (long long)P - 64};
+      const int nr = sch[i].S->nrounds(P);
+      for (size_t a = 0; a < sizeof at / sizeof at[0]; a++)
+        for (long long p = at[a] - 64; p < at[a] + 64; p++) {
+          if (nr > 64) { /* the chain: the rounds around p */
+            for (int r = (int)(p > 2 ? p - 2 : 0); r <= p + 1 && r < nr; r++)
+              sched_check(sch[i].name, sch[i].S, P, p, r);
+          } else {
+            for (int r = 0; r < nr; r++)
+              sched_check(sch[i].name, sch[i].S, P, p, r);
+          }
+        }
+    }
+  }
+}
+END_TEST
+
 static Suite *make(void)
 {
   Suite *s = suite_create("scan_serial");
@@ -274,6 +350,7 @@ static Suite *make(void)
   tcase_add_test(tc, test_errors);
   tcase_add_test(tc, test_auto_model);
   tcase_add_test(tc, test_overlap);
+  tcase_add_test(tc, test_schedule_bounds);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -529,8 +529,8 @@ static int round_src(const bpc__scan_sched_t *sched, int P, int nr, int r, int p
 static void round_dests(const bpc__scan_sched_t *sched, int P, int nr, int r, int s, int c[4])
 {
   if (r == nr) {
-    c[0] = s + 1;
-    c[1] = s + 2;
+    c[0] = bpc__scan_clamp((long long)s + 1, P);
+    c[1] = bpc__scan_clamp((long long)s + 2, P);
     c[2] = c[3] = 0;
   } else if (sched->recvs != NULL) {
     sched->recvs(P, r, s, c);

@@ -25,12 +25,13 @@ static int bl_nrounds(int P)
   return 2 * K + 1;
 }
 
-/* The pair of level d that position p belongs to: *a and *b, or 0. */
-static int bl_pair(int P, int d, int p, int *a, int *b)
+/* The pair of level d that position p belongs to: *a and *b (b cut at
+ * P - 1), or 0. In 64 bits: 2^(d+1) may pass INT_MAX. */
+static int bl_pair(int P, int d, int p, long long *a, long long *b)
 {
-  const int k = p & ~((2 << d) - 1);
-  *a = k + (1 << d) - 1;
-  *b = k + (2 << d) - 1;
+  const long long k = (long long)p & ~((2LL << d) - 1);
+  *a = k + (1LL << d) - 1;
+  *b = k + (2LL << d) - 1;
   if (*b > P - 1)
     *b = P - 1;
   return *a < *b && (p == *a || p == *b);
@@ -39,12 +40,12 @@ static int bl_pair(int P, int d, int p, int *a, int *b)
 static int bl_step(int P, int r, int p, bpc__scan_step_t *kind)
 {
   const int K = bpc__scan_log2up(P);
-  int a, b;
+  long long a, b;
   *kind = BPC__SCAN_NONE;
   if (r < K) { /* up-sweep */
     if (bl_pair(P, r, p, &a, &b) && p == b) {
       *kind = BPC__SCAN_LEFT;
-      return a;
+      return (int)a;
     }
     return -1;
   }
@@ -58,10 +59,10 @@ static int bl_step(int P, int r, int p, bpc__scan_step_t *kind)
     return -1;
   if (p == a) {
     *kind = BPC__SCAN_TAKE;
-    return b;
+    return (int)b;
   }
   *kind = BPC__SCAN_RIGHT;
-  return a;
+  return (int)a;
 }
 
 /* The pair's two positions (up-sweep: only its upper one receives; the
@@ -73,18 +74,20 @@ static void bl_recvs(int P, int r, int s, int c[4])
   if (r == K)
     return;
   const int d = r < K ? r : K - 1 - (r - K - 1);
-  const int k = s & ~((2 << d) - 1);
-  const int a = k + (1 << d) - 1, b = k + (2 << d) - 1 < P - 1 ? k + (2 << d) - 1 : P - 1;
-  c[0] = b;
-  c[1] = b + 1;
+  const long long k = (long long)s & ~((2LL << d) - 1);
+  const long long a = k + (1LL << d) - 1, e = k + (2LL << d) - 1;
+  const long long b = e < P - 1 ? e : P - 1;
+  c[0] = bpc__scan_clamp(b, P);
+  c[1] = bpc__scan_clamp(b + 1, P);
   if (r > K) {
-    c[2] = a;
-    c[3] = a + 1;
+    c[2] = bpc__scan_clamp(a, P);
+    c[3] = bpc__scan_clamp(a + 1, P);
   }
 }
 
+const bpc__scan_sched_t bpc__scan_sched_blelloch = {bl_nrounds, bl_step, bl_recvs, NULL, 1, NULL};
+
 int bpc__scan_blelloch(void *call)
 {
-  static const bpc__scan_sched_t S = {bl_nrounds, bl_step, bl_recvs, NULL, 1, NULL};
-  return bpc__scan_run((bpc__scan_call_t *)call, &S);
+  return bpc__scan_run((bpc__scan_call_t *)call, &bpc__scan_sched_blelloch);
 }

@@ -27,20 +27,21 @@ static int bk_step(int P, int r, int p, bpc__scan_step_t *kind)
 {
   const int K = bpc__scan_log2up(P);
   *kind = BPC__SCAN_NONE;
-  if (r < K) { /* up-sweep, level d = r */
+  if (r < K) { /* up-sweep, level d = r (2^(d+1) may pass INT_MAX) */
     const int d = r;
-    const int k = p & ~((2 << d) - 1);
-    const int a = k + (1 << d) - 1;
-    if ((p == k + (2 << d) - 1 || p == P - 1) && a < p) {
+    const long long k = (long long)p & ~((2LL << d) - 1);
+    const long long a = k + (1LL << d) - 1;
+    if ((p == k + (2LL << d) - 1 || p == P - 1) && a < p) {
       *kind = BPC__SCAN_LEFT;
-      return a;
+      return (int)a;
     }
     return -1;
   }
   const int d = K - 2 - (r - K); /* down-sweep */
-  if (p < P - 1 && (p + 1) % (2 << d) == (1 << d) && p >= 3 * (1 << d) - 1) {
+  const long long h = 1LL << d;
+  if (p < P - 1 && ((long long)p + 1) % (2 * h) == h && p >= 3 * h - 1) {
     *kind = BPC__SCAN_LEFT;
-    return p - (1 << d);
+    return (int)(p - h);
   }
   return -1;
 }
@@ -50,19 +51,22 @@ static void bk_recvs(int P, int r, int s, int c[4])
   const int K = bpc__scan_log2up(P);
   c[2] = c[3] = 0;
   if (r < K) { /* up-sweep: the group's last position, or the last of all */
-    const int k = s & ~((2 << r) - 1);
-    c[0] = k + (2 << r) - 1;
-    c[1] = c[0] + 1;
+    const long long k = (long long)s & ~((2LL << r) - 1);
+    c[0] = bpc__scan_clamp(k + (2LL << r) - 1, P);
+    c[1] = bpc__scan_clamp(k + (2LL << r), P);
     c[2] = P - 1;
     c[3] = P;
     return;
   }
-  c[0] = s + (1 << (K - 2 - (r - K))); /* down-sweep */
-  c[1] = c[0] + 1;
+  const long long q = (long long)s + (1LL << (K - 2 - (r - K))); /* down-sweep */
+  c[0] = bpc__scan_clamp(q, P);
+  c[1] = bpc__scan_clamp(q + 1, P);
 }
+
+const bpc__scan_sched_t bpc__scan_sched_brent_kung = {bk_nrounds, bk_step, bk_recvs, NULL, 0,
+                                                      NULL};
 
 int bpc__scan_brent_kung(void *call)
 {
-  static const bpc__scan_sched_t S = {bk_nrounds, bk_step, bk_recvs, NULL, 0, NULL};
-  return bpc__scan_run((bpc__scan_call_t *)call, &S);
+  return bpc__scan_run((bpc__scan_call_t *)call, &bpc__scan_sched_brent_kung);
 }

@@ -40,7 +40,8 @@ typedef enum bpc__scan_step {
  * position p receives at most one value, from position step(P, r, p,
  * &kind) (-1: none), and every sender sends its value as it was before the
  * round. recvs(P, r, s, c) names the positions that may receive from
- * position s in round r, as two ranges [c[0], c[1]) and [c[2], c[3])
+ * position s in round r, as two ranges [c[0], c[1]) and [c[2], c[3]) with
+ * bounds in [0, P] (computed in 64 bits and clamped: bpc__scan_clamp)
  * (a superset: the runner keeps those whose step is s; a true receiver
  * left out is never sent to: a hang, or BPC_ESTATE for a local one), so a
  * process finds its sends from its own positions, not by a pass over all
@@ -134,6 +135,18 @@ bpc_scan_strategy_t bpc__scan_strategy_auto(bpc_scan_mode_t mode, int algorithm,
 
 /* Smallest k with 2^k >= P. */
 int bpc__scan_log2up(int P);
+
+/* v clamped to [0, P] (a schedule's candidate range, computed in 64 bits:
+ * positions near INT_MAX plus a power of two pass it). */
+static inline int bpc__scan_clamp(long long v, int P)
+{
+  return v < 0 ? 0 : v > P ? P : (int)v;
+}
+
+/* The schedules of the rows with rounds (their files), for the rows and
+ * the tests. */
+extern const bpc__scan_sched_t bpc__scan_sched_serial, bpc__scan_sched_kogge_stone,
+    bpc__scan_sched_sklansky, bpc__scan_sched_brent_kung, bpc__scan_sched_blelloch;
 
 int bpc__scan_serial(void *call);
 int bpc__scan_kogge_stone(void *call);

@@ -33,14 +33,16 @@ static int ks_step(int P, int r, int p, bpc__scan_step_t *kind)
 
 static void ks_recvs(int P, int r, int s, int c[4])
 {
-  (void)P;
-  c[0] = s + (1 << r);
-  c[1] = c[0] + 1;
+  const long long q = (long long)s + (1LL << r);
+  c[0] = bpc__scan_clamp(q, P);
+  c[1] = bpc__scan_clamp(q + 1, P);
   c[2] = c[3] = 0;
 }
 
+const bpc__scan_sched_t bpc__scan_sched_kogge_stone = {ks_nrounds, ks_step, ks_recvs, NULL, 0,
+                                                       NULL};
+
 int bpc__scan_kogge_stone(void *call)
 {
-  static const bpc__scan_sched_t S = {ks_nrounds, ks_step, ks_recvs, NULL, 0, NULL};
-  return bpc__scan_run((bpc__scan_call_t *)call, &S);
+  return bpc__scan_run((bpc__scan_call_t *)call, &bpc__scan_sched_kogge_stone);
 }

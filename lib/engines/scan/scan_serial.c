@@ -30,10 +30,9 @@ static int serial_step(int P, int r, int p, bpc__scan_step_t *kind)
 
 static void serial_recvs(int P, int r, int s, int c[4])
 {
-  (void)P;
   (void)r;
-  c[0] = s + 1;
-  c[1] = s + 2;
+  c[0] = bpc__scan_clamp((long long)s + 1, P);
+  c[1] = bpc__scan_clamp((long long)s + 2, P);
   c[2] = c[3] = 0;
 }
 
@@ -45,9 +44,10 @@ static void serial_sends(int P, int s, int r[2])
   r[1] = s + 1;
 }
 
+const bpc__scan_sched_t bpc__scan_sched_serial = {serial_nrounds, serial_step, serial_recvs,
+                                                   serial_sends, 0, NULL};
+
 int bpc__scan_serial(void *call)
 {
-  static const bpc__scan_sched_t S = {serial_nrounds, serial_step, serial_recvs, serial_sends,
-                                      0, NULL};
-  return bpc__scan_run((bpc__scan_call_t *)call, &S);
+  return bpc__scan_run((bpc__scan_call_t *)call, &bpc__scan_sched_serial);
 }

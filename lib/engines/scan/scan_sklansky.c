@@ -23,9 +23,9 @@ static int sk_nrounds(int P)
 static int sk_step(int P, int r, int p, bpc__scan_step_t *kind)
 {
   (void)P;
-  if (p & (1 << r)) {
+  if (p & (1 << r)) { /* r < 31: the group's base and lower half are below p */
     *kind = BPC__SCAN_LEFT;
-    return ((p >> (r + 1)) << (r + 1)) + (1 << r) - 1;
+    return (int)((((long long)p >> (r + 1)) << (r + 1)) + (1LL << r) - 1);
   }
   *kind = BPC__SCAN_NONE;
   return -1;
@@ -37,13 +37,14 @@ static void sk_recvs(int P, int r, int s, int c[4])
   const long long base = ((long long)s >> (r + 1)) << (r + 1);
   c[0] = c[1] = c[2] = c[3] = 0;
   if (s == base + (1LL << r) - 1) {
-    c[0] = s + 1;
-    c[1] = (int)(base + (2LL << r) < P ? base + (2LL << r) : P);
+    c[0] = bpc__scan_clamp((long long)s + 1, P);
+    c[1] = bpc__scan_clamp(base + (2LL << r), P);
   }
 }
 
+const bpc__scan_sched_t bpc__scan_sched_sklansky = {sk_nrounds, sk_step, sk_recvs, NULL, 0, NULL};
+
 int bpc__scan_sklansky(void *call)
 {
-  static const bpc__scan_sched_t S = {sk_nrounds, sk_step, sk_recvs, NULL, 0, NULL};
-  return bpc__scan_run((bpc__scan_call_t *)call, &S);
+  return bpc__scan_run((bpc__scan_call_t *)call, &bpc__scan_sched_sklansky);
 }
