@@ -85,7 +85,11 @@ static pthread_once_t core_once = PTHREAD_ONCE_INIT;
 
 static void core_read(void)
 {
+  const long conf = sysconf(_SC_NPROCESSORS_CONF);
   for (int c = 0; c < CPU_SETSIZE; c++) {
+    core_of[c] = c;
+    if (c >= conf) /* no such CPU: no file to try */
+      continue;
     char path[96];
     snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", c);
     FILE *f = fopen(path, "r");
