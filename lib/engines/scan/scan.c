@@ -717,7 +717,9 @@ struct scan_flow {
   int n, P, nr, total_rounds;
   /* master thread only */
   int *phase, *round, *sent;
-  int *dbeg, *dcur;   /* block l's sends: entries dbeg[l]..dbeg[l+1]-1, next dcur[l] */
+  long *dbeg, *dcur;  /* block l's sends: entries dbeg[l]..dbeg[l+1]-1, next dcur[l] (a
+                       * process's sends may pass INT_MAX: about (P/2) log2 P for
+                       * sklansky on one process) */
   int *dround, *ddst; /* an entry's round and destination position */
   int *dlocal;        /* an entry's destination block if it is local, else -1 */
   int *wait, nwait;   /* blocks in the global stage with no item */
@@ -816,7 +818,8 @@ static int flow_drive(scan_state_t *S, int l)
       for (; F->dcur[l] < F->dbeg[l + 1] && F->dround[F->dcur[l]] == r && rc == BPC_OK;
            F->dcur[l]++)
       {
-        const int e = F->dcur[l], dl = F->dlocal[e];
+        const long e = F->dcur[l];
+        const int dl = F->dlocal[e];
         rc = send_val(S, gid, C->order[F->ddst[e]], r, &S->tot[l]);
         if (dl >= 0 && !F->ishot[dl]) { /* arrived: look at it soon */
           F->ishot[dl] = 1;
@@ -997,13 +1000,16 @@ static int run_flow(scan_state_t *S, const bpc__scan_sched_t *sched)
   F.P = P;
   F.nr = sched->nrounds(P);
   F.total_rounds = F.nr + (sched->exclusive_out ? 0 : 1);
-  int **arrays[] = {&F.phase, &F.round, &F.sent, &F.dcur, &F.wait, &F.wpos, &F.hot,
+  int **arrays[] = {&F.phase, &F.round, &F.sent, &F.wait, &F.wpos, &F.hot,
                     &F.ishot, &F.drained, &F.fin, &F.q[0], &F.q[1], &F.q[2]};
   int rc = BPC_OK;
   for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++)
     if ((*arrays[i] = calloc(nn, sizeof(int))) == NULL)
       rc = BPC_ENOMEM;
-  F.dbeg = calloc(nn + 1, sizeof(int));
+  F.dbeg = calloc(nn + 1, sizeof(long));
+  F.dcur = calloc(nn, sizeof(long));
+  if (F.dcur == NULL)
+    rc = BPC_ENOMEM;
   /* this process's sends, per source block in round order (the same
    * walk over positions as the lock-step rounds) */
   long nsend = 0;
@@ -1017,7 +1023,7 @@ static int run_flow(scan_state_t *S, const bpc__scan_sched_t *sched)
       F.dlocal = malloc(sizeof(int) * (size_t)(nsend > 0 ? nsend : 1));
       if (F.dround == NULL || F.ddst == NULL || F.dlocal == NULL)
         break;
-      memcpy(F.dcur, F.dbeg, sizeof(int) * (size_t)n);
+      memcpy(F.dcur, F.dbeg, sizeof(long) * (size_t)n);
     }
     for (int li = 0; li < n; li++) {
       const int s = C->pos_of[gids[li]];
@@ -1048,7 +1054,7 @@ static int run_flow(scan_state_t *S, const bpc__scan_sched_t *sched)
       (rc == BPC_OK && (F.dround == NULL || F.ddst == NULL || F.dlocal == NULL)))
     rc = BPC_ENOMEM;
   if (rc == BPC_OK) {
-    memcpy(F.dcur, F.dbeg, sizeof(int) * (size_t)n);
+    memcpy(F.dcur, F.dbeg, sizeof(long) * (size_t)n);
     for (int l = 0; l < n; l++) {
       F.q[FQ_LOCAL][l] = l;
       F.wpos[l] = -1;
@@ -1069,6 +1075,7 @@ static int run_flow(scan_state_t *S, const bpc__scan_sched_t *sched)
   for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++)
     free(*arrays[i]);
   free(F.dbeg);
+  free(F.dcur);
   free(F.dround);
   free(F.ddst);
   free(F.dlocal);
