@@ -85,7 +85,9 @@ static pthread_once_t core_once = PTHREAD_ONCE_INIT;
 
 static void core_read(void)
 {
-  const long conf = sysconf(_SC_NPROCESSORS_CONF);
+  long conf = sysconf(_SC_NPROCESSORS_CONF);
+  if (conf <= 0) /* unknown: try every id */
+    conf = CPU_SETSIZE;
   for (int c = 0; c < CPU_SETSIZE; c++) {
     core_of[c] = c;
     if (c >= conf) /* no such CPU: no file to try */
