@@ -67,6 +67,7 @@ everyrank() { # np text args...
   id=$njobs
   (
     own_session "$id" # runs overlap: each its own session folder
+    trap '' PIPE        # as in app_env.sh's expect: no SIGPIPE for mpirun
     # shellcheck disable=SC2086
     timeout -k 5 60 "$MPIRUN" -np "$np" "$app" $prob --vtk "$tmp/bad$id.vtk" --png none "$@" \
       >/dev/null 2>"$tmp/err.$id"
