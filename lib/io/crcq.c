@@ -174,6 +174,12 @@ static void cpus_available(cpu_set_t *set)
     CPU_SET((int)c, set);
 }
 
+/* The job's CPUs, read once per process (a cgroup's cpuset does not change
+ * under a running job as a rule; the affinity is read on every call). */
+static cpu_set_t avail_set;
+static pthread_once_t avail_once = PTHREAD_ONCE_INIT;
+static void avail_read(void) { cpus_available(&avail_set); }
+
 /* Physical cores among the CPUs of `set` (hardware threads of one core
  * count once). */
 static int cores_in(const cpu_set_t *set)
@@ -200,9 +206,9 @@ int bpc__io_crc_thread_wanted(uint64_t bytes)
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof set, &set) != 0)
     return 0;
+  pthread_once(&avail_once, avail_read); /* the cgroup's files, once */
   cpu_set_t avail;
-  cpus_available(&avail);
-  CPU_OR(&avail, &avail, &set); /* a mask outside the cpuset: count it in */
+  CPU_OR(&avail, &avail_set, &set); /* a mask outside the cpuset: count it in */
   return bpc__io_spare_core(cores_in(&set), cores_in(&avail), local_procs());
 #else
   return 0;

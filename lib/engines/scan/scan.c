@@ -539,8 +539,7 @@ static void round_dests(const bpc__scan_sched_t *sched, int P, int nr, int r, in
     c[1] = P;
     c[2] = c[3] = 0;
   }
-  for (int h = 0; h < 4; h++)
-    c[h] = c[h] < 0 ? 0 : c[h] > P ? P : c[h];
+  /* bounds in [0, P]: the schedules clamp (test_schedule_bounds) */
   if (c[2] >= c[3]) {
     c[2] = c[3] = 0;
   } else if (c[0] >= c[1]) {
