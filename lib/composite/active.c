@@ -325,12 +325,17 @@ static int task_walk(const bpc__cp_t *cp, int lb, const scan_task_t *t, bpc__cp_
   return 0;
 }
 
-/* The whole image one run, known: the answer to running out of memory. */
+static void init_all(bpc__cp_t *cp, int lb);
+
+/* The whole image one run, known: the answer to running out of memory
+ * (an output filled on demand is then filled whole: the run is read). */
 static void runs_give_up(bpc__cp_t *cp, int lb)
 {
   runs_whole(&cp->runs[lb], 0, cp->npix);
   runs_whole(&cp->known[lb], 0, cp->npix);
   cp->dirty[lb].n = 0;
+  if (cp->init != NULL)
+    init_all(cp, lb);
 }
 
 /* Make block lb's list cover [p0, p1): scan what it does not know yet. */
@@ -468,10 +473,13 @@ void bpc__cp_runs_free(bpc__cp_t *cp)
     if (cp->dirty != NULL)
       free(cp->dirty[i].r);
   }
+  for (int i = 0; cp->init != NULL && i < cp->nlocal; i++)
+    free(cp->init[i].r);
   free(cp->runs);
   free(cp->known);
   free(cp->dirty);
-  cp->runs = cp->known = cp->dirty = NULL;
+  free(cp->init);
+  cp->runs = cp->known = cp->dirty = cp->init = NULL;
   free(cp->tmp.r);
   free(cp->tmp2.r);
   cp->tmp = cp->tmp2 = (bpc__cp_runs_t){NULL, 0, 0};
@@ -481,6 +489,126 @@ void bpc__cp_runs_free(bpc__cp_t *cp)
   free(cp->units);
   cp->units = NULL;
   cp->nunits = 0;
+}
+
+/* ------------------------------------------ outputs filled on demand
+ *
+ * With params.output and valid rectangles a block's output is not made a
+ * copy of its input up front (a pass over every image, as much as the
+ * whole compositing of a sparse frame): only the rectangle is copied (all
+ * a scan of the block's own pixels reads), and the rest of the buffer is
+ * written only where the call needs it, with the empty pattern (what the
+ * input holds outside the rectangle, by the rectangle's contract): under
+ * the runs of an encoded piece and the whole range of a dense one before
+ * they are blended there (bpc__cp_prepare), under a piece before it is sent
+ * dense, and over the block's final piece at the end (bpc__cp_finish).
+ * cp->init[lb] lists the ranges of the buffer that hold the call's data.
+ * Out of memory for a list: the whole buffer is filled. */
+
+/* The empty pattern over pixels [s, e) of block lb's buffer (rgba 4 floats
+ * a pixel; planar: depth too; never interleaved). */
+static void px_clear(const bpc__cp_t *cp, int lb, size_t s, size_t e)
+{
+  memset(cp->px[lb] + 4 * s, 0, (e - s) * 4 * sizeof(float));
+  if (cp->planar) {
+    float *d = cp->dpx[lb];
+    for (size_t q = s; q < e; q++)
+      d[q] = cp->empty_depth;
+  }
+}
+
+/* Clear what the runs of A hold that block lb's init list does not. */
+static void init_clear_gaps(const bpc__cp_t *cp, int lb, const bpc__cp_runs_t *A)
+{
+  const bpc__cp_runs_t *I = &cp->init[lb];
+  size_t j = A->n > 0 ? runs_find(I, A->r[0]) : 0;
+  for (size_t i = 0; i < A->n; i++) {
+    size_t p = A->r[2 * i];
+    const size_t e = A->r[2 * i + 1];
+    while (j < I->n && I->r[2 * j + 1] <= p)
+      j++;
+    for (size_t k = j; p < e;) {
+      if (k < I->n && I->r[2 * k] <= p) { /* filled: skip it */
+        p = I->r[2 * k + 1];
+        k++;
+        continue;
+      }
+      const size_t g = k < I->n && I->r[2 * k] < e ? I->r[2 * k] : e;
+      px_clear(cp, lb, p, g);
+      p = g;
+    }
+  }
+}
+
+/* All of block lb's buffer filled (no allocation). */
+static void init_all(bpc__cp_t *cp, int lb)
+{
+  size_t r[2] = {0, cp->npix};
+  const bpc__cp_runs_t W = {r, 1, 1};
+  init_clear_gaps(cp, lb, &W);
+  runs_whole(&cp->init[lb], 0, cp->npix);
+}
+
+/* Block lb's buffer filled over the runs of cp->tmp. */
+static void init_cover_tmp(bpc__cp_t *cp, int lb)
+{
+  init_clear_gaps(cp, lb, &cp->tmp);
+  if (runs_join(cp, &cp->init[lb]) != 0)
+    init_all(cp, lb);
+}
+
+/* Block lb's buffer filled over pixels [p0, p1). */
+static void init_cover(bpc__cp_t *cp, int lb, size_t p0, size_t p1)
+{
+  if (cp->init == NULL || p1 <= p0)
+    return;
+  cp->tmp.n = 0;
+  if (runs_push(&cp->tmp, p0, p1) != 0)
+    init_all(cp, lb);
+  else
+    init_cover_tmp(cp, lb);
+}
+
+int bpc__cp_outputs_on_demand(bpc__cp_t *cp, const bpc_image_t *in)
+{
+  bpc__cp_runs_t *I = calloc((size_t)cp->nlocal, sizeof *I);
+  int bad = I == NULL;
+  for (int i = 0; i < cp->nlocal && !bad; i++) {
+    const bpc_composite_rect_t *v = &cp->valid[i];
+    const size_t W = cp->width;
+    for (size_t y = (size_t)v->y; y < (size_t)v->y + (size_t)v->height && v->width > 0 && !bad;
+         y++) {
+      const size_t s = y * W + (size_t)v->x, e = s + (size_t)v->width;
+      memcpy(cp->px[i] + 4 * s, in[i].rgba + 4 * s, (e - s) * 4 * sizeof(float));
+      if (cp->planar)
+        memcpy(cp->dpx[i] + s, in[i].depth + s, (e - s) * sizeof(float));
+      bad = runs_push(&I[i], s, e) != 0;
+    }
+  }
+  if (bad) {
+    for (int i = 0; I != NULL && i < cp->nlocal; i++)
+      free(I[i].r);
+    free(I);
+    return -1;
+  }
+  cp->init = I;
+  for (int i = 0; i < cp->nlocal; i++)
+    if (I[i].cap == 0) { /* nothing copied: room for the run init_all writes */
+      if ((I[i].r = malloc(2 * sizeof(size_t) * 16)) == NULL) {
+        for (int j = 0; j < cp->nlocal; j++)
+          free(I[j].r);
+        free(I);
+        cp->init = NULL;
+        return -1;
+      }
+      I[i].cap = 16;
+    }
+  return 0;
+}
+
+void bpc__cp_finish(bpc__cp_t *cp, int lb, size_t off, size_t count)
+{
+  init_cover(cp, lb, off * cp->px_per_elem, (off + count) * cp->px_per_elem);
 }
 
 /* -------------------------------------------------- the sparse hooks */
@@ -538,6 +666,7 @@ size_t bpc__cp_encode_block(void *dst, size_t cap, int lb, size_t off, size_t co
   cp->bytes_dense += cp->planar ? (p1 - p0) * ps : cap;
   /* send dense (planar: always encoded, cap is the bound) */
   if (!cp->planar && (!cp->encode || p1 - p0 > UINT32_MAX)) {
+    init_cover(cp, lb, p0, p1);
     cp->bytes_sent += cap;
     return 0;
   }
@@ -547,6 +676,7 @@ size_t bpc__cp_encode_block(void *dst, size_t cap, int lb, size_t off, size_t co
   runs_count(L, first, p0, p1, &n, &act);
   const size_t size = 16 + 8 * n + ps * act;
   if (!cp->planar && size >= cap) {
+    init_cover(cp, lb, p0, p1);
     cp->bytes_sent += cap;
     return 0;
   }
@@ -620,13 +750,45 @@ int bpc__cp_blend(int lb, size_t off, void *inout, size_t count, const void *src
   return 0;
 }
 
+/* The runs of a checked encoding of a piece starting at pixel p0, into
+ * cp->tmp (image pixel indices). -1: out of memory. */
+static int encoding_runs(bpc__cp_t *cp, const void *src, size_t p0)
+{
+  const unsigned char *in = src;
+  const size_t n = (size_t)get64(in, 8);
+  cp->tmp.n = 0;
+  for (size_t j = 0; j < n; j++) {
+    const size_t s = p0 + get32(in, 16 + 8 * j);
+    if (runs_push(&cp->tmp, s, s + get32(in, 16 + 8 * j + 4)) != 0)
+      return -1;
+  }
+  return 0;
+}
+
+void bpc__cp_prepare(int lb, size_t off, size_t count, const void *src, size_t bytes, void *user)
+{
+  (void)bytes;
+  bpc__cp_t *cp = user;
+  const size_t p0 = off * cp->px_per_elem, p1 = (off + count) * cp->px_per_elem;
+  if (cp->init == NULL || p1 == p0)
+    return;
+  if (src == NULL) { /* a dense piece: all of its range */
+    init_cover(cp, lb, p0, p1);
+    return;
+  }
+  /* an encoded one: its runs */
+  if (encoding_runs(cp, src, p0) != 0)
+    init_all(cp, lb);
+  else if (cp->tmp.n > 0)
+    init_cover_tmp(cp, lb);
+}
+
 void bpc__cp_absorb(int lb, size_t off, size_t count, const void *src, size_t bytes, void *user)
 {
   (void)bytes;
   bpc__cp_t *cp = user;
   bpc__cp_runs_t *L = &cp->runs[lb];
   const size_t p0 = off * cp->px_per_elem, p1 = (off + count) * cp->px_per_elem;
-  const unsigned char *in = src;
   if (p1 == p0)
     return;
   if (src == NULL) { /* a dense piece: its range unknown again, and dirty */
@@ -641,15 +803,8 @@ void bpc__cp_absorb(int lb, size_t off, size_t count, const void *src, size_t by
   }
   /* the encoding's runs (from p0) join the list, which may extend beyond
    * the range (shift and ring keep the whole buffer's) */
-  const size_t n = (size_t)get64(in, 8);
-  cp->tmp.n = 0;
-  int bad = 0;
-  for (size_t j = 0; j < n && !bad; j++) {
-    const size_t s = p0 + get32(in, 16 + 8 * j);
-    bad = runs_push(&cp->tmp, s, s + get32(in, 16 + 8 * j + 4)) != 0;
-  }
-  if (bad || (n > 0 && runs_join(cp, L) != 0)) /* no memory: the whole image (a superset) */
-    runs_give_up(cp, lb);
+  if (encoding_runs(cp, src, p0) != 0 || (cp->tmp.n > 0 && runs_join(cp, L) != 0))
+    runs_give_up(cp, lb); /* no memory: the whole image (a superset) */
 }
 
 void bpc__cp_keep(int lb, size_t off, size_t count, void *user)
@@ -659,6 +814,8 @@ void bpc__cp_keep(int lb, size_t off, size_t count, void *user)
   runs_cut(&cp->runs[lb], p0, p1);
   runs_cut(&cp->known[lb], p0, p1);
   runs_cut(&cp->dirty[lb], p0, p1);
+  if (cp->init != NULL)
+    runs_cut(&cp->init[lb], p0, p1);
 }
 
 /* ------------------------------------------------- unpacking runs */

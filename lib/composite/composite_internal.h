@@ -49,6 +49,10 @@ typedef struct bpc__cp {
    * and the ranges a dense piece was folded into (non-empty pixels may lie
    * outside the valid rectangle there) */
   bpc__cp_runs_t *known, *dirty;
+  /* outputs filled on demand (active.c; params.output with valid
+   * rectangles): per block the ranges of its buffer that hold the call's
+   * data, or NULL when all of it does */
+  bpc__cp_runs_t *init;
   const bpc_composite_rect_t *valid; /* per local block, or NULL */
   size_t width;           /* pixels of an image row */
   int nthreads;           /* threads a scan may use (>= 1) */
@@ -148,6 +152,7 @@ int bpc__cp_blend(int lb, size_t off, void *inout, size_t count, const void *src
                   size_t lo, size_t len, int in_first, void *user);
 /* Planar: the most bytes a piece of count elements encodes into. */
 size_t bpc__cp_bound(size_t count, void *user);
+void bpc__cp_prepare(int lb, size_t off, size_t count, const void *src, size_t bytes, void *user);
 void bpc__cp_absorb(int lb, size_t off, size_t count, const void *src, size_t bytes, void *user);
 void bpc__cp_keep(int lb, size_t off, size_t count, void *user);
 /* Set up the lists of cp->nlocal blocks (cp->px, valid, width, nthreads,
@@ -155,6 +160,16 @@ void bpc__cp_keep(int lb, size_t off, size_t count, void *user);
  * sent), or every pixel active (planar without them). -1: out of memory. */
 int bpc__cp_runs_init(bpc__cp_t *cp);
 void bpc__cp_runs_free(bpc__cp_t *cp);
+/* Outputs filled on demand (after bpc__cp_runs_init, with cp->valid and
+ * encoding on; px/dpx the outputs): copy each block's valid rectangle from
+ * its input image in[i] (rgba; depth too when planar) and note that only
+ * that is filled; the rest is written as the call needs it (the empty
+ * pattern, what the input holds there). -1: out of memory (nothing noted:
+ * the caller copies the whole images). */
+int bpc__cp_outputs_on_demand(bpc__cp_t *cp, const bpc_image_t *in);
+/* The block's final piece, elements [off, off + count), filled (after the
+ * swap, before its pieces are read). */
+void bpc__cp_finish(bpc__cp_t *cp, int lb, size_t off, size_t count);
 /* Write a checked encoding of np pixels out as the empty pattern plus its
  * runs: rgba 4 floats per pixel every rs floats, depth (if not NULL) every
  * ds floats (planes or interleaved). */

@@ -82,12 +82,8 @@ int bpc__cp_pack(bpc__cp_call_t *c)
   double minfrac = 1.0, sumfrac = 0.0;
   for (int i = 0; i < c->nlocal; i++) {
     const bpc_image_t *im = &c->images[i];
-    if (c->planar) {
+    if (c->planar) { /* an output is filled in bpc__cp_runs (outputs_fill) */
       const bpc_image_t *w = P->output != NULL ? &P->output[i] : im;
-      if (P->output != NULL && npix > 0) { /* the input stays as it is */
-        memcpy(w->rgba, im->rgba, npix * 4 * sizeof(float));
-        memcpy(w->depth, im->depth, npix * sizeof(float));
-      }
       c->bufs[i] = w->rgba;
       c->cp.dpx[i] = w->depth;
     } else if (c->hasdepth) { /* read from the input; written back to the output */
@@ -101,9 +97,7 @@ int bpc__cp_pack(bpc__cp_call_t *c)
         pk[5 * p + 4] = im->depth[p];
       }
       c->bufs[i] = pk;
-    } else if (P->output != NULL) { /* the input stays as it is */
-      if (npix > 0)
-        memcpy(P->output[i].rgba, im->rgba, npix * 4 * sizeof(float));
+    } else if (P->output != NULL) { /* filled in bpc__cp_runs (outputs_fill) */
       c->bufs[i] = P->output[i].rgba;
     } else {
       c->bufs[i] = im->rgba;
@@ -116,12 +110,13 @@ int bpc__cp_pack(bpc__cp_call_t *c)
       /* planar: rgba decides (an estimate: rgba 0 with a depth counts as empty) */
       const int est = c->planar ? 4 : stride;
       const size_t W = (size_t)c->width;
+      /* the input's pixels (an output is not filled yet) */
+      const float *px = c->hasdepth && !c->planar ? c->bufs[i] : im->rgba;
       if (v == NULL) {
-        f = bpc__cp_active_fraction(c->bufs[i], W, 0, 0, W, (size_t)c->height, est,
-                                    P->empty_depth);
+        f = bpc__cp_active_fraction(px, W, 0, 0, W, (size_t)c->height, est, P->empty_depth);
       } else if (npix > 0 && v->width > 0 && v->height > 0) {
         const size_t vw = (size_t)v->width, vh = (size_t)v->height;
-        f = bpc__cp_active_fraction(c->bufs[i], W, (size_t)v->x, (size_t)v->y, vw, vh, est,
+        f = bpc__cp_active_fraction(px, W, (size_t)v->x, (size_t)v->y, vw, vh, est,
                                     P->empty_depth) *
             ((double)vw * (double)vh / (double)npix);
       }
@@ -172,9 +167,13 @@ int bpc__cp_swap(bpc__cp_call_t *c)
   S.nk = c->nk;
   S.order = P->order;
   S.nthreads = P->nthreads;
-  const bpc__swap_sparse_t sparse = {bpc__cp_encode_block, bpc__cp_check,
-                                     bpc__cp_blend,        bpc__cp_absorb,
-                                     bpc__cp_keep,         c->planar ? bpc__cp_bound : NULL,
+  const bpc__swap_sparse_t sparse = {bpc__cp_encode_block,
+                                     bpc__cp_check,
+                                     bpc__cp_blend,
+                                     bpc__cp_prepare,
+                                     bpc__cp_absorb,
+                                     bpc__cp_keep,
+                                     c->planar ? bpc__cp_bound : NULL,
                                      &c->cp};
   const bpc_swap_op_t op = {bpc__cp_op,
                             P->op == BPC_COMPOSITE_ZBUFFER ||
@@ -196,6 +195,8 @@ int bpc__cp_swap(bpc__cp_call_t *c)
       c->cp.bytes_dense += plan.bytes_sent;
       c->cp.bytes_sent += plan.bytes_sent;
     }
+    for (int i = 0; rc == BPC_OK && c->cp.init != NULL && i < c->nlocal; i++)
+      bpc__cp_finish(&c->cp, i, c->sp[i].offset, c->sp[i].count); /* outputs on demand */
   }
   bpc__swap_plan_free(&plan);
   return rc;
@@ -423,7 +424,26 @@ int bpc__cp_gather(bpc__cp_call_t *c)
   return rc;
 }
 
-int bpc__cp_runs(bpc__cp_call_t *c)
+/* The outputs (params.output; not with depth interleaved, whose buffers
+ * are packed from the input): filled on demand where the run lists and
+ * valid rectangles allow it (active.c), else copied from the inputs whole. */
+static void outputs_fill(bpc__cp_call_t *c)
+{
+  const bpc_composite_params_t *P = c->P;
+  bpc__cp_t *cp = &c->cp;
+  if (P->output == NULL || (c->hasdepth && !c->planar) || c->npix == 0)
+    return;
+  if (cp->runs != NULL && cp->encode && P->valid != NULL &&
+      bpc__cp_outputs_on_demand(cp, c->images) == 0)
+    return;
+  for (int i = 0; i < c->nlocal; i++) {
+    memcpy(P->output[i].rgba, c->images[i].rgba, c->npix * 4 * sizeof(float));
+    if (c->planar)
+      memcpy(P->output[i].depth, c->images[i].depth, c->npix * sizeof(float));
+  }
+}
+
+static int runs_setup(bpc__cp_call_t *c)
 {
   bpc__cp_t *cp = &c->cp;
   if ((!cp->encode && !c->planar) || c->nlocal == 0)
@@ -440,6 +460,14 @@ int bpc__cp_runs(bpc__cp_call_t *c)
     return bpc__err(c->ctx, BPC_ENOMEM, "composite: out of memory for the active pixels of %d "
                                         "block(s)", c->nlocal);
   return BPC_OK;
+}
+
+int bpc__cp_runs(bpc__cp_call_t *c)
+{
+  int rc = runs_setup(c);
+  if (rc == BPC_OK)
+    outputs_fill(c);
+  return rc;
 }
 
 void bpc__cp_free(bpc__cp_call_t *c)

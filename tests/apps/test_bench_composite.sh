@@ -103,17 +103,18 @@ if [ $? -ne 2 ] || ! grep -q "footprint 'round': want spread or compact" "$tmp/e
 fi
 
 # several blocks a process (the MPI side composites its layers first): every
-# strategy x operator x mode right, with and without --valid, and the lines
-# say 6 blocks
+# strategy x operator x mode right, in place and (with --valid) into outputs
+# filled on demand, and the lines say 6 blocks
 if ! timeout -k 5 120 "$MPIRUN" -np 2 "$app" composite --image 48 --blocks-per-proc 3 --active 10,0 \
     --reps 1 --warmup 0 --json >"$tmp/out" 2>"$tmp/err" ||
    ! timeout -k 5 120 "$MPIRUN" -np 2 "$app" composite --image 48 --blocks-per-proc 3 --active 10 \
-    --valid --footprint compact --reps 1 --warmup 0 --json >>"$tmp/out" 2>"$tmp/err"; then
+    --valid --output --footprint compact --reps 1 --warmup 0 --json >>"$tmp/out" 2>"$tmp/err"; then
   echo "FAIL: np=2 --blocks-per-proc 3 failed"; cat "$tmp/err"; fail=1
 else
   lines=$(grep -c '"engine":"composite"' "$tmp/out")
   if [ "$lines" -lt 100 ] || grep -q '"correct":0' "$tmp/out" ||
-     [ "$(grep -c '"nblocks":6,' "$tmp/out")" -ne "$lines" ]; then
+     [ "$(grep -c '"nblocks":6,' "$tmp/out")" -ne "$lines" ] ||
+     [ "$(grep -c '"valid":1,"output":1,' "$tmp/out")" -lt 24 ]; then
     echo "FAIL: --blocks-per-proc 3: $lines lines, wrong ones or not 6 blocks each:"
     grep -v '"correct":1' "$tmp/out" | head -5; fail=1
   fi

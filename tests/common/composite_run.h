@@ -157,6 +157,39 @@ typedef struct cr_case {
   bpc_composite_params_t P; /* strategy, order, active_pixels, k... */
 } cr_case_t;
 
+/* The bounding box of an image's non-empty pixels (rgba not all zero
+ * bits, or depth, if any, other than ed's bits); 0 x 0 when none. */
+static inline bpc_composite_rect_t cr_bbox(const float *rgba, const float *depth, int W, int H,
+                                           float ed)
+{
+  int x0 = W, x1 = 0, y0 = H, y1 = 0;
+  for (size_t p = 0; p < (size_t)W * (size_t)H; p++) {
+    uint32_t w[4];
+    memcpy(w, rgba + 4 * p, sizeof w);
+    if ((w[0] | w[1] | w[2] | w[3]) == 0 &&
+        (depth == NULL || memcmp(depth + p, &ed, sizeof ed) == 0))
+      continue;
+    const int x = (int)(p % (size_t)W), y = (int)(p / (size_t)W);
+    x0 = x < x0 ? x : x0;
+    x1 = x + 1 > x1 ? x + 1 : x1;
+    y0 = y < y0 ? y : y0;
+    y1 = y + 1 > y1 ? y + 1 : y1;
+  }
+  return x1 > x0 ? (bpc_composite_rect_t){x0, y0, x1 - x0, y1 - y0}
+                 : (bpc_composite_rect_t){0, 0, 0, 0};
+}
+
+/* Garbage in an output image before a call (rgba 1234.5, depth -1e30: it
+ * wins every z-test and shows through over), so a pixel the call reads
+ * before it writes it shows in the result. */
+static inline void cr_garbage(float *rgba, float *depth, size_t np)
+{
+  for (size_t p = 0; p < 4 * np; p++)
+    rgba[p] = 1234.5f;
+  for (size_t p = 0; depth != NULL && p < np; p++)
+    depth[p] = -1e30f;
+}
+
 typedef struct cr_out {
   int rc;
   bpc_composite_info_t info;

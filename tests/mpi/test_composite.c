@@ -318,13 +318,6 @@ static void ex_pixel(int gid, size_t p, int seed, float ed, float *px, float *d)
   }
 }
 
-static int ex_empty(const float *px, const float *d, float ed)
-{
-  uint32_t w[4];
-  memcpy(w, px, sizeof w);
-  return (w[0] | w[1] | w[2] | w[3]) == 0 && (d == NULL || memcmp(d, &ed, sizeof ed) == 0);
-}
-
 /* The serial reference of one pixel: front to back in the order. */
 static void ex_reference(int n, const int *order, size_t p, int seed, float ed, int op, int hasd,
                          float *acc, float *ad)
@@ -338,7 +331,9 @@ static void ex_reference(int n, const int *order, size_t p, int seed, float ed, 
 }
 
 /* variant: 0 in place, 1 in place with exact valid rectangles, 2 into
- * outputs (inputs checked untouched), 3 the dense path. */
+ * outputs (inputs checked untouched), 3 the dense path, 4 into outputs with
+ * exact valid rectangles (filled on demand). Outputs start as garbage
+ * (cr_garbage): a pixel the call reads before it writes it shows. */
 static int ex_case(bpc_assign_t *a, const char *strat, int op, int split, int variant, float ed,
                    int seed, const int *order, unsigned long long *sent)
 {
@@ -354,19 +349,9 @@ static int ex_case(bpc_assign_t *a, const char *strat, int op, int split, int va
   for (int i = 0; i < nl; i++) {
     im[i] = (bpc_image_t){EW, EH, rgba[i], hasd ? dep[i] : NULL};
     out[i] = (bpc_image_t){EW, EH, orgba[i], hasd ? odep[i] : NULL};
-    int x0 = EW, x1 = 0, y0 = EH, y1 = 0;
-    for (size_t p = 0; p < ENP; p++) {
+    for (size_t p = 0; p < ENP; p++)
       ex_pixel(gids[i], p, seed, ed, rgba[i] + 4 * p, hasd ? dep[i] + p : NULL);
-      if (!ex_empty(rgba[i] + 4 * p, hasd ? dep[i] + p : NULL, ed)) {
-        const int x = (int)(p % EW), y = (int)(p / EW);
-        x0 = x < x0 ? x : x0;
-        x1 = x + 1 > x1 ? x + 1 : x1;
-        y0 = y < y0 ? y : y0;
-        y1 = y + 1 > y1 ? y + 1 : y1;
-      }
-    }
-    valid[i] = x1 > x0 ? (bpc_composite_rect_t){x0, y0, x1 - x0, y1 - y0}
-                       : (bpc_composite_rect_t){0, 0, 0, 0};
+    valid[i] = cr_bbox(rgba[i], hasd ? dep[i] : NULL, EW, EH, ed);
   }
   bpc_composite_params_t P = bpc_composite_params_default();
   P.algorithm = strat;
@@ -377,8 +362,10 @@ static int ex_case(bpc_assign_t *a, const char *strat, int op, int split, int va
   P.order = order;
   P.empty_depth = ed;
   P.nthreads = 1 + seed % 2;
-  P.valid = variant == 1 ? valid : NULL;
-  P.output = variant == 2 ? out : NULL;
+  P.valid = variant == 1 || variant == 4 ? valid : NULL;
+  P.output = variant == 2 || variant == 4 ? out : NULL;
+  for (int i = 0; P.output != NULL && i < nl; i++)
+    cr_garbage(orgba[i], odep[i], ENP);
   P.active_pixels = variant != 3;
   /* every other case gathers (rgba and depth) to the last rank */
   static float grgba[4 * ENP], gdep[ENP];
@@ -406,7 +393,7 @@ static int ex_case(bpc_assign_t *a, const char *strat, int op, int split, int va
   for (int p = 0; p < n; p++)
     pos_of[order[p]] = p;
   for (int i = 0; i < nl && fails == 0; i++) {
-    const bpc_image_t *res = variant == 2 ? &out[i] : &im[i];
+    const bpc_image_t *res = P.output != NULL ? &out[i] : &im[i];
     for (size_t p = pc[i].offset; p < pc[i].offset + pc[i].count && fails == 0; p++) {
       float acc[4], ad = ed;
       ex_reference(n, order, p, seed, ed, op, hasd, acc, &ad);
@@ -419,7 +406,7 @@ static int ex_case(bpc_assign_t *a, const char *strat, int op, int split, int va
         fails++;
       }
     }
-    if (variant == 2) /* the input is untouched */
+    if (P.output != NULL) /* the input is untouched */
       for (size_t p = 0; p < ENP && fails == 0; p++) {
         float px[4], d = ed;
         ex_pixel(gids[i], p, seed, ed, px, &d);
@@ -461,31 +448,103 @@ START_TEST(test_sparse_exact)
       for (int o = 0; o < 3; o++, idx++) {
         cr_order(2, n, (uint32_t)(991 + idx), order);
         const float ed = idx % 2 ? 1.0f : INFINITY;
-        unsigned long long sent[4] = {0, 0, 0, 0}, g[4];
-        for (int v = 0; v < 4; v++)
+        unsigned long long sent[5] = {0, 0, 0, 0, 0}, g[5];
+        for (int v = 0; v < 5; v++)
           ex_case(a, strats[s], ops[o], (idx / 2) % 2, v, ed, idx, order, &sent[v]);
         /* depth interleaved (the layout of images over 2^32 pixels), forced
-         * by the internal switch: sparse, into outputs, dense */
+         * by the internal switch: sparse, into outputs, dense, outputs with
+         * rectangles */
         setenv("BPC_COMPOSITE_INTERLEAVE", "1", 1);
         unsigned long long isent = 0;
         for (int v = 0; v < 4; v += 2)
           ex_case(a, strats[s], ops[o], (idx / 2) % 2, v + (idx % 2), ed, idx, order, &isent);
+        ex_case(a, strats[s], ops[o], (idx / 2) % 2, 4, ed, idx, order, &isent);
         unsetenv("BPC_COMPOSITE_INTERLEAVE");
-        MPI_Allreduce(sent, g, 4, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(sent, g, 5, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
         const int hasd =
             ops[o] == BPC_COMPOSITE_ZBUFFER || (ops[o] == BPC_COMPOSITE_OVER && idx % 2 == 0);
         if (t_size == 1 && !hasd) /* one process: dense unless valid rectangles help */
-          T_CHECK(g[0] == g[3] && g[1] <= g[3] && g[2] == g[3],
+          T_CHECK(g[0] == g[3] && g[1] <= g[3] && g[2] == g[3] && g[4] == g[1],
                   "exact %s op %d n %d, one process: bytes sent %llu (valid rectangles %llu, "
-                  "outputs %llu), dense %llu", strats[s], ops[o], n, g[0], g[1], g[2], g[3]);
+                  "outputs %llu, both %llu), dense %llu", strats[s], ops[o], n, g[0], g[1], g[2],
+                  g[4], g[3]);
         else if (n > 1 && ex_density(idx) < 3)
-          T_CHECK(g[0] < g[3] && g[1] <= g[0] && g[2] == g[0],
-                  "exact %s op %d n %d: bytes sent %llu (valid rectangles %llu, outputs %llu), "
-                  "dense %llu", strats[s], ops[o], n, g[0], g[1], g[2], g[3]);
+          T_CHECK(g[0] < g[3] && g[1] <= g[0] && g[2] == g[0] && g[4] == g[1],
+                  "exact %s op %d n %d: bytes sent %llu (valid rectangles %llu, outputs %llu, "
+                  "both %llu), dense %llu", strats[s], ops[o], n, g[0], g[1], g[2], g[4], g[3]);
       }
     bpc_assign_destroy(&a);
   }
   unsetenv("BPC_TREE_MIN_CHUNK");
+  T_SYNC();
+}
+END_TEST
+
+/* Outputs filled on demand, a piece sent dense: 4-pixel rows whose last
+ * column is empty and outside the valid rectangle, the other three active
+ * (in the top half: the bottom half is empty, so the images are sparse
+ * enough to be encoded), so a piece of one or two such rows encodes larger
+ * than dense and travels dense from the output, which must hold the empty
+ * pattern there (outputs start as garbage). Exact values (alpha 0.5, colours
+ * k/32): bit for bit. */
+START_TEST(test_output_dense_piece)
+{
+  enum { DW = 4, DH = 8, DNP = DW * DH };
+  int order[32];
+  for (int bpp = 1; bpp <= 2; bpp++) {
+    const int n = bpp * t_size;
+    if (n > 16)
+      continue;
+    bpc_assign_t *a = make_assign(n, 0);
+    const int *gids = NULL;
+    int nl = 0, fails = 0;
+    bpc_assign_local(a, &gids, &nl);
+    static float in[2][4 * DNP], out[2][4 * DNP];
+    bpc_image_t im[2], om[2];
+    bpc_composite_rect_t valid[2];
+    for (int i = 0; i < nl; i++) {
+      for (size_t p = 0; p < DNP; p++) {
+        const int x = (int)(p % DW), y = (int)(p / DW);
+        const float c = (float)((gids[i] * 5 + (int)p) % 16) / 32.0f;
+        const float v[4] = {c, c / 2, 0.25f, 0.5f};
+        for (int k = 0; k < 4; k++)
+          in[i][4 * p + k] = x == DW - 1 || y >= DH / 2 ? 0.0f : v[k];
+      }
+      im[i] = (bpc_image_t){DW, DH, in[i], NULL};
+      om[i] = (bpc_image_t){DW, DH, out[i], NULL};
+      valid[i] = (bpc_composite_rect_t){0, 0, DW - 1, DH / 2};
+    }
+    for (int s = 0; s < nstrats; s++) {
+      cr_order(1, n, (uint32_t)(17 + s), order);
+      for (int i = 0; i < nl; i++)
+        cr_garbage(out[i], NULL, DNP);
+      bpc_composite_params_t P = bpc_composite_params_default();
+      P.algorithm = strats[s];
+      P.order = order;
+      P.split = BPC_COMPOSITE_ROWS;
+      P.valid = valid;
+      P.output = om;
+      bpc_composite_piece_t pc[2];
+      bpc_composite_info_t info;
+      int rc = bpc_composite(ctx, a, nl > 0 ? im : NULL, &P, pc, &info);
+      T_CHECK(rc == BPC_OK, "dense piece %s n %d: %s", strats[s], n, bpc_last_error(ctx));
+      for (int i = 0; i < nl && rc == BPC_OK; i++)
+        for (size_t p = pc[i].offset; p < pc[i].offset + pc[i].count; p++) {
+          float acc[4] = {0, 0, 0, 0}, ad = INFINITY;
+          for (int q = 0; q < n; q++) { /* front to back */
+            const int x = (int)(p % DW), y = (int)(p / DW);
+            const float c = (float)((order[q] * 5 + (int)p) % 16) / 32.0f;
+            const float v[4] = {c, c / 2, 0.25f, 0.5f}, e[4] = {0, 0, 0, 0};
+            cr_step(BPC_COMPOSITE_OVER, acc, &ad, x == DW - 1 || y >= DH / 2 ? e : v, INFINITY,
+                    INFINITY);
+          }
+          fails += memcmp(acc, out[i] + 4 * p, sizeof acc) != 0;
+        }
+    }
+    T_CHECK(fails == 0, "[rank %d] dense pieces from outputs on demand, n %d: %d wrong pixel(s)",
+            t_rank, n, fails);
+    bpc_assign_destroy(&a);
+  }
   T_SYNC();
 }
 END_TEST
@@ -787,6 +846,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_odd_sizes);
   tcase_add_test(tc, test_few_blocks);
   tcase_add_test(tc, test_sparse_exact);
+  tcase_add_test(tc, test_output_dense_piece);
   tcase_add_test(tc, test_bad_args);
   tcase_add_test(tc, test_gather_stats);
   suite_add_tcase(s, tc);

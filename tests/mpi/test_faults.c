@@ -17,8 +17,8 @@
  *
  * Calls: compositing with every strategy of the table, over and z-buffer,
  * sparse and dense images, with and without the gather, 1 or 2 blocks per
- * process (the swap engine's radix-k, shift and ring schedules and the
- * exchange under them); merge with every algorithm of the table but
+ * process, into outputs filled on demand (the swap engine's radix-k, shift
+ * and ring schedules and the exchange under them); merge with every algorithm of the table but
  * halving (commutative merges only), a non-commutative product of 2x2
  * matrices, and every algorithm with commutative elementwise sums, 1 block
  * a process (contiguous) or 2 (round-robin); all-to-all
@@ -197,6 +197,7 @@ typedef struct fc_case {
   const char *strategy;
   int kind, op, gather, bpp;
   bpc_assign_t *a;
+  int output; /* into outputs (starting as garbage) with valid rectangles: filled on demand */
 } fc_case_t;
 
 static int call_composite(void *arg, long fail_at, int *wrong)
@@ -209,7 +210,8 @@ static int call_composite(void *arg, long fail_at, int *wrong)
   bpc_assign_nblocks(k->a, &n);
   bpc_assign_local(k->a, &gids, &nl);
   const int depth = k->op == BPC_COMPOSITE_ZBUFFER;
-  bpc_image_t im[4];
+  bpc_image_t im[4], out[4];
+  bpc_composite_rect_t valid[4];
   bpc_composite_piece_t pc[4];
   for (int i = 0; i < nl; i++) {
     im[i].width = W;
@@ -217,6 +219,12 @@ static int call_composite(void *arg, long fail_at, int *wrong)
     im[i].rgba = malloc(np * 4 * sizeof(float));
     im[i].depth = depth ? malloc(np * sizeof(float)) : NULL;
     cr_image(gids[i], W, H, k->kind, seed, im[i].rgba, im[i].depth);
+    out[i] = (bpc_image_t){W, H, k->output ? malloc(np * 4 * sizeof(float)) : NULL,
+                           k->output && depth ? malloc(np * sizeof(float)) : NULL};
+    if (k->output) {
+      cr_garbage(out[i].rgba, out[i].depth, np);
+      valid[i] = cr_bbox(im[i].rgba, im[i].depth, W, H, INFINITY);
+    }
   }
   float *gat = malloc(np * 4 * sizeof(float)), *gatd = malloc(np * sizeof(float));
   float *ref = malloc(np * 4 * sizeof(float)), *refd = malloc(np * sizeof(float));
@@ -224,6 +232,10 @@ static int call_composite(void *arg, long fail_at, int *wrong)
   P.algorithm = k->strategy;
   P.op = k->op;
   P.nthreads = f_threads();
+  if (k->output) {
+    P.output = out;
+    P.valid = valid;
+  }
   if (k->gather) {
     P.gather_rank = 0;
     P.gather_rgba = t_rank == 0 ? gat : NULL;
@@ -237,7 +249,7 @@ static int call_composite(void *arg, long fail_at, int *wrong)
     for (int i = 0; i < nl; i++)
       for (size_t p = pc[i].offset; p < pc[i].offset + pc[i].count && p < np; p++)
         for (int c = 0; c < 4; c++)
-          *wrong += !(fabsf(im[i].rgba[4 * p + c] - ref[4 * p + c]) <= 1e-5f);
+          *wrong += !(fabsf((k->output ? out : im)[i].rgba[4 * p + c] - ref[4 * p + c]) <= 1e-5f);
     if (k->gather && t_rank == 0)
       for (size_t p = 0; p < 4 * np; p++)
         *wrong += !(fabsf(gat[p] - ref[p]) <= 1e-5f);
@@ -245,6 +257,8 @@ static int call_composite(void *arg, long fail_at, int *wrong)
   for (int i = 0; i < nl; i++) {
     free(im[i].rgba);
     free(im[i].depth);
+    free(out[i].rgba);
+    free(out[i].depth);
   }
   free(gat);
   free(gatd);
@@ -265,18 +279,21 @@ START_TEST(test_composite_oom)
             "assign: %s", bpc_last_error(ctx));
     for (int s = 0; s < ns && a != NULL; s++)
       for (int v = 0; v < 4; v++, idx++) {
-        /* sparse over with and without the gather, sparse z-buffer, dense over */
+        /* sparse over with and without the gather, sparse z-buffer (with
+         * one block a process: into outputs with valid rectangles, filled
+         * on demand), dense over */
         const int kinds[4] = {CR_SPARSE, CR_SPARSE, CR_SPARSE, CR_FULL};
         const int ops[4] = {BPC_COMPOSITE_OVER, BPC_COMPOSITE_OVER, BPC_COMPOSITE_ZBUFFER,
                             BPC_COMPOSITE_OVER};
-        fc_case_t k = {table[s].name, kinds[v], ops[v], v == 1 || (v == 2 && bpp == 2), bpp, a};
+        fc_case_t k = {table[s].name, kinds[v], ops[v], v == 1 || (v == 2 && bpp == 2), bpp, a,
+                       v == 2 && bpp == 1};
         char what[160];
         /* the victim moves over the ranks: the last one, rank 0, ... */
         const int victim = (t_size - 1 + idx) % t_size;
-        snprintf(what, sizeof what, "composite %s %s %s%s, %d block(s) a process",
+        snprintf(what, sizeof what, "composite %s %s %s%s%s, %d block(s) a process",
                  table[s].name, k.kind == CR_SPARSE ? "sparse" : "dense",
                  k.op == BPC_COMPOSITE_OVER ? "over" : "z-buffer", k.gather ? " gather" : "",
-                 bpp);
+                 k.output ? " into outputs" : "", bpp);
         runs += sweep(what, call_composite, &k, victim);
       }
     bpc_assign_destroy(&a);

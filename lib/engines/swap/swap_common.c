@@ -180,6 +180,11 @@ int bpc__swap_fold(bpc__swap_call_t *c, const bpc__swap_fold_t *jobs, int njobs)
   }
   unit[njobs] = nunits;
   const bpc__swap_sparse_t *sp = c->sparse;
+  for (int i = 0; sp->prepare != NULL && i < njobs; i++)
+    for (int x = 0; x < jobs[i].nops; x++)
+      sp->prepare(jobs[i].b, jobs[i].off, jobs[i].count,
+                  jobs[i].ops[x].bytes > 0 ? jobs[i].ops[x].data : NULL, jobs[i].ops[x].bytes,
+                  sp->user);
   int err = 0, errjob = -1;
 #pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (T > 1)
   for (size_t u = 0; u < nunits; u++) {

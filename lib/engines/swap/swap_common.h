@@ -39,6 +39,9 @@
  *          bpc_swap_op_fn), touching only what the encoding holds: an
  *          element it does not hold must be the operator's identity;
  *          called concurrently on disjoint ranges;
+ *  prepare (may be NULL) before a merge into elements [off, off + count)
+ *          of local block lb, with the operand absorb will then get
+ *          (serial, before any thread blends);
  *  absorb  after a merge into elements [off, off + count) of local block
  *          lb: src/bytes the encoded operand merged, or src NULL for a
  *          dense one (serial);
@@ -61,6 +64,7 @@ typedef struct bpc__swap_sparse {
   int (*check)(const void *src, size_t bytes, size_t count, void *user);
   int (*blend)(int lb, size_t off, void *inout, size_t count, const void *src, size_t bytes,
                size_t lo, size_t len, int in_first, void *user);
+  void (*prepare)(int lb, size_t off, size_t count, const void *src, size_t bytes, void *user);
   void (*absorb)(int lb, size_t off, size_t count, const void *src, size_t bytes, void *user);
   void (*keep)(int lb, size_t off, size_t count, void *user);
   size_t (*bound)(size_t count, void *user);
