@@ -137,9 +137,10 @@ typedef struct bpc_composite_params {
    * receive what the input would have: the block's piece of the final
    * image at pieces[i].offset, scratch elsewhere. The inputs are copied
    * into the outputs first (one pass over each image), except with valid
-   * rectangles and active pixels on: then only the rectangle is copied and
-   * the rest of an output is written where the call needs it (the empty
-   * pattern; doc/composite.md, "Input and output"). */
+   * rectangles on a call that encodes its pieces (active pixels on and
+   * used): then only the rectangle is copied and the rest of an output is
+   * written where the call needs it (the empty pattern; doc/composite.md,
+   * "Input and output"). */
   bpc_image_t *output;
   /* Gather the final image to this rank (-1 = no gather, the default):
    * gather_rgba (width*height*4 floats) and, when the images have depth,

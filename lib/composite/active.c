@@ -814,8 +814,9 @@ void bpc__cp_keep(int lb, size_t off, size_t count, void *user)
   runs_cut(&cp->runs[lb], p0, p1);
   runs_cut(&cp->known[lb], p0, p1);
   runs_cut(&cp->dirty[lb], p0, p1);
-  if (cp->init != NULL)
-    runs_cut(&cp->init[lb], p0, p1);
+  /* cp->init keeps what lies outside the range: a piece sent dense from
+   * there may still be read (borrowed by a local block, or an MPI send in
+   * flight), and init_all must not blank it as a gap */
 }
 
 /* ------------------------------------------------- unpacking runs */

@@ -453,7 +453,8 @@ START_TEST(test_sparse_exact)
           ex_case(a, strats[s], ops[o], (idx / 2) % 2, v, ed, idx, order, &sent[v]);
         /* depth interleaved (the layout of images over 2^32 pixels), forced
          * by the internal switch: sparse, into outputs, dense, outputs with
-         * rectangles */
+         * rectangles (with depth copied whole: interleaved buffers are
+         * packed from the input) */
         setenv("BPC_COMPOSITE_INTERLEAVE", "1", 1);
         unsigned long long isent = 0;
         for (int v = 0; v < 4; v += 2)
@@ -480,13 +481,16 @@ START_TEST(test_sparse_exact)
 }
 END_TEST
 
-/* Outputs filled on demand, a piece sent dense: 4-pixel rows whose last
- * column is empty and outside the valid rectangle, the other three active
- * (in the top half: the bottom half is empty, so the images are sparse
- * enough to be encoded), so a piece of one or two such rows encodes larger
- * than dense and travels dense from the output, which must hold the empty
- * pattern there (outputs start as garbage). Exact values (alpha 0.5, colours
- * k/32): bit for bit. */
+/* Outputs filled on demand, a piece sent dense: 4-pixel rows with one
+ * empty column outside the valid rectangle (the last for even gids, the
+ * first for odd ones), the other three active (in the top half: the bottom
+ * half is empty, so the images are sparse enough to be encoded), so a piece
+ * of one or two such rows encodes larger than dense and travels dense from
+ * the output, which must hold the empty pattern there, and lands where the
+ * receiver's own column is outside its rectangle (outputs start as
+ * garbage). Exact values (alpha 0.5, colours k/32): bit for bit. */
+static int gap_col(int gid) { return gid % 2 == 0 ? 3 : 0; }
+
 START_TEST(test_output_dense_piece)
 {
   enum { DW = 4, DH = 8, DNP = DW * DH };
@@ -508,11 +512,11 @@ START_TEST(test_output_dense_piece)
         const float c = (float)((gids[i] * 5 + (int)p) % 16) / 32.0f;
         const float v[4] = {c, c / 2, 0.25f, 0.5f};
         for (int k = 0; k < 4; k++)
-          in[i][4 * p + k] = x == DW - 1 || y >= DH / 2 ? 0.0f : v[k];
+          in[i][4 * p + k] = x == gap_col(gids[i]) || y >= DH / 2 ? 0.0f : v[k];
       }
       im[i] = (bpc_image_t){DW, DH, in[i], NULL};
       om[i] = (bpc_image_t){DW, DH, out[i], NULL};
-      valid[i] = (bpc_composite_rect_t){0, 0, DW - 1, DH / 2};
+      valid[i] = (bpc_composite_rect_t){gap_col(gids[i]) == 0, 0, DW - 1, DH / 2};
     }
     for (int s = 0; s < nstrats; s++) {
       cr_order(1, n, (uint32_t)(17 + s), order);
@@ -535,8 +539,8 @@ START_TEST(test_output_dense_piece)
             const int x = (int)(p % DW), y = (int)(p / DW);
             const float c = (float)((order[q] * 5 + (int)p) % 16) / 32.0f;
             const float v[4] = {c, c / 2, 0.25f, 0.5f}, e[4] = {0, 0, 0, 0};
-            cr_step(BPC_COMPOSITE_OVER, acc, &ad, x == DW - 1 || y >= DH / 2 ? e : v, INFINITY,
-                    INFINITY);
+            cr_step(BPC_COMPOSITE_OVER, acc, &ad, x == gap_col(order[q]) || y >= DH / 2 ? e : v,
+                    INFINITY, INFINITY);
           }
           fails += memcmp(acc, out[i] + 4 * p, sizeof acc) != 0;
         }

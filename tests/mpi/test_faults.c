@@ -279,14 +279,15 @@ START_TEST(test_composite_oom)
             "assign: %s", bpc_last_error(ctx));
     for (int s = 0; s < ns && a != NULL; s++)
       for (int v = 0; v < 4; v++, idx++) {
-        /* sparse over with and without the gather, sparse z-buffer (with
-         * one block a process: into outputs with valid rectangles, filled
-         * on demand), dense over */
+        /* sparse over with and without the gather (without it, at two
+         * blocks a process: into outputs with valid rectangles, filled on
+         * demand), sparse z-buffer (into such outputs at one block a
+         * process), dense over */
         const int kinds[4] = {CR_SPARSE, CR_SPARSE, CR_SPARSE, CR_FULL};
         const int ops[4] = {BPC_COMPOSITE_OVER, BPC_COMPOSITE_OVER, BPC_COMPOSITE_ZBUFFER,
                             BPC_COMPOSITE_OVER};
         fc_case_t k = {table[s].name, kinds[v], ops[v], v == 1 || (v == 2 && bpp == 2), bpp, a,
-                       v == 2 && bpp == 1};
+                       (v == 2 && bpp == 1) || (v == 0 && bpp == 2)};
         char what[160];
         /* the victim moves over the ranks: the last one, rank 0, ... */
         const int victim = (t_size - 1 + idx) % t_size;
