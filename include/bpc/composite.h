@@ -135,12 +135,14 @@ typedef struct bpc_composite_params {
    * presence as the input). NULL (default): the call works in place in
    * `images` (no copy). Given: `images` are only read and the outputs
    * receive what the input would have: the block's piece of the final
-   * image at pieces[i].offset, scratch elsewhere. The inputs are copied
-   * into the outputs first (one pass over each image), except with valid
-   * rectangles on a call that encodes its pieces (active pixels on and
-   * used): then only the rectangle is copied and the rest of an output is
-   * written where the call needs it (the empty pattern; doc/composite.md,
-   * "Input and output"). */
+   * image at pieces[i].offset, scratch elsewhere. What is copied from
+   * the inputs (doc/composite.md, "Input and output"): on a call that
+   * encodes its pieces (active pixels on and used) with valid rectangles,
+   * only the rectangles (the rest of an output is written where the call
+   * needs it, with the empty pattern); on one that does not, with a radix-k
+   * strategy, only what each block keeps and its pieces for blocks of its
+   * own process (the others are sent from the input); otherwise each input
+   * whole (one pass over each image). */
   bpc_image_t *output;
   /* Gather the final image to this rank (-1 = no gather, the default):
    * gather_rgba (width*height*4 floats) and, when the images have depth,

@@ -90,6 +90,8 @@ typedef struct bpc__cp_call {
   bpc__cp_t cp;
   size_t npix, count, es;         /* pixels, swap elements, element bytes */
   void **bufs;                    /* per local block: the buffer the swap reduces */
+  const void **out_src;           /* per local block: its input, when the swap reads
+                                   * round 0 from it into an output (layout.c) */
   float **packed;                 /* per local block: rgba+depth interleaved, or NULL */
   size_t *packed_cap;             /* their pool capacities */
   bpc_swap_piece_t *sp;           /* per local block: the owned piece (elements) */

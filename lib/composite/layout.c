@@ -189,6 +189,7 @@ int bpc__cp_swap(bpc__cp_call_t *c)
   if (rc == BPC_OK) {
     plan.engine = "composite";
     plan.sparse = c->cp.runs != NULL ? &sparse : NULL;
+    plan.src = c->out_src;
     rc = bpc__swap_exec(&plan, c->nlocal > 0 ? c->bufs : NULL, c->nlocal > 0 ? c->sp : NULL,
                         &c->sinfo);
     if (plan.sparse == NULL) { /* no hooks to count: every piece went dense */
@@ -436,6 +437,14 @@ static void outputs_fill(bpc__cp_call_t *c)
   if (cp->runs != NULL && cp->encode && P->valid != NULL &&
       bpc__cp_outputs_on_demand(cp, c->images) == 0)
     return;
+  /* dense radix-k: round 0 sends from the inputs and copies only what each
+   * block keeps (bpc__swap_plan_t.src) */
+  if (cp->runs == NULL && !c->planar && c->swap_algo == BPC_SWAP_RADIXK && c->nlocal > 0 &&
+      (c->out_src = malloc(sizeof *c->out_src * (size_t)c->nlocal)) != NULL) {
+    for (int i = 0; i < c->nlocal; i++)
+      c->out_src[i] = c->images[i].rgba;
+    return;
+  }
   for (int i = 0; i < c->nlocal; i++) {
     memcpy(P->output[i].rgba, c->images[i].rgba, c->npix * 4 * sizeof(float));
     if (c->planar)
@@ -479,6 +488,7 @@ void bpc__cp_free(bpc__cp_call_t *c)
   free(c->packed);
   free(c->packed_cap);
   free(c->bufs);
+  free(c->out_src);
   free(c->sp);
   free(c->pos_of);
 }

@@ -331,8 +331,9 @@ static void ex_reference(int n, const int *order, size_t p, int seed, float ed, 
 }
 
 /* variant: 0 in place, 1 in place with exact valid rectangles, 2 into
- * outputs (inputs checked untouched), 3 the dense path, 4 into outputs with
- * exact valid rectangles (filled on demand). Outputs start as garbage
+ * outputs (inputs checked untouched), 3 the dense path (into outputs for odd
+ * seeds: radix-k then sends its first round from the inputs), 4 into outputs
+ * with exact valid rectangles (filled on demand). Outputs start as garbage
  * (cr_garbage): a pixel the call reads before it writes it shows. */
 static int ex_case(bpc_assign_t *a, const char *strat, int op, int split, int variant, float ed,
                    int seed, const int *order, unsigned long long *sent)
@@ -363,7 +364,7 @@ static int ex_case(bpc_assign_t *a, const char *strat, int op, int split, int va
   P.empty_depth = ed;
   P.nthreads = 1 + seed % 2;
   P.valid = variant == 1 || variant == 4 ? valid : NULL;
-  P.output = variant == 2 || variant == 4 ? out : NULL;
+  P.output = variant == 2 || variant == 4 || (variant == 3 && seed % 2 == 1) ? out : NULL;
   for (int i = 0; P.output != NULL && i < nl; i++)
     cr_garbage(orgba[i], odep[i], ENP);
   P.active_pixels = variant != 3;

@@ -318,6 +318,13 @@ int bpc__swap_exec(bpc__swap_plan_t *pl, void *const *bufs, bpc_swap_piece_t *pi
   c.codec = pl->params.codec;
   /* the sparse hooks: every schedule (radix-k, shift, ring) */
   c.sparse = pl->sparse;
+  /* an input apart from the buffers: radix-k reads round 0 from it */
+  if (pl->src != NULL && (c.R == NULL || c.sparse != NULL)) {
+    for (int b = 0; b < c.nlocal && pl->count > 0; b++)
+      memcpy(c.buf[b], pl->src[b], pl->count * pl->es);
+  } else {
+    c.src = (const char *const *)pl->src;
+  }
 
   int rc = bpc__exch_open(ctx, pl->engine != NULL ? pl->engine : "swap", bpc__assign_rank_cb, a,
                            &c.ex);

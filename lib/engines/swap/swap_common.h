@@ -97,6 +97,10 @@ typedef struct bpc__swap_call {
   const int *gids;   /* local gids (ascending) */
   const int *lpos;   /* position of each local block */
   char *const *buf;  /* each local block's buffer */
+  /* radix-k without sparse hooks, or NULL: each local block's input, when
+   * its buffer does not hold it yet (round 0 sends its pieces from here
+   * and copies only the range it keeps into the buffer) */
+  const char *const *src;
   size_t count;      /* elements per buffer */
   size_t es;         /* bytes per element */
   const bpc_swap_op_t *op;

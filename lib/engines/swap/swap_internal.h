@@ -74,6 +74,12 @@ typedef struct bpc__swap_plan {
   /* sparse-piece hooks (swap_common.h; every schedule), set by the caller
    * after planning (the compositing plug-in), or NULL */
   const struct bpc__swap_sparse *sparse;
+  /* optional, set by the caller after planning: each local block's input
+   * when its buffer does not hold it (the compositing plug-in's outputs).
+   * Radix-k without sparse hooks sends round 0's pieces straight from it
+   * and copies only the range each block keeps; any other schedule copies
+   * it into the buffers first. NULL: the buffers hold the input. */
+  const void *const *src;
   /* out (bpc__swap_exec): bytes of the pieces this rank's blocks sent, as
    * they travelled (dense, or encoded), bundle framing not counted */
   uint64_t bytes_sent;

@@ -481,6 +481,8 @@ int bpc__swap_radixk(void *call)
   for (int b = 0; b < nl; b++) {
     s.blk[b].lo = 0;
     s.blk[b].len = c->count;
+    if (c->src != NULL && nrounds == 0 && c->count > 0) /* no round: all of it is kept */
+      memcpy(c->buf[b], c->src[b], c->count * es);
   }
 
   /* a failure here (c->err) ends the rounds: the exchange's end tells the
@@ -570,7 +572,14 @@ int bpc__swap_radixk(void *call)
           continue;
         const int g = c->order[p + (i - B->j) * stride];
         const int R = bpc__assign_rank(c->assign, g);
-        const char *data = c->buf[b] + (B->lo + (size_t)o) * es;
+        /* round 0 from the input where the buffer does not hold it
+         * (c->src): straight from it to another process; a block of this
+         * one may fold into what it borrows, so that piece goes through
+         * the buffer (the copy the whole input would have had) */
+        const size_t at = (B->lo + (size_t)o) * es;
+        if (r == 0 && c->src != NULL && R == me)
+          memcpy(c->buf[b] + at, c->src[b] + at, (size_t)l * es);
+        const char *data = (r == 0 && c->src != NULL && R != me ? c->src[b] : c->buf[b]) + at;
         if (R != me && s.peer[R].npieces_out >= RK_BUNDLE_MIN)
           rk_append(&s, R, b, g, data, (size_t)l, B->lo + (size_t)o);
         else
@@ -581,6 +590,8 @@ int bpc__swap_radixk(void *call)
       B->lo += (size_t)oj;
       B->len = (size_t)lj;
       B->plen = (size_t)lj;
+      if (r == 0 && c->src != NULL && lj > 0) /* what it keeps, before any merge into it */
+        memcpy(c->buf[b] + B->lo * es, c->src[b] + B->lo * es, B->len * es);
       B->remaining = lj > 0 ? k - 1 : 0;
       B->hlo = B->hhi = B->j;
       B->fstamp = -1;
