@@ -139,10 +139,10 @@ typedef struct bpc_composite_params {
    * the inputs (doc/composite.md, "Input and output"): on a call that
    * encodes its pieces (active pixels on and used) with valid rectangles,
    * only the rectangles (the rest of an output is written where the call
-   * needs it, with the empty pattern); on one that does not, with a radix-k
-   * strategy, only what each block keeps and its pieces for blocks of its
-   * own process (the others are sent from the input); otherwise each input
-   * whole (one pass over each image). */
+   * needs it, with the empty pattern); on one that does not, for images
+   * without depth and a radix-k strategy, only what each block keeps and
+   * its pieces for blocks of its own process (the others are sent from
+   * the input); otherwise each input whole (one pass over each image). */
   bpc_image_t *output;
   /* Gather the final image to this rank (-1 = no gather, the default):
    * gather_rgba (width*height*4 floats) and, when the images have depth,

@@ -331,9 +331,9 @@ static void ex_reference(int n, const int *order, size_t p, int seed, float ed, 
 }
 
 /* variant: 0 in place, 1 in place with exact valid rectangles, 2 into
- * outputs (inputs checked untouched), 3 the dense path (into outputs for odd
- * seeds: radix-k then sends its first round from the inputs), 4 into outputs
- * with exact valid rectangles (filled on demand). Outputs start as garbage
+ * outputs (inputs checked untouched), 3 the dense path, 4 into outputs with
+ * exact valid rectangles (filled on demand), 5 the dense path into outputs
+ * (without depth, radix-k sends its first round from the inputs). Outputs start as garbage
  * (cr_garbage): a pixel the call reads before it writes it shows. */
 static int ex_case(bpc_assign_t *a, const char *strat, int op, int split, int variant, float ed,
                    int seed, const int *order, unsigned long long *sent)
@@ -364,10 +364,10 @@ static int ex_case(bpc_assign_t *a, const char *strat, int op, int split, int va
   P.empty_depth = ed;
   P.nthreads = 1 + seed % 2;
   P.valid = variant == 1 || variant == 4 ? valid : NULL;
-  P.output = variant == 2 || variant == 4 || (variant == 3 && seed % 2 == 1) ? out : NULL;
+  P.output = variant == 2 || variant == 4 || variant == 5 ? out : NULL;
   for (int i = 0; P.output != NULL && i < nl; i++)
     cr_garbage(orgba[i], odep[i], ENP);
-  P.active_pixels = variant != 3;
+  P.active_pixels = variant != 3 && variant != 5;
   /* every other case gathers (rgba and depth) to the last rank */
   static float grgba[4 * ENP], gdep[ENP];
   const int gather = (seed + variant) % 2 == 0;
@@ -449,8 +449,8 @@ START_TEST(test_sparse_exact)
       for (int o = 0; o < 3; o++, idx++) {
         cr_order(2, n, (uint32_t)(991 + idx), order);
         const float ed = idx % 2 ? 1.0f : INFINITY;
-        unsigned long long sent[5] = {0, 0, 0, 0, 0}, g[5];
-        for (int v = 0; v < 5; v++)
+        unsigned long long sent[6] = {0, 0, 0, 0, 0, 0}, g[6];
+        for (int v = 0; v < 6; v++)
           ex_case(a, strats[s], ops[o], (idx / 2) % 2, v, ed, idx, order, &sent[v]);
         /* depth interleaved (the layout of images over 2^32 pixels), forced
          * by the internal switch: sparse, into outputs, dense, outputs with
@@ -462,7 +462,9 @@ START_TEST(test_sparse_exact)
           ex_case(a, strats[s], ops[o], (idx / 2) % 2, v + (idx % 2), ed, idx, order, &isent);
         ex_case(a, strats[s], ops[o], (idx / 2) % 2, 4, ed, idx, order, &isent);
         unsetenv("BPC_COMPOSITE_INTERLEAVE");
-        MPI_Allreduce(sent, g, 5, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(sent, g, 6, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        T_CHECK(g[5] == g[3], "exact %s op %d n %d: dense bytes sent %llu in place, %llu into "
+                "outputs", strats[s], ops[o], n, g[3], g[5]);
         const int hasd =
             ops[o] == BPC_COMPOSITE_ZBUFFER || (ops[o] == BPC_COMPOSITE_OVER && idx % 2 == 0);
         if (t_size == 1 && !hasd) /* one process: dense unless valid rectangles help */

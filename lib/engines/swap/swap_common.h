@@ -98,8 +98,9 @@ typedef struct bpc__swap_call {
   const int *lpos;   /* position of each local block */
   char *const *buf;  /* each local block's buffer */
   /* radix-k without sparse hooks, or NULL: each local block's input, when
-   * its buffer does not hold it yet (round 0 sends its pieces from here
-   * and copies only the range it keeps into the buffer) */
+   * its buffer does not hold it yet (round 0 sends its pieces for other
+   * processes from here, and copies into the buffer the range the block
+   * keeps and its pieces for blocks of this process) */
   const char *const *src;
   size_t count;      /* elements per buffer */
   size_t es;         /* bytes per element */

@@ -75,10 +75,12 @@ typedef struct bpc__swap_plan {
    * after planning (the compositing plug-in), or NULL */
   const struct bpc__swap_sparse *sparse;
   /* optional, set by the caller after planning: each local block's input
-   * when its buffer does not hold it (the compositing plug-in's outputs).
-   * Radix-k without sparse hooks sends round 0's pieces straight from it
-   * and copies only the range each block keeps; any other schedule copies
-   * it into the buffers first. NULL: the buffers hold the input. */
+   * when its buffer does not hold it (the compositing plug-in's inputs,
+   * its buffers being the outputs). Radix-k without sparse hooks sends
+   * round 0's pieces for other processes straight from it and copies the
+   * range each block keeps and its pieces for blocks of this process; any
+   * other schedule copies it into the buffers first. NULL: the buffers
+   * hold the input. */
   const void *const *src;
   /* out (bpc__swap_exec): bytes of the pieces this rank's blocks sent, as
    * they travelled (dense, or encoded), bundle framing not counted */
