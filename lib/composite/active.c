@@ -574,6 +574,12 @@ int bpc__cp_outputs_on_demand(bpc__cp_t *cp, const bpc_image_t *in)
   bpc__cp_runs_t *I = calloc((size_t)cp->nlocal, sizeof *I);
   int bad = I == NULL;
   for (int i = 0; i < cp->nlocal && !bad; i++) {
+    /* room for a run from the start: init_all never allocates */
+    if ((I[i].r = malloc(2 * sizeof(size_t) * 16)) == NULL) {
+      bad = 1;
+      break;
+    }
+    I[i].cap = 16;
     const bpc_composite_rect_t *v = &cp->valid[i];
     const size_t W = cp->width;
     for (size_t y = (size_t)v->y; y < (size_t)v->y + (size_t)v->height && v->width > 0 && !bad;
@@ -592,17 +598,6 @@ int bpc__cp_outputs_on_demand(bpc__cp_t *cp, const bpc_image_t *in)
     return -1;
   }
   cp->init = I;
-  for (int i = 0; i < cp->nlocal; i++)
-    if (I[i].cap == 0) { /* nothing copied: room for the run init_all writes */
-      if ((I[i].r = malloc(2 * sizeof(size_t) * 16)) == NULL) {
-        for (int j = 0; j < cp->nlocal; j++)
-          free(I[j].r);
-        free(I);
-        cp->init = NULL;
-        return -1;
-      }
-      I[i].cap = 16;
-    }
   return 0;
 }
 

@@ -437,9 +437,10 @@ static void outputs_fill(bpc__cp_call_t *c)
   if (cp->runs != NULL && cp->encode && P->valid != NULL &&
       bpc__cp_outputs_on_demand(cp, c->images) == 0)
     return;
-  /* dense radix-k: round 0 sends from the inputs and copies only what each
-   * block keeps (bpc__swap_plan_t.src) */
-  if (cp->runs == NULL && !c->planar && c->swap_algo == BPC_SWAP_RADIXK && c->nlocal > 0 &&
+  /* dense: the swap takes the inputs apart from the outputs
+   * (bpc__swap_plan_t.src: radix-k sends round 0 from them and copies only
+   * what each block keeps, other schedules copy them whole) */
+  if (cp->runs == NULL && !c->planar && c->nlocal > 0 &&
       (c->out_src = malloc(sizeof *c->out_src * (size_t)c->nlocal)) != NULL) {
     for (int i = 0; i < c->nlocal; i++)
       c->out_src[i] = c->images[i].rgba;
