@@ -333,8 +333,9 @@ static void ex_reference(int n, const int *order, size_t p, int seed, float ed, 
 /* variant: 0 in place, 1 in place with exact valid rectangles, 2 into
  * outputs (inputs checked untouched), 3 the dense path, 4 into outputs with
  * exact valid rectangles (filled on demand), 5 the dense path into outputs
- * (without depth, radix-k sends its first round from the inputs). Outputs start as garbage
- * (cr_garbage): a pixel the call reads before it writes it shows. */
+ * (without depth, radix-k sends its first round from the inputs). Outputs
+ * start as garbage (cr_garbage): a pixel the call reads before it writes it
+ * shows. */
 static int ex_case(bpc_assign_t *a, const char *strat, int op, int split, int variant, float ed,
                    int seed, const int *order, unsigned long long *sent)
 {
