@@ -24,12 +24,15 @@
 
 /* ------------------------------------------------------- heap high-water */
 
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33)) && \
+    !defined(BPC_SMPI) /* smpicc: malloc is a macro, which <malloc.h> would redeclare */
 #include <malloc.h>
 #define MT_HAVE_MALLINFO2 1
 #endif
 
+#ifdef MT_HAVE_MALLINFO2
 static size_t heap_peak, heap_base;
+#endif
 
 void mt_heap_sample(void)
 {

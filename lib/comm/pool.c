@@ -14,9 +14,39 @@
 #define POOL_CLASSES 42
 #define POOL_MIN_SHIFT 6
 
+/* A free buffer's list node is the buffer's first bytes; in the simulated
+ * build (BPC_SMPI) a node of its own, since a large buffer there may be one
+ * memory shared by all simulated ranks (bpc-smpirun --shared), whose first
+ * bytes any of them may overwrite. */
 typedef struct pool_node {
   struct pool_node *next;
+#ifdef BPC_SMPI
+  void *buf;
+#endif
 } pool_node_t;
+
+static void *node_buf(pool_node_t *n)
+{
+#ifdef BPC_SMPI
+  void *buf = n->buf;
+  free(n);
+  return buf;
+#else
+  return n;
+#endif
+}
+
+static pool_node_t *buf_node(void *buf)
+{
+#ifdef BPC_SMPI
+  pool_node_t *n = malloc(sizeof *n);
+  if (n != NULL)
+    n->buf = buf;
+  return n;
+#else
+  return buf;
+#endif
+}
 
 typedef struct bpc__pool {
   pool_node_t *free[POOL_CLASSES];
@@ -31,7 +61,7 @@ static void pool_destroy(void *arg)
     while (p->free[c]) {
       pool_node_t *n = p->free[c];
       p->free[c] = n->next;
-      free(n);
+      free(node_buf(n));
     }
   }
   free(p);
@@ -88,12 +118,20 @@ void *bpc__pool_get(bpc_ctx_t *ctx, size_t bytes, size_t *cap)
         pool_node_t *n = p->free[c];
         p->free[c] = n->next;
         p->cached -= (long long)c_cap;
-        buf = n;
+        buf = node_buf(n);
       }
     }
   }
-  if (buf == NULL)
+  if (buf == NULL) {
+#ifdef BPC_SMPI
+    /* smpicc turns malloc into SMPI's, which shares large buffers among
+     * the simulated ranks when asked to (bpc-smpirun --shared); its
+     * buffers are aligned to 16 bytes, pages when shared */
+    buf = malloc(c_cap);
+#else
     buf = aligned_alloc(64, c_cap);
+#endif
+  }
   if (buf != NULL && cap != NULL)
     *cap = c_cap;
   return buf;
@@ -107,11 +145,11 @@ void bpc__pool_put(bpc_ctx_t *ctx, void *buf, size_t cap)
   int c = size_class(cap, &c_cap);
   bpc__pool_t *p = pool_of(ctx);
   int kept = 0;
-  if (p != NULL && c >= 0 && c_cap == cap) {
+  pool_node_t *n = p != NULL && c >= 0 && c_cap == cap ? buf_node(buf) : NULL;
+  if (n != NULL) {
 #pragma omp critical(bpc_pool)
     {
       if (p->cached + (long long)cap <= p->limit) {
-        pool_node_t *n = buf;
         n->next = p->free[c];
         p->free[c] = n;
         p->cached += (long long)cap;
@@ -119,6 +157,10 @@ void bpc__pool_put(bpc_ctx_t *ctx, void *buf, size_t cap)
       }
     }
   }
-  if (!kept)
+  if (!kept) {
+#ifdef BPC_SMPI
+    free(n); /* the node of its own (or NULL) */
+#endif
     free(buf);
+  }
 }

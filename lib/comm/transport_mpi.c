@@ -16,6 +16,60 @@
 
 #define CHUNK ((size_t)1 << 30)
 
+/*
+ * Matched probes. A header is probed with MPI_Improbe/MPI_Mprobe and taken
+ * with MPI_Mrecv. SimGrid's SMPI (3.32; the --with-smpi build) has no matched
+ * probes, so there a probe is MPI_Iprobe/MPI_Probe and the take an MPI_Recv
+ * from the probed source and tag. That receives the same message: only one
+ * thread of a process calls MPI here (MPI_THREAD_FUNNELED, comm.h), so no
+ * other receive runs between the probe and the take, and the receives this
+ * transport has posted with that source and tag are for payloads, which
+ * their sender sent before any later header (non-overtaking), so none of
+ * them can match the probed header.
+ */
+#ifdef BPC_SMPI
+typedef struct {
+  int source, tag;
+  MPI_Comm comm;
+} msg_t;
+static int msg_iprobe(int tag, MPI_Comm comm, int *flag, msg_t *m, MPI_Status *st)
+{
+  int rc = MPI_Iprobe(MPI_ANY_SOURCE, tag, comm, flag, st);
+  *m = (msg_t){st->MPI_SOURCE, tag, comm};
+  return rc;
+}
+static int msg_probe(int tag, MPI_Comm comm, msg_t *m, MPI_Status *st)
+{
+  int rc = MPI_Probe(MPI_ANY_SOURCE, tag, comm, st);
+  *m = (msg_t){st->MPI_SOURCE, tag, comm};
+  return rc;
+}
+static int msg_recv(void *buf, int count, MPI_Datatype t, msg_t *m)
+{
+  return MPI_Recv(buf, count, t, m->source, m->tag, m->comm, MPI_STATUS_IGNORE);
+}
+#define MSG_PROBE_NAME "MPI_Probe"
+#define MSG_IPROBE_NAME "MPI_Iprobe"
+#define MSG_RECV_NAME "MPI_Recv"
+#else
+typedef MPI_Message msg_t;
+static int msg_iprobe(int tag, MPI_Comm comm, int *flag, msg_t *m, MPI_Status *st)
+{
+  return MPI_Improbe(MPI_ANY_SOURCE, tag, comm, flag, m, st);
+}
+static int msg_probe(int tag, MPI_Comm comm, msg_t *m, MPI_Status *st)
+{
+  return MPI_Mprobe(MPI_ANY_SOURCE, tag, comm, m, st);
+}
+static int msg_recv(void *buf, int count, MPI_Datatype t, msg_t *m)
+{
+  return MPI_Mrecv(buf, count, t, m, MPI_STATUS_IGNORE);
+}
+#define MSG_PROBE_NAME "MPI_Mprobe"
+#define MSG_IPROBE_NAME "MPI_Improbe"
+#define MSG_RECV_NAME "MPI_Mrecv"
+#endif
+
 /* A datatype describing `bytes` contiguous bytes for messages above
  * INT_MAX: nchunks blocks of 1 GiB then the remainder. */
 static int big_bytes_type(size_t bytes, MPI_Datatype *type)
@@ -340,10 +394,16 @@ static int take_bundle(bpc__exch_t *ex, const bpc__hdr_t *h, void *buf, size_t c
  * into a buffer of its size, from malloc or the kernel's pages (not the
  * pool: memory may be what ran out); without even those, the job is
  * aborted with a message instead of writing over memory (bpc__must_alloc). */
-static void drop_message(bpc_ctx_t *ctx, MPI_Message *mm, MPI_Status *st)
+static void drop_message(bpc_ctx_t *ctx, msg_t *mm, MPI_Status *st)
 {
   MPI_Count n = 0;
+#ifdef BPC_SMPI
+  int n_int = 0; /* SMPI 3.32 has no MPI_Get_elements_x (nor messages past INT_MAX) */
+  MPI_Get_count(st, MPI_BYTE, &n_int);
+  n = n_int;
+#else
   MPI_Get_elements_x(st, MPI_BYTE, &n);
+#endif
   const size_t bytes = n > 0 ? (size_t)n : 1;
   int paged = 0;
   void *buf = bpc__must_alloc(ctx, bytes, &paged, "a message to drop");
@@ -357,7 +417,7 @@ static void drop_message(bpc_ctx_t *ctx, MPI_Message *mm, MPI_Status *st)
       MPI_Abort(ctx->comm, 1);
     }
   }
-  MPI_Mrecv(buf, count, t, mm, MPI_STATUS_IGNORE);
+  msg_recv(buf, count, t, mm);
   if (t != MPI_BYTE)
     MPI_Type_free(&t);
   bpc__must_free(buf, bytes, paged);
@@ -366,7 +426,7 @@ static void drop_message(bpc_ctx_t *ctx, MPI_Message *mm, MPI_Status *st)
 /* Receive a matched header message; deliver its message (inline) or post
  * the receive of its payload, then likewise for its parts, in the order the
  * sender posted them, before anything else is probed. */
-static int take_header(bpc__exch_t *ex, MPI_Message *mm, MPI_Status *st)
+static int take_header(bpc__exch_t *ex, msg_t *mm, MPI_Status *st)
 {
   bpc_ctx_t *ctx = ex->ctx;
   int rc = BPC_OK, n = 0, mrc;
@@ -380,10 +440,10 @@ static int take_header(bpc__exch_t *ex, MPI_Message *mm, MPI_Status *st)
     ex->nrecv_wire++;
     return bpc__err(ctx, BPC_ENOMEM, "receive of %d bytes: out of memory", n);
   }
-  mrc = MPI_Mrecv(buf, n, MPI_BYTE, mm, MPI_STATUS_IGNORE);
+  mrc = msg_recv(buf, n, MPI_BYTE, mm);
   if (mrc != MPI_SUCCESS) {
     bpc__pool_put(ctx, buf, cap);
-    return bpc__err_mpi(ctx, mrc, "MPI_Mrecv");
+    return bpc__err_mpi(ctx, mrc, MSG_RECV_NAME);
   }
   ex->nrecv_wire++;
   bpc__hdr_t h;
@@ -508,11 +568,11 @@ static int take_headers(bpc__exch_t *ex, int *events)
 {
   for (;;) {
     int flag = 0;
-    MPI_Message mm;
+    msg_t mm;
     MPI_Status st;
-    int mrc = MPI_Improbe(MPI_ANY_SOURCE, ex->tag, ex->ctx->comm, &flag, &mm, &st);
+    int mrc = msg_iprobe(ex->tag, ex->ctx->comm, &flag, &mm, &st);
     if (mrc != MPI_SUCCESS)
-      return bpc__err_mpi(ex->ctx, mrc, "MPI_Improbe");
+      return bpc__err_mpi(ex->ctx, mrc, MSG_IPROBE_NAME);
     if (!flag)
       return BPC_OK;
     int rc = take_header(ex, &mm, &st);
@@ -541,11 +601,11 @@ static int mpi_poll(bpc__exch_t *ex, int block, int *events)
     return rc;
   if (ex->nrecv == 0) {
     /* nothing in flight here: sleep in MPI until a header comes */
-    MPI_Message mm;
+    msg_t mm;
     MPI_Status st;
-    mrc = MPI_Mprobe(MPI_ANY_SOURCE, ex->tag, ctx->comm, &mm, &st);
+    mrc = msg_probe(ex->tag, ctx->comm, &mm, &st);
     if (mrc != MPI_SUCCESS)
-      return bpc__err_mpi(ctx, mrc, "MPI_Mprobe");
+      return bpc__err_mpi(ctx, mrc, MSG_PROBE_NAME);
     rc = take_header(ex, &mm, &st);
     if (rc != BPC_OK)
       return rc;
@@ -645,9 +705,9 @@ static int mpi_drain(bpc__exch_t *ex)
     int done = 0, idle = 0;
     while (!done) {
       int flag = 0;
-      MPI_Message mm;
+      msg_t mm;
       MPI_Status st;
-      if (MPI_Improbe(MPI_ANY_SOURCE, ex->tag, ctx->comm, &flag, &mm, &st) != MPI_SUCCESS)
+      if (msg_iprobe(ex->tag, ctx->comm, &flag, &mm, &st) != MPI_SUCCESS)
         flag = 0;
       if (flag) {
         drop_message(ctx, &mm, &st);

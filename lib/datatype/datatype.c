@@ -8,7 +8,9 @@
  * items go through the user's callbacks; every nonzero callback return is
  * turned into BPC_ECALLBACK with the value in the message.
  */
+#ifndef _DEFAULT_SOURCE /* SMPI's smpicc defines _GNU_SOURCE, and so this */
 #define _DEFAULT_SOURCE /* madvise */
+#endif
 #include "datatype/datatype.h"
 
 #include <limits.h>
