@@ -62,6 +62,10 @@ typedef struct bench_env {
   const struct bench_engine *engine;
   int header_done; /* the table header has been printed */
   int nfail;       /* result lines with correct == 0 */
+  /* Simulated build with shared payloads (bpc-smpirun --shared: SMPI's
+   * allocations above a threshold are shared by all ranks, so their
+   * contents are garbage): results are not checked (correct n/a). */
+  int shared;
 } bench_env_t;
 
 /*
@@ -159,6 +163,20 @@ void bench_pattern_fill(unsigned char *buf, size_t bytes, uint64_t key, int rep,
                         size_t j1);
 int bench_pattern_ok(const unsigned char *buf, size_t bytes, uint64_t key, int rep);
 
+/* Fair charging in the simulated build (configure --with-smpi, doc/scale.md
+ * "Charging MPI's operators"). SMPI applies an MPI_Op inside its collectives
+ * without charging the operator's CPU time to the simulated clock, while
+ * bpc's operators run in user code, whose CPU time SMPI measures and
+ * charges. A baseline's MPI_Op body is bracketed by bench_op_enter and
+ * bench_op_leave, which charge its thread CPU time (smpi_execute) the same
+ * way. Outside SMPI both do nothing. bench_mpi_sum_float is MPI_SUM on
+ * floats, except under SMPI: a user MPI_Op (commutative) doing the same
+ * additions, charged; free it with bench_mpi_op_free. */
+double bench_op_enter(void);
+void bench_op_leave(double t0);
+int bench_mpi_sum_float(MPI_Op *op);
+void bench_mpi_op_free(MPI_Op *op);
+
 extern const bench_engine_t bench_engine_comm;
 extern const bench_engine_t bench_engine_merge;
 extern const bench_engine_t bench_engine_swap;
@@ -168,6 +186,7 @@ extern const bench_engine_t bench_engine_composite;
 extern const bench_engine_t bench_engine_bcast;
 extern const bench_engine_t bench_engine_scan;
 extern const bench_engine_t bench_engine_io;
+extern const bench_engine_t bench_engine_agree;
 
 /*
  * Measure one configuration and print its result line on rank 0.

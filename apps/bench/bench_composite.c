@@ -293,20 +293,24 @@ static int px_close(const float *a, const float *b)
 static void mpi_over(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
   (void)dt;
+  const double t0 = bench_op_enter();
   const float *a = in;
   float *o = inout;
   for (size_t i = 0; i < 4 * (size_t)*len; i += 4)
     over_px(a + i, o + i, o + i);
+  bench_op_leave(t0);
 }
 
 static void mpi_zbuf(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
   (void)dt;
+  const double t0 = bench_op_enter();
   const float *a = in;
   float *o = inout;
   for (int i = 0; i < 5 * *len; i += 5)
     if (zb_takes(a + i, o + i))
       memcpy(o + i, a + i, 5 * sizeof(float));
+  bench_op_leave(t0);
 }
 
 static int cb_prepare(void *st, int rep, int is_bpc)

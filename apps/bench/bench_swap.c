@@ -84,7 +84,9 @@ static int op_over(void *inout, const void *in, size_t count, int in_first, void
 static void mpi_over(void *invec, void *inoutvec, int *len, MPI_Datatype *dt)
 {
   (void)dt;
+  const double t0 = bench_op_enter();
   op_over(inoutvec, invec, (size_t)*len, 1, NULL);
+  bench_op_leave(t0);
 }
 
 /* ------------------------------------------------------------- the data */
@@ -477,7 +479,7 @@ static int sw_run(bench_env_t *env)
       }
       if (op == OP_SUM) {
         s.pix = MPI_FLOAT;
-        s.mop = MPI_SUM;
+        bench_mpi_sum_float(&s.mop);
       } else {
         MPI_Type_contiguous(4, MPI_FLOAT, &s.pix);
         MPI_Type_commit(&s.pix);
@@ -541,6 +543,8 @@ static int sw_run(bench_env_t *env)
       if (op == OP_OVER) {
         MPI_Op_free(&s.mop);
         MPI_Type_free(&s.pix);
+      } else {
+        bench_mpi_op_free(&s.mop);
       }
       s.mop = MPI_OP_NULL;
       s.pix = MPI_DATATYPE_NULL;
