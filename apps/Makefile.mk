@@ -17,7 +17,8 @@ apps_bpc_bench_SOURCES = \
 	apps/bench/bench_composite.c \
 	apps/bench/bench_bcast.c \
 	apps/bench/bench_scan.c \
-	apps/bench/bench_io.c
+	apps/bench/bench_io.c \
+	apps/bench/bench_agree.c
 apps_bpc_bench_LDADD = lib/libbpc_internal.la
 # the bpc-bench scan sweep of issue 12 (run from the source tree, not installed)
 EXTRA_DIST += apps/bench/scan_sweep.sh
@@ -86,3 +87,9 @@ apps_bpc_mergetree_LDADD += $(PNG_LIBS)
 endif
 # the bpc-mergetree benchmark table (doc/apps/mergetree.md "Benchmark")
 EXTRA_DIST += apps/mergetree/bench_mergetree.sh
+# the simulated runs (SimGrid SMPI, doc/scale.md): launcher, platforms,
+# sweep, plots and the suites on simulated processes (run from the source tree)
+EXTRA_DIST += apps/bench/sim/bpc-smpirun apps/bench/sim/sweep.sh apps/bench/sim/plot.sh \
+	apps/bench/sim/simcheck.sh apps/bench/sim/platforms/README.md \
+	apps/bench/sim/platforms/fattree.xml apps/bench/sim/platforms/small.xml \
+	apps/bench/sim/platforms/torus-bgp.xml apps/bench/sim/platforms/torus-cray.xml
