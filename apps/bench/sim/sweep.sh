@@ -79,7 +79,7 @@ args() {
     merge) echo "merge --bytes 16,64K,1M${big:+,$big} --k auto" ;;
     swap) echo "swap --bytes 64K,1M${big:+,$big} --algorithm radixk --k auto" ;;
     neighbor) echo "neighbor --bytes 16,64K" ;;
-    bcast) echo "bcast --bytes 1K --s 1,2 --dist row --algorithm br_lin,br_xy_source,xor,mpi" ;;
+    bcast) echo "bcast --bytes 1K --s 2 --dist row --algorithm br_lin,br_xy_source,xor,mpi" ;;
     scan) echo "scan --op-ms 10 --n p --strategies ig --algorithm serial,kogge-stone,sklansky" ;;
     composite)
       [ "$p" -gt 64 ] && return
