@@ -20,10 +20,11 @@ def size_of(r):
     if r["engine"] == "composite":
         return "%s %s%% %s" % (r.get("image", r["bytes"]), r.get("active", 100), r.get("op", ""))
     b = int(r["bytes"])
+    op = " " + r["op"] if r.get("op") else ""
     for u, s in ((1 << 20, "M"), (1 << 10, "K")):
         if b >= u and b % u == 0:
-            return "%d%s" % (b // u, s)
-    return "%dB" % b
+            return "%d%s%s" % (b // u, s, op)
+    return "%dB%s" % (b, op)
 best = collections.defaultdict(dict)    # (engine, size) -> p -> (time, name)
 auto = collections.defaultdict(dict)
 base = collections.defaultdict(lambda: collections.defaultdict(dict))  # ... -> baseline -> p -> t
