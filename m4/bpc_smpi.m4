@@ -16,12 +16,12 @@
 #    default they are the C library's; with smpi/auto-shared-malloc-thresh
 #    set (bpc-smpirun --shared) allocations above it are shared among the
 #    simulated ranks, so that 1024 ranks of 16 MiB buffers fit in memory
-#    (their contents are then garbage: bpc-bench checks results only
-#    below the threshold);
-#  - defines BPC_SMPI=1 (what differs in the code: bpc-bench's fair
-#    charging of MPI operators and its shared payloads, see
-#    doc/scale.md) and sets MPIRUN to apps/bench/sim/bpc-smpirun, so
-#    make check runs the MPI suites on a simulated cluster.
+#    (their contents are then garbage: bpc-bench then checks no result);
+#  - defines BPC_SMPI=1 (what differs in the code: the MPI transport's
+#    probe and the pool's free lists, bpc-bench's charging of MPI's
+#    operators, its written-out baselines and shared payloads; see
+#    doc/scale.md) and sets MPIRUN to apps/bench/sim/bpc-smpirun, so the
+#    MPI suites run on a simulated cluster (apps/bench/sim/simcheck.sh).
 # Sets bpc_smpi (yes/no), SMPIRUN and the conditional BPC_SMPI.
 AC_DEFUN([BPC_ARG_SMPI], [
   AC_ARG_WITH([smpi],
