@@ -17,7 +17,8 @@
 /* A free buffer's list node is the buffer's first bytes; in the simulated
  * build (BPC_SMPI) a node of its own, since a large buffer there may be one
  * memory shared by all simulated ranks (bpc-smpirun --shared), whose first
- * bytes any of them may overwrite. */
+ * bytes any of them may overwrite. Those nodes are kept on a spare list
+ * when their buffer is taken, so a round allocates none once warm. */
 typedef struct pool_node {
   struct pool_node *next;
 #ifdef BPC_SMPI
@@ -25,34 +26,46 @@ typedef struct pool_node {
 #endif
 } pool_node_t;
 
-static void *node_buf(pool_node_t *n)
-{
-#ifdef BPC_SMPI
-  void *buf = n->buf;
-  free(n);
-  return buf;
-#else
-  return n;
-#endif
-}
-
-static pool_node_t *buf_node(void *buf)
-{
-#ifdef BPC_SMPI
-  pool_node_t *n = malloc(sizeof *n);
-  if (n != NULL)
-    n->buf = buf;
-  return n;
-#else
-  return buf;
-#endif
-}
-
 typedef struct bpc__pool {
   pool_node_t *free[POOL_CLASSES];
   long long cached; /* bytes on the free lists */
   long long limit;
+#ifdef BPC_SMPI
+  pool_node_t *spare; /* nodes without a buffer */
+#endif
 } bpc__pool_t;
+
+/* The buffer of node n, taken off its list (in the critical section). */
+static void *node_buf(bpc__pool_t *p, pool_node_t *n)
+{
+#ifdef BPC_SMPI
+  void *buf = n->buf;
+  n->next = p->spare;
+  p->spare = n;
+  return buf;
+#else
+  (void)p;
+  return n;
+#endif
+}
+
+/* A node for buf (in the critical section); NULL when none can be had. */
+static pool_node_t *buf_node(bpc__pool_t *p, void *buf)
+{
+#ifdef BPC_SMPI
+  pool_node_t *n = p->spare;
+  if (n != NULL)
+    p->spare = n->next;
+  else
+    n = malloc(sizeof *n);
+  if (n != NULL)
+    n->buf = buf;
+  return n;
+#else
+  (void)p;
+  return buf;
+#endif
+}
 
 static void pool_destroy(void *arg)
 {
@@ -61,9 +74,16 @@ static void pool_destroy(void *arg)
     while (p->free[c]) {
       pool_node_t *n = p->free[c];
       p->free[c] = n->next;
-      free(node_buf(n));
+      free(node_buf(p, n));
     }
   }
+#ifdef BPC_SMPI
+  while (p->spare) {
+    pool_node_t *n = p->spare;
+    p->spare = n->next;
+    free(n);
+  }
+#endif
   free(p);
 }
 
@@ -118,7 +138,7 @@ void *bpc__pool_get(bpc_ctx_t *ctx, size_t bytes, size_t *cap)
         pool_node_t *n = p->free[c];
         p->free[c] = n->next;
         p->cached -= (long long)c_cap;
-        buf = node_buf(n);
+        buf = node_buf(p, n);
       }
     }
   }
@@ -126,7 +146,11 @@ void *bpc__pool_get(bpc_ctx_t *ctx, size_t bytes, size_t *cap)
 #ifdef BPC_SMPI
     /* smpicc turns malloc into SMPI's, which shares large buffers among
      * the simulated ranks when asked to (bpc-smpirun --shared); its
-     * buffers are aligned to 16 bytes, pages when shared */
+     * buffers are aligned to 16 bytes, pages when shared. (With
+     * aligned_alloc here instead, the charged time of bpc-bench merge's
+     * MPI_Reduce baseline rose from 8.4 to 11.2 ms at 8 x 16 MiB: glibc's
+     * allocation policy reaches SMPI's own buffers; doc/scale.md's
+     * figures were measured with malloc.) */
     buf = malloc(c_cap);
 #else
     buf = aligned_alloc(64, c_cap);
@@ -145,11 +169,11 @@ void bpc__pool_put(bpc_ctx_t *ctx, void *buf, size_t cap)
   int c = size_class(cap, &c_cap);
   bpc__pool_t *p = pool_of(ctx);
   int kept = 0;
-  pool_node_t *n = p != NULL && c >= 0 && c_cap == cap ? buf_node(buf) : NULL;
-  if (n != NULL) {
+  if (p != NULL && c >= 0 && c_cap == cap) {
 #pragma omp critical(bpc_pool)
     {
-      if (p->cached + (long long)cap <= p->limit) {
+      pool_node_t *n = p->cached + (long long)cap <= p->limit ? buf_node(p, buf) : NULL;
+      if (n != NULL) {
         n->next = p->free[c];
         p->free[c] = n;
         p->cached += (long long)cap;
@@ -157,10 +181,6 @@ void bpc__pool_put(bpc_ctx_t *ctx, void *buf, size_t cap)
       }
     }
   }
-  if (!kept) {
-#ifdef BPC_SMPI
-    free(n); /* the node of its own (or NULL) */
-#endif
+  if (!kept)
     free(buf);
-  }
 }

@@ -35,7 +35,8 @@ typedef struct {
 static int msg_iprobe(int tag, MPI_Comm comm, int *flag, msg_t *m, MPI_Status *st)
 {
   int rc = MPI_Iprobe(MPI_ANY_SOURCE, tag, comm, flag, st);
-  *m = (msg_t){st->MPI_SOURCE, tag, comm};
+  if (rc == MPI_SUCCESS && *flag)
+    *m = (msg_t){st->MPI_SOURCE, tag, comm};
   return rc;
 }
 static int msg_probe(int tag, MPI_Comm comm, msg_t *m, MPI_Status *st)
