@@ -50,9 +50,11 @@ man3_MANS = \
 	doc/man/man3/bpc_merge.3 \
 	doc/man/man3/bpc_merge_absorbed.3 \
 	doc/man/man3/bpc_merge_info.3 \
+	doc/man/man3/bpc_merge_init.3 \
 	doc/man/man3/bpc_merge_is_root.3 \
 	doc/man/man3/bpc_merge_kvec_auto.3 \
 	doc/man/man3/bpc_merge_params_default.3 \
+	doc/man/man3/bpc_merge_plan_result.3 \
 	doc/man/man3/bpc_merge_result_destroy.3 \
 	doc/man/man3/bpc_merge_root_of.3 \
 	doc/man/man3/bpc_neighbor_algorithm.3 \
@@ -72,6 +74,9 @@ man3_MANS = \
 	doc/man/man3/bpc_neighbor_set_synchrony.3 \
 	doc/man/man3/bpc_neighbor_stats.3 \
 	doc/man/man3/bpc_options_default.3 \
+	doc/man/man3/bpc_plan_engine.3 \
+	doc/man/man3/bpc_plan_free.3 \
+	doc/man/man3/bpc_plan_start.3 \
 	doc/man/man3/bpc_scan.3 \
 	doc/man/man3/bpc_scan_params_default.3 \
 	doc/man/man3/bpc_set_log_level.3 \

@@ -133,6 +133,45 @@ int bpc_set_log_level(bpc_ctx_t *ctx, int level);
  * serial contexts). */
 double bpc_wtime(const bpc_ctx_t *ctx);
 
+/* ---------------------------------------------------- persistent plans */
+
+/*
+ * A persistent plan: a collective call prepared once for fixed arguments
+ * and started many times (the idea of MPI-4's persistent collectives,
+ * MPI_Allreduce_init / MPI_Start). An engine's init call (bpc_merge_init,
+ * ...) checks and agrees on every argument, picks the algorithm and builds
+ * the schedule once; each bpc_plan_start then runs the call on the
+ * arguments' current contents (the items the init call was given: the
+ * user may change the data they point to, and what the engine's init says
+ * may change) without picking, building or allocating anything.
+ *
+ * Every start is collective over the plan's context: every rank starts
+ * the same plan, in the same order relative to the context's other
+ * collective calls. A start checks what may have changed on this rank
+ * and agrees on it and on the plan's identity in one small reduction
+ * before any message (a bad item on some ranks, or ranks starting
+ * different plans, fail on every rank with BPC_EINVAL / BPC_EMISMATCH,
+ * never hang), and agrees on the outcome at the end (a callback failure
+ * anywhere is BPC_ECALLBACK everywhere), as every collective call does.
+ *
+ * A plan holds pointers to the context, the assignment, the type and the
+ * items it was made with: they must outlive it.
+ */
+typedef struct bpc_plan bpc_plan_t;
+
+/* Run the plan once. Errors: those of the engine's call (the same code on
+ * every rank); BPC_ENULL (plan NULL, on that rank only); BPC_EBUSY from
+ * inside a callback of a call running on the context. */
+int bpc_plan_start(bpc_plan_t *plan);
+
+/* Free a plan (local; NULL and *plan == NULL allowed); sets *plan to NULL.
+ * Errors: BPC_EBUSY from inside a callback of a call running on its
+ * context (nothing is freed). */
+int bpc_plan_free(bpc_plan_t **plan);
+
+/* The engine a plan runs ("merge", ...), or NULL for a NULL plan. */
+const char *bpc_plan_engine(const bpc_plan_t *plan);
+
 /* -------------------------------------------------------------- statistics */
 
 #define BPC_STATS_MAX_ROUNDS 64

@@ -208,6 +208,39 @@ int bpc_merge(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type
               const bpc_merge_op_t *op, const bpc_merge_params_t *params,
               bpc_merge_result_t **result);
 
+/* --------------------------------------------------- persistent plans */
+
+/*
+ * bpc_merge_init: prepare bpc_merge(ctx, assign, type, items, op, params)
+ * as a persistent plan (bpc/core.h: bpc_plan_start, bpc_plan_free). Every
+ * argument is checked and agreed on, the algorithm, k-vector and segments
+ * chosen, as bpc_merge does, once; collective, with the same errors as
+ * bpc_merge (and BPC_ENULL for plan NULL, BPC_ENOMEM). *plan is NULL on
+ * failure.
+ *
+ * Each bpc_plan_start(plan) then merges the items as they are at that
+ * moment: `items` (the array) is the one given here, and its entries may
+ * change between starts: contiguous items' data and count (element-wise
+ * merges: the count must stay the one agreed here, params->count or the
+ * items' count at init), custom items' pointers. A start checks them on
+ * this rank (bpc_merge's checks: data NULL with a count, a changed
+ * element-wise count: BPC_ENULL / BPC_EINVAL on every rank, before any
+ * message) and agrees on them and on the plan in one small reduction.
+ * Everything else (assignment, type, op including fn and user, params) is
+ * fixed; params->k and params->order are copied, assign, type and items
+ * must outlive the plan. Nothing is allocated by a start once the
+ * context's buffers have grown to the plan's messages (the first start).
+ */
+int bpc_merge_init(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
+                   void *items, const bpc_merge_op_t *op, const bpc_merge_params_t *params,
+                   bpc_plan_t **plan);
+
+/* What a merge plan runs: the result object bpc_merge returns (roots,
+ * absorbed gids, bpc_merge_info), the same for every start. Local. Free it
+ * with bpc_merge_result_destroy. Errors: BPC_ENULL, BPC_EINVAL (a plan of
+ * another engine), BPC_ENOMEM. */
+int bpc_merge_plan_result(const bpc_plan_t *plan, bpc_merge_result_t **result);
+
 /* ------------------------------------------------------------ results */
 
 /* Free a result (NULL and *r == NULL allowed); sets *r to NULL. */

@@ -329,6 +329,112 @@ int bpc__scan_user(bpc_ctx_t *ctx, const void *in, void *out, size_t bytes, int 
   return ops_of(ctx)->scan_user(ctx, in, out, bytes, exclusive, fn, arg);
 }
 
+/* ------------------------------------------- point-to-point minimum */
+
+/* Rank of participant `id` of the doubling (ranks below 2 rem fold in
+ * pairs: the odd one takes part). */
+static int minred_rank(const bpc__minred_t *r, int id)
+{
+  return id < r->rem ? 2 * id + 1 : id + r->rem;
+}
+
+static int minred_post(bpc_ctx_t *ctx, bpc__minred_t *r, int to, int from)
+{
+  int mrc = MPI_SUCCESS;
+  r->posted = 0;
+  if (from >= 0) {
+    mrc = MPI_Irecv(r->tmp, r->n, MPI_LONG_LONG, from, BPC__TAG_RED, ctx->comm, &r->rq[0]);
+    r->posted |= 1;
+  }
+  if (mrc == MPI_SUCCESS && to >= 0) {
+    memcpy(r->snd, r->acc, sizeof(long long) * (size_t)r->n);
+    mrc = MPI_Isend(r->snd, r->n, MPI_LONG_LONG, to, BPC__TAG_RED, ctx->comm, &r->rq[1]);
+    r->posted |= 2;
+  }
+  return mrc == MPI_SUCCESS ? BPC_OK : bpc__err_mpi(ctx, mrc, "MPI_Isend/MPI_Irecv (minimum)");
+}
+
+/* Post the step of the current stage (or finish). */
+static int minred_step(bpc_ctx_t *ctx, bpc__minred_t *r)
+{
+  const int me = ctx->rank;
+  for (;;) {
+    if (r->stage == 0) { /* folding in: even ranks below 2 rem give, odd ones take */
+      r->stage = 1;
+      if (me < 2 * r->rem)
+        return me % 2 == 0 ? minred_post(ctx, r, me + 1, me + 1) /* and wait for the result */
+                           : minred_post(ctx, r, -1, me - 1);
+      continue;
+    }
+    if (r->stage == 1) {
+      if (r->id < 0) { /* a folded rank: its result came back */
+        memcpy(r->acc, r->tmp, sizeof(long long) * (size_t)r->n);
+        r->stage = 3;
+        return BPC_OK;
+      }
+      if (r->mask < r->p2) {
+        const int partner = minred_rank(r, r->id ^ r->mask);
+        r->mask <<= 1;
+        return minred_post(ctx, r, partner, partner);
+      }
+      r->stage = 2;
+      if (me < 2 * r->rem) /* hand the result back to the folded partner */
+        return minred_post(ctx, r, me - 1, -1);
+      continue;
+    }
+    r->stage = 3;
+    return BPC_OK;
+  }
+}
+
+int bpc__minred_start(bpc_ctx_t *ctx, const long long *in, int n, bpc__minred_t *r)
+{
+  memset(r, 0, sizeof *r);
+  r->n = n;
+  memcpy(r->acc, in, sizeof(long long) * (size_t)n);
+  bpc__stats_coll(ctx);
+  if (ctx->serial || ctx->size == 1) {
+    r->stage = 3;
+    return BPC_OK;
+  }
+  r->p2 = 1;
+  while (2 * r->p2 <= ctx->size)
+    r->p2 *= 2;
+  r->rem = ctx->size - r->p2;
+  const int me = ctx->rank;
+  r->id = me < 2 * r->rem ? (me % 2 ? me / 2 : -1) : me - r->rem;
+  r->mask = 1;
+  return minred_step(ctx, r);
+}
+
+int bpc__minred_test(bpc_ctx_t *ctx, bpc__minred_t *r, int *done)
+{
+  for (;;) {
+    if (r->stage == 3) {
+      *done = 1;
+      return BPC_OK;
+    }
+    *done = 0;
+    int flag = 1, mrc = MPI_SUCCESS;
+    if (r->posted == 3)
+      mrc = MPI_Testall(2, r->rq, &flag, MPI_STATUSES_IGNORE);
+    else if (r->posted != 0)
+      mrc = MPI_Test(&r->rq[r->posted == 1 ? 0 : 1], &flag, MPI_STATUS_IGNORE);
+    if (mrc != MPI_SUCCESS)
+      return bpc__err_mpi(ctx, mrc, "MPI_Test (minimum)");
+    if (!flag)
+      return BPC_OK;
+    /* a step done: take in what came (the doubling and the fold) */
+    if ((r->posted & 1) && r->id >= 0)
+      for (int i = 0; i < r->n; i++)
+        if (r->tmp[i] < r->acc[i])
+          r->acc[i] = r->tmp[i];
+    const int rc = minred_step(ctx, r);
+    if (rc != BPC_OK)
+      return rc;
+  }
+}
+
 /* ------------------------------------------------------ error agreement */
 
 /* After the minimum (code, rank) was found: every rank learns the failing
@@ -535,7 +641,9 @@ int bpc__agree_args_vals(bpc_ctx_t *ctx, const char *engine, int rc, const bpc__
   if (engine != NULL)
     bpc__stats_begin_call(ctx, engine);
   ctx->stats_agreed = 0;
+  bpc__phase(ctx, BPC__PH_ARGS0);
   rc = agree_args_run(ctx, engine, rc, sig, vals);
+  bpc__phase(ctx, BPC__PH_ARGS1);
   ctx->stats_agreed = rc == BPC_OK && engine != NULL;
   return rc;
 }

@@ -179,6 +179,31 @@ int bpc__exch_close(bpc__exch_t **ex);
  */
 int bpc__exch_end(bpc_ctx_t *ctx, bpc__exch_t **ex, int rc);
 
+/*
+ * A check that runs alongside the schedule: the start agreement of a
+ * persistent plan (bpc/core.h), a small non-blocking reduction
+ * (bpc__minred_start), instead of a blocking agreement before any message.
+ * `start(arg)` posts it: the exchange calls it once, at the first point
+ * where it would otherwise wait or poll (after pushing the messages staged
+ * so far, so that the schedule's first messages leave before it), and at
+ * the latest in bpc__exch_end; `test(arg, &done)` advances it without
+ * blocking. Until it has finished, the exchange's waits spin (testing it)
+ * instead of sleeping in MPI; once finished, `verdict(arg)` judges its
+ * result: BPC_OK, BPC__EPEER (a failure of another rank's: the schedule
+ * stops, the outcome agreement brings its message) or an error of this
+ * rank's (the schedule stops). Messages may go out before it has finished
+ * (the drain of bpc__exch_end takes them after a failure), but nothing a
+ * message brings may reach a check or callback before: engines call
+ * bpc__exch_guard_wait first, and bpc__exch_end waits for it before the
+ * outcome agreement. Every rank must register one (the same sequence of
+ * reductions everywhere); `arg` must stay valid until the end.
+ */
+void bpc__exch_guard(bpc__exch_t *ex, int (*start)(void *arg), int (*test)(void *arg, int *done),
+                     int (*verdict)(void *arg), void *arg);
+/* Wait for the guard (if any, and not finished yet); its verdict, kept
+ * (BPC_OK when there is none). */
+int bpc__exch_guard_wait(bpc__exch_t *ex);
+
 /* Tell every other rank that this one failed with `code` (a BPC_E* code):
  * one abort header each, sent once per exchange (later calls do nothing).
  * Their waits on this exchange then return BPC__EPEER. bpc__exch_end does
@@ -191,9 +216,34 @@ void bpc__exch_abort(bpc__exch_t *ex, int code);
  * rank and its code (the first abort taken), else 0. */
 int bpc__exch_peer_failure(const bpc__exch_t *ex, int *rank, int *code);
 
+/*
+ * Room for a call's messages before it starts, so that a call in steady
+ * state allocates nothing whatever the timing (what a call holds at once
+ * depends on when its messages arrive: up to all of them). An engine that
+ * knows its schedule says how many messages this rank may hold at once:
+ * `nmsgs` received (of which `nremote` from other processes) and `nsends`
+ * remote sends. The context's free lists of message, bundle and send
+ * records are topped up to that, and the exchange's arrays of receives
+ * and sends grown. Growth only, and best effort: on no memory nothing
+ * fails (the call allocates as it goes, as without).
+ */
+void bpc__exch_reserve(bpc__exch_t *ex, int nmsgs, int nremote, int nsends);
+/* The pool buffers of such a call: for each i < n, nrecv[i] messages of
+ * bytes[i] payload bytes to receive from other processes and nsend[i] to
+ * send to them (the buffers the transport takes for them: bundles,
+ * payloads), counted per size class over all i. */
+void bpc__exch_reserve_payload(bpc__exch_t *ex, const size_t *bytes, const int *nrecv,
+                               const int *nsend, int n);
+
 /* Pool buffers (also used by engines for scratch space that should be
  * reused across calls). At least `bytes` bytes; *cap gets the capacity. */
 void *bpc__pool_get(bpc_ctx_t *ctx, size_t bytes, size_t *cap);
 void bpc__pool_put(bpc_ctx_t *ctx, void *buf, size_t cap);
+/* At least `count` free buffers of the size class of `bytes` in the pool
+ * (the shortfall allocated, as far as the pool's limit allows): what a
+ * call about to take that many will find (bpc__exch_reserve). */
+void bpc__pool_reserve(bpc_ctx_t *ctx, size_t bytes, int count);
+/* The pool's size class of a buffer of `bytes` bytes (its capacity). */
+size_t bpc__pool_class(size_t bytes);
 
 #endif /* BPC_LIB_COMM_H */

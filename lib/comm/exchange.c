@@ -20,7 +20,180 @@ static unsigned bucket_of(int gid)
   return ((uint32_t)gid * 2654435769u) >> (32 - BPC__MAILBOX_BITS);
 }
 
-bpc__msg_t *bpc__msg_new(void) { return bpc__calloc(1, sizeof(bpc__msg_t)); }
+/* ------------------------------------------------ the context's cache */
+
+/* What the exchanges of one context keep between calls, so that a call in
+ * steady state allocates nothing here: the last closed exchange with its
+ * arrays (sends, receive requests, stages, destinations keep their
+ * capacity), and free lists of message, send and shared-bundle records (at
+ * most CACHE_RECS each; records beyond go back to malloc). Messages may be
+ * released by OpenMP threads at once: the lists take a spin lock, held for
+ * a push or a pop. Freed by the context's cleanup (bpc_finalize). */
+typedef struct comm_cache {
+  bpc__exch_t *ex;
+  bpc__msg_t *msgs;
+  bpc__sendrec_t *sends;
+  bpc__shared_t *shared;
+  int nmsgs, nsends, nshared;
+  int lock;
+} comm_cache_t;
+
+#define CACHE_RECS 4096
+
+static void exch_free(bpc__exch_t *ex);
+
+static void cache_destroy(void *arg)
+{
+  bpc_ctx_t *ctx = arg;
+  comm_cache_t *c = ctx->comm_cache;
+  if (c == NULL)
+    return;
+  if (c->ex != NULL)
+    exch_free(c->ex);
+  while (c->msgs != NULL) {
+    bpc__msg_t *m = c->msgs;
+    c->msgs = m->next;
+    free(m);
+  }
+  while (c->sends != NULL) {
+    bpc__sendrec_t *r = c->sends;
+    c->sends = r->next_free;
+    free(r);
+  }
+  while (c->shared != NULL) {
+    bpc__shared_t *sh = c->shared;
+    c->shared = sh->next_free;
+    free(sh);
+  }
+  free(c);
+  ctx->comm_cache = NULL;
+}
+
+/* The context's cache, made on first use (NULL when there is no memory:
+ * then records come from malloc and go back to it). */
+static comm_cache_t *cache_of(bpc_ctx_t *ctx)
+{
+  if (ctx->comm_cache == NULL) {
+    comm_cache_t *c = bpc__calloc(1, sizeof *c);
+    if (c == NULL)
+      return NULL;
+    if (bpc__cleanup_add(ctx, "comm cache", cache_destroy, ctx) != BPC_OK) {
+      free(c);
+      return NULL;
+    }
+    ctx->comm_cache = c;
+  }
+  return ctx->comm_cache;
+}
+
+static void cache_lock(comm_cache_t *c)
+{
+  while (__atomic_exchange_n(&c->lock, 1, __ATOMIC_ACQUIRE))
+    while (__atomic_load_n(&c->lock, __ATOMIC_RELAXED))
+      ;
+}
+
+static void cache_unlock(comm_cache_t *c) { __atomic_store_n(&c->lock, 0, __ATOMIC_RELEASE); }
+
+bpc__msg_t *bpc__msg_new(bpc_ctx_t *ctx)
+{
+  comm_cache_t *c = ctx->comm_cache;
+  bpc__msg_t *m = NULL;
+  if (c != NULL) {
+    cache_lock(c);
+    if ((m = c->msgs) != NULL) {
+      c->msgs = m->next;
+      c->nmsgs--;
+    }
+    cache_unlock(c);
+  }
+  if (m == NULL)
+    return bpc__calloc(1, sizeof(bpc__msg_t));
+  memset(m, 0, sizeof *m);
+  return m;
+}
+
+void bpc__msg_free(bpc_ctx_t *ctx, bpc__msg_t *m)
+{
+  comm_cache_t *c = cache_of(ctx);
+  if (c != NULL) {
+    cache_lock(c);
+    const int keep = c->nmsgs < CACHE_RECS;
+    if (keep) {
+      m->next = c->msgs;
+      c->msgs = m;
+      c->nmsgs++;
+    }
+    cache_unlock(c);
+    if (keep)
+      return;
+  }
+  free(m);
+}
+
+bpc__shared_t *bpc__shared_new(bpc_ctx_t *ctx)
+{
+  comm_cache_t *c = ctx->comm_cache;
+  bpc__shared_t *sh = NULL;
+  if (c != NULL) {
+    cache_lock(c);
+    if ((sh = c->shared) != NULL) {
+      c->shared = sh->next_free;
+      c->nshared--;
+    }
+    cache_unlock(c);
+  }
+  if (sh == NULL)
+    return bpc__calloc(1, sizeof *sh);
+  memset(sh, 0, sizeof *sh);
+  return sh;
+}
+
+void bpc__shared_free(bpc_ctx_t *ctx, bpc__shared_t *sh)
+{
+  comm_cache_t *c = cache_of(ctx);
+  if (c != NULL) {
+    cache_lock(c);
+    const int keep = c->nshared < CACHE_RECS;
+    if (keep) {
+      sh->next_free = c->shared;
+      c->shared = sh;
+      c->nshared++;
+    }
+    cache_unlock(c);
+    if (keep)
+      return;
+  }
+  free(sh);
+}
+
+bpc__sendrec_t *bpc__sendrec_new(bpc_ctx_t *ctx)
+{
+  comm_cache_t *c = ctx->comm_cache;
+  bpc__sendrec_t *s = NULL;
+  if (c != NULL && c->sends != NULL) { /* sends: the calling thread only */
+    s = c->sends;
+    c->sends = s->next_free;
+    c->nsends--;
+    memset(s, 0, sizeof *s);
+  } else if ((s = bpc__calloc(1, sizeof *s)) == NULL) {
+    return NULL;
+  }
+  s->req = s->req_in;
+  return s;
+}
+
+void bpc__sendrec_free(bpc_ctx_t *ctx, bpc__sendrec_t *s)
+{
+  comm_cache_t *c = cache_of(ctx);
+  if (c != NULL && c->nsends < CACHE_RECS) {
+    s->next_free = c->sends;
+    c->sends = s;
+    c->nsends++;
+    return;
+  }
+  free(s);
+}
 
 void bpc__exch_deliver(bpc__exch_t *ex, bpc__msg_t *m)
 {
@@ -45,6 +218,156 @@ void bpc__exch_complete(bpc__exch_t *ex, bpc__msg_t *m)
   bpc__stats_recv(ex->ctx, m->bytes, m->local);
 }
 
+void bpc__exch_reserve(bpc__exch_t *ex, int nmsgs, int nremote, int nsends)
+{
+  bpc_ctx_t *ctx = ex->ctx;
+  comm_cache_t *c = cache_of(ctx);
+  if (c == NULL)
+    return;
+  nmsgs = nmsgs < CACHE_RECS ? nmsgs : CACHE_RECS;
+  nremote = nremote < CACHE_RECS ? nremote : CACHE_RECS;
+  /* records: new ones straight onto the free lists */
+  for (int have = c->nmsgs; have < nmsgs; have++) {
+    bpc__msg_t *m = bpc__calloc(1, sizeof *m);
+    if (m == NULL)
+      return;
+    bpc__msg_free(ctx, m);
+  }
+  for (int have = c->nshared; have < nremote; have++) {
+    bpc__shared_t *sh = bpc__calloc(1, sizeof *sh);
+    if (sh == NULL)
+      return;
+    bpc__shared_free(ctx, sh);
+  }
+  for (int have = c->nsends; have < nsends; have++) {
+    bpc__sendrec_t *s = bpc__calloc(1, sizeof *s);
+    if (s == NULL)
+      return;
+    bpc__sendrec_free(ctx, s);
+  }
+  /* arrays: the list of sends (and its scratch), the receives in flight
+   * and the requests tested at once (a send has at most a header and a
+   * payload here; larger part lists grow as they come) */
+  if (nsends > ex->capsends) {
+    bpc__sendrec_t **ns = realloc(ex->sends, sizeof *ns * (size_t)nsends);
+    if (ns == NULL)
+      return;
+    ex->sends = ns;
+    int *nd = realloc(ex->sdone, sizeof *nd * (size_t)nsends);
+    if (nd == NULL)
+      return;
+    ex->sdone = nd;
+    ex->capsends = nsends;
+  }
+  if (2 * nsends > ex->capsreq) {
+    MPI_Request *r = realloc(ex->sreq, sizeof *r * (size_t)(2 * nsends));
+    if (r == NULL)
+      return;
+    ex->sreq = r;
+    int *x = realloc(ex->sidx, sizeof *x * (size_t)(2 * nsends));
+    if (x == NULL)
+      return;
+    ex->sidx = x;
+    ex->capsreq = 2 * nsends;
+  }
+  if (nremote > ex->caprecv) {
+    MPI_Request *r = realloc(ex->rreq, sizeof *r * (size_t)nremote);
+    if (r == NULL)
+      return;
+    ex->rreq = r;
+    bpc__msg_t **m = realloc(ex->rmsg, sizeof *m * (size_t)nremote);
+    if (m == NULL)
+      return;
+    ex->rmsg = m;
+    ex->caprecv = nremote;
+  }
+}
+
+void bpc__exch_reserve_payload(bpc__exch_t *ex, const size_t *bytes, const int *nrecv,
+                               const int *nsend, int n)
+{
+  enum { MAXC = 16 };
+  size_t cls[MAXC];
+  int cnt[MAXC], nc = 0;
+  /* a payload's buffers: small ones travel in bundles (one each at worst:
+   * the header, a descriptor, the payload padded to 8 bytes; a sender's
+   * bundle starts at 4 KiB), large ones land in a buffer of their own (at
+   * the sender's page offset) after a header message */
+  for (int i = 0; i < n; i++) {
+    const int small = bytes[i] <= BPC__INLINE_MAX;
+    const size_t bundle =
+        sizeof(bpc__hdr_t) + sizeof(bpc__bundle_desc_t) + ((bytes[i] + 7u) & ~(size_t)7u);
+    const size_t want[3] = {small ? bundle : bytes[i] + 4095u,
+                            small ? (bundle > 4096 ? bundle : 4096) : 0,
+                            small ? 0 : sizeof(bpc__hdr_t)};
+    const int count[3] = {nrecv[i], nsend[i], nrecv[i] > 0 ? 1 : 0};
+    for (int w = 0; w < 3; w++) {
+      if (want[w] == 0 || count[w] <= 0)
+        continue;
+      const size_t c = bpc__pool_class(want[w]);
+      int j = 0;
+      while (j < nc && cls[j] != c)
+        j++;
+      if (j == nc) {
+        if (nc == MAXC)
+          continue;
+        cls[nc] = c;
+        cnt[nc++] = 0;
+      }
+      cnt[j] += count[w];
+    }
+  }
+  for (int j = 0; j < nc; j++)
+    bpc__pool_reserve(ex->ctx, cls[j], cnt[j]);
+}
+
+/* A closed exchange made ready for the next call: every field zero but
+ * the arrays and their capacities (empty: close leaves no message, send,
+ * receive, stage or destination behind). */
+static void exch_reset(bpc__exch_t *ex)
+{
+  bpc__sendrec_t **sends = ex->sends;
+  int *sdone = ex->sdone, capsends = ex->capsends;
+  MPI_Request *rreq = ex->rreq, *sreq = ex->sreq;
+  bpc__msg_t **rmsg = ex->rmsg;
+  int caprecv = ex->caprecv, *sidx = ex->sidx, capsreq = ex->capsreq;
+  struct bpc__stage *stages = ex->stages;
+  int capstages = ex->capstages, *tab = ex->tab, tabcap = ex->tabcap;
+  struct bpc__dest *dests = ex->dests;
+  int capdests = ex->capdests;
+  memset(ex, 0, sizeof *ex);
+  ex->sends = sends;
+  ex->sdone = sdone;
+  ex->capsends = capsends;
+  ex->rreq = rreq;
+  ex->rmsg = rmsg;
+  ex->caprecv = caprecv;
+  ex->sreq = sreq;
+  ex->sidx = sidx;
+  ex->capsreq = capsreq;
+  ex->stages = stages;
+  ex->capstages = capstages;
+  ex->tab = tab;
+  ex->tabcap = tabcap;
+  ex->dests = dests;
+  ex->capdests = capdests;
+}
+
+/* Free an exchange and its arrays (closed: nothing in them). */
+static void exch_free(bpc__exch_t *ex)
+{
+  free(ex->stages);
+  free(ex->tab);
+  free(ex->dests);
+  free(ex->sends);
+  free(ex->sdone);
+  free(ex->rreq);
+  free(ex->rmsg);
+  free(ex->sreq);
+  free(ex->sidx);
+  free(ex);
+}
+
 int bpc__exch_open(bpc_ctx_t *ctx, const char *engine, int (*rank_of)(const void *arg, int gid),
                    const void *arg, bpc__exch_t **out)
 {
@@ -58,7 +381,15 @@ int bpc__exch_open(bpc_ctx_t *ctx, const char *engine, int (*rank_of)(const void
     ctx->exch_spare = bpc__must_alloc(ctx, ctx->exch_spare_bytes, &ctx->exch_spare_paged,
                                       "a spare exchange");
   }
-  bpc__exch_t *ex = bpc__calloc(1, sizeof *ex);
+  comm_cache_t *cache = cache_of(ctx);
+  bpc__exch_t *ex = NULL;
+  if (cache != NULL && cache->ex != NULL) { /* the last one, with its arrays */
+    ex = cache->ex;
+    cache->ex = NULL;
+    exch_reset(ex);
+  } else {
+    ex = bpc__calloc(1, sizeof *ex);
+  }
   int rc = BPC_OK;
   if (ex == NULL) {
     /* the spare (unused: one exchange of a call is ended before the next
@@ -82,6 +413,7 @@ int bpc__exch_open(bpc_ctx_t *ctx, const char *engine, int (*rank_of)(const void
     bpc__stats_begin_call(ctx, engine);
   ctx->stats_agreed = 0;
   *out = ex;
+  bpc__phase(ctx, BPC__PH_OPEN1);
   return rc;
 }
 
@@ -98,10 +430,19 @@ static int record_err(bpc__exch_t *ex, int rc)
  * calls and polls return that error at once (the first failure's code and
  * message is what the call reports; a refused send, which loses nothing,
  * only records its error for close). */
+static int guard_test(bpc__exch_t *ex);
+
 static int poll_tp(bpc__exch_t *ex, int block, int *events)
 {
   if (ex->broken != BPC_OK)
     return ex->broken;
+  if (ex->guard_pending) { /* a verdict against the call stops it here */
+    const int grc = guard_test(ex);
+    if (grc != BPC_OK)
+      return ex->broken = grc;
+    if (ex->guard_pending)
+      block = 0; /* spin: the guard must be tested on */
+  }
   int rc = ex->tp->poll(ex, block, events);
   if (rc != BPC_OK && ex->broken == BPC_OK)
     ex->broken = rc;
@@ -200,7 +541,7 @@ static int send_local(bpc__exch_t *ex, int src_gid, int dst_gid, int seq, const 
                       size_t bytes, int flags)
 {
   bpc_ctx_t *ctx = ex->ctx;
-  bpc__msg_t *m = bpc__msg_new();
+  bpc__msg_t *m = bpc__msg_new(ctx);
   if (m == NULL)
     return record_err(ex, bpc__err(ctx, BPC_ENOMEM, "local send: out of memory"));
   m->src_gid = src_gid;
@@ -220,7 +561,7 @@ static int send_local(bpc__exch_t *ex, int src_gid, int dst_gid, int seq, const 
   } else {
     m->buf = bpc__pool_get(ctx, bytes, &m->cap);
     if (m->buf == NULL) {
-      free(m);
+      bpc__msg_free(ctx, m);
       return record_err(ex, bpc__err(ctx, BPC_ENOMEM, "local send of %zu bytes: out of memory",
                                      bytes));
     }
@@ -239,7 +580,7 @@ void bpc__shared_unref(bpc_ctx_t *ctx, bpc__shared_t *sh)
   /* messages may be released by OpenMP threads at once */
   if (sh != NULL && __atomic_sub_fetch(&sh->refs, 1, __ATOMIC_ACQ_REL) == 0) {
     bpc__pool_put(ctx, sh->buf, sh->cap);
-    free(sh);
+    bpc__shared_free(ctx, sh);
   }
 }
 
@@ -307,7 +648,7 @@ static int push_stage(bpc__exch_t *ex, bpc__stage_t *st)
                   .bytes = st->used - sizeof h};
   memcpy(st->buf, &h, sizeof h);
   int rc = reserve_send(ex);
-  bpc__sendrec_t *s = rc == BPC_OK ? bpc__calloc(1, sizeof *s) : NULL;
+  bpc__sendrec_t *s = rc == BPC_OK ? bpc__sendrec_new(ctx) : NULL;
   if (s == NULL) {
     bpc__pool_put(ctx, st->buf, st->cap);
     if (rc == BPC_OK)
@@ -320,7 +661,7 @@ static int push_stage(bpc__exch_t *ex, bpc__stage_t *st)
     if (rc == BPC_OK)
       ex->sends[ex->nsends++] = s;
     else
-      free(s);
+      bpc__sendrec_free(ctx, s);
   }
   st->buf = NULL;
   st->cap = st->used = 0;
@@ -428,7 +769,7 @@ static int send_group(bpc__exch_t *ex, int src_gid, int dst_gid, int seq, const 
   }
   if ((rc = reserve_send(ex)) != BPC_OK)
     return rc;
-  bpc__sendrec_t *s = bpc__calloc(1, sizeof *s);
+  bpc__sendrec_t *s = bpc__sendrec_new(ctx);
   if (s == NULL)
     return record_err(ex, bpc__err(ctx, BPC_ENOMEM, "send: out of memory"));
   s->hdr.magic = BPC__MSG_MAGIC;
@@ -438,7 +779,7 @@ static int send_group(bpc__exch_t *ex, int src_gid, int dst_gid, int seq, const 
   s->hdr.bytes = bytes;
   rc = ex->tp->post_send(ex, dst_rank, s, data, parts, nparts);
   if (rc != BPC_OK) {
-    free(s);
+    bpc__sendrec_free(ctx, s);
     return record_err(ex, rc);
   }
   ex->sends[ex->nsends++] = s;
@@ -492,7 +833,7 @@ static int test_sends(bpc__exch_t *ex, int *events)
   int j = 0;
   for (int i = 0; i < ex->nsends; i++) {
     if (ex->sdone[i]) {
-      free(ex->sends[i]);
+      bpc__sendrec_free(ex->ctx, ex->sends[i]);
       if (events)
         (*events)++;
     } else {
@@ -613,7 +954,7 @@ void bpc__msg_release(bpc__exch_t *ex, bpc__msg_t *msg)
   if (msg->buf != NULL)
     bpc__pool_put(ex->ctx, msg->buf, msg->cap);
   bpc__shared_unref(ex->ctx, msg->shared);
-  free(msg);
+  bpc__msg_free(ex->ctx, msg);
 }
 
 int bpc__exch_flush(bpc__exch_t *ex)
@@ -638,6 +979,53 @@ int bpc__exch_flush(bpc__exch_t *ex)
   return record_err(ex, rc);
 }
 
+/* ------------------------------------------------------------ guard */
+
+void bpc__exch_guard(bpc__exch_t *ex, int (*start)(void *arg), int (*test)(void *arg, int *done),
+                     int (*verdict)(void *arg), void *arg)
+{
+  ex->guard_start = start;
+  ex->guard_started = 0;
+  ex->guard_test = test;
+  ex->guard_verdict = verdict;
+  ex->guard_arg = arg;
+  ex->guard_pending = 1;
+  ex->guard_rc = BPC_OK;
+}
+
+/* Test the guard once; its verdict when it has finished (BPC_OK while it
+ * runs). */
+static int guard_test(bpc__exch_t *ex)
+{
+  int done = 0, rc = BPC_OK;
+  if (!ex->guard_started) { /* the schedule's staged messages leave first */
+    ex->guard_started = 1;
+    if (ex->nfull > 0)
+      bpc__exch_push(ex);
+    rc = ex->guard_start(ex->guard_arg);
+  }
+  if (rc == BPC_OK)
+    rc = ex->guard_test(ex->guard_arg, &done);
+  if (rc == BPC_OK && !done)
+    return BPC_OK;
+  ex->guard_pending = 0;
+  ex->guard_rc = rc != BPC_OK ? rc : ex->guard_verdict(ex->guard_arg);
+  return ex->guard_rc;
+}
+
+int bpc__exch_guard_wait(bpc__exch_t *ex)
+{
+  for (int idle = 0; ex->guard_pending;) {
+    if (guard_test(ex) != BPC_OK || !ex->guard_pending)
+      break;
+    if (++idle >= 1024) { /* an oversubscribed core goes to another rank */
+      sched_yield();
+      idle = 0;
+    }
+  }
+  return ex->guard_rc;
+}
+
 /* Sends complete, receives in flight land (before their buffers go),
  * nothing left untaken: what bpc__exch_close checks, and bpc__exch_end
  * before its agreement (an abort from another rank stops the waits with
@@ -649,7 +1037,7 @@ static int exch_finish(bpc__exch_t *ex)
     int events = 0;
     rc = record_err(ex, poll_tp(ex, 1, &events));
   }
-  if (rc == BPC_OK && ex->narrived > 0)
+  if (rc == BPC_OK && ex->narrived > 0 && !ex->drop_untaken)
     rc = record_err(ex, bpc__err(ex->ctx, BPC_ESTATE, "exchange closed with %lld message(s) "
                                                       "never taken", ex->narrived));
   return rc == BPC_OK ? ex->err : rc;
@@ -662,7 +1050,7 @@ int bpc__exch_close(bpc__exch_t **pex)
   bpc__exch_t *ex = *pex;
   const int rc = exch_finish(ex);
   ex->tp->close(ex); /* cancels receives left in flight by an error */
-  for (int b = 0; b < BPC__MAILBOX_BUCKETS; b++) {
+  for (int b = 0; ex->narrived > 0 && b < BPC__MAILBOX_BUCKETS; b++) { /* none: all taken */
     bpc__msg_t *m = ex->head[b];
     while (m) {
       bpc__msg_t *n = m->next;
@@ -680,18 +1068,34 @@ int bpc__exch_close(bpc__exch_t **pex)
   for (int i = 0; i < ex->nstages; i++) /* left only by an error */
     if (ex->stages[i].buf != NULL)
       bpc__pool_put(ex->ctx, ex->stages[i].buf, ex->stages[i].cap);
-  free(ex->stages);
-  free(ex->tab);
-  free(ex->dests);
-  free(ex->sends);
-  free(ex->sdone);
-  if (ex->spare && ex->ctx->exch_spare == NULL) { /* back aside */
-    ex->ctx->exch_spare = ex;
-    ex->ctx->exch_spare_paged = ex->spare_paged;
-  } else if (ex->spare) {
-    bpc__must_free(ex, sizeof *ex, ex->spare_paged);
+  /* empty for the next call: destinations never used, the stage map */
+  if (ex->ndests > 0)
+    memset(ex->dests, 0, sizeof *ex->dests * (size_t)ex->capdests);
+  if (ex->nstages > 0)
+    memset(ex->tab, 0, sizeof *ex->tab * (size_t)ex->tabcap);
+  bpc_ctx_t *ctx = ex->ctx;
+  comm_cache_t *c = ctx->comm_cache;
+  if (ex->spare) {
+    const int paged = ex->spare_paged;
+    free(ex->stages);
+    free(ex->tab);
+    free(ex->dests);
+    free(ex->sends);
+    free(ex->sdone);
+    free(ex->rreq);
+    free(ex->rmsg);
+    free(ex->sreq);
+    free(ex->sidx);
+    if (ctx->exch_spare == NULL) { /* back aside */
+      ctx->exch_spare = ex;
+      ctx->exch_spare_paged = paged;
+    } else {
+      bpc__must_free(ex, sizeof *ex, paged);
+    }
+  } else if (c != NULL && c->ex == NULL) { /* kept for the next call */
+    c->ex = ex;
   } else {
-    free(ex);
+    exch_free(ex);
   }
   *pex = NULL;
   return rc;
@@ -730,16 +1134,30 @@ int bpc__exch_peer_failure(const bpc__exch_t *ex, int *rank, int *code)
 int bpc__exch_end(bpc_ctx_t *ctx, bpc__exch_t **pex, int rc)
 {
   bpc__exch_t *ex = pex != NULL ? *pex : NULL;
-  if (ex == NULL)
-    return bpc__agree(ctx, rc);
+  bpc__phase(ctx, BPC__PH_END0);
+  /* a guard's verdict first: it may be the call's error (another rank's:
+   * BPC__EPEER, whose message the agreement below brings) */
+  if (ex != NULL && ex->guard_test != NULL) {
+    const int grc = bpc__exch_guard_wait(ex);
+    if (rc == BPC_OK && grc != BPC_OK)
+      rc = ex->broken = grc;
+  }
+  if (ex == NULL) {
+    bpc__phase(ctx, BPC__PH_FINISH1);
+    rc = bpc__agree(ctx, rc);
+    bpc__phase(ctx, BPC__PH_END1);
+    return rc;
+  }
   if (rc == BPC_OK)
     rc = exch_finish(ex);
+  bpc__phase(ctx, BPC__PH_FINISH1);
   /* an abort taken from another rank is its failure, not this rank's (also
    * when an engine turned the wait's BPC__EPEER into a code of its own) */
   const int own = rc == BPC__EPEER || ex->aborted ? BPC_OK : rc;
   if (own != BPC_OK)
     bpc__exch_abort(ex, own);
   rc = bpc__agree(ctx, own);
+  bpc__phase(ctx, BPC__PH_END1);
   if (rc == BPC_OK) {
     bpc__exch_close(pex); /* finished above: nothing left to fail */
     return rc;
@@ -752,7 +1170,7 @@ int bpc__exch_end(bpc_ctx_t *ctx, bpc__exch_t **pex, int rc)
     bpc__log(ctx, BPC_LOG_DEBUG, "exchange: drain after a failure: %s", bpc_last_error(ctx));
   ex->nfull = 0; /* bundles never sent stay unsent (close frees them) */
   ex->err = ex->broken = BPC_OK;
-  ex->narrived = 0; /* taken or not, they go with the mailbox */
+  ex->drop_untaken = 1; /* taken or not, they go with the mailbox */
   bpc__exch_close(pex);
   memcpy(ctx->errmsg, msg, sizeof msg);
   return rc;

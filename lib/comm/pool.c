@@ -161,6 +161,38 @@ void *bpc__pool_get(bpc_ctx_t *ctx, size_t bytes, size_t *cap)
   return buf;
 }
 
+size_t bpc__pool_class(size_t bytes)
+{
+  size_t cap = 0;
+  return size_class(bytes, &cap) < 0 ? 0 : cap;
+}
+
+void bpc__pool_reserve(bpc_ctx_t *ctx, size_t bytes, int count)
+{
+  size_t c_cap = 0;
+  const int c = size_class(bytes, &c_cap);
+  bpc__pool_t *p = c >= 0 ? pool_of(ctx) : NULL;
+  if (p == NULL)
+    return;
+  int have = 0;
+#pragma omp critical(bpc_pool)
+  for (pool_node_t *n = p->free[c]; n != NULL && have < count; n = n->next)
+    have++;
+  for (; have < count && p->cached + (long long)c_cap <= p->limit; have++) {
+    size_t cap = 0;
+    void *buf = NULL;
+#ifdef BPC_SMPI
+    buf = malloc(c_cap);
+#else
+    buf = aligned_alloc(64, c_cap);
+#endif
+    if (buf == NULL)
+      return;
+    cap = c_cap;
+    bpc__pool_put(ctx, buf, cap);
+  }
+}
+
 void bpc__pool_put(bpc_ctx_t *ctx, void *buf, size_t cap)
 {
   if (buf == NULL)

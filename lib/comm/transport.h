@@ -32,6 +32,7 @@ typedef struct bpc__sendrec {
   int nreq;
   void *buf; /* pool buffer of the header message when it is not hdr alone */
   size_t cap;
+  struct bpc__sendrec *next_free; /* in the context's free list (exchange.c) */
 } bpc__sendrec_t;
 
 typedef struct bpc__transport {
@@ -89,6 +90,7 @@ struct bpc__exch {
   bpc__msg_t *tail[BPC__MAILBOX_BUCKETS];
   long long narrived;
   long long npending; /* of which still arriving */
+  int drop_untaken;   /* after a failure: close drops them without an error */
 
   /* MPI transport: receives of large payloads in flight */
   MPI_Request *rreq;
@@ -128,6 +130,15 @@ struct bpc__exch {
   bpc__hdr_t abort_hdr;
   int spare; /* the context's spare exchange (bpc__exch_open ran out of memory) */
   int spare_paged; /* its bpc__must_alloc flag */
+  /* the check running alongside the schedule (bpc__exch_guard): pending
+   * until its reduction finished, then its verdict */
+  int (*guard_start)(void *arg);
+  int guard_started;
+  int (*guard_test)(void *arg, int *done);
+  int (*guard_verdict)(void *arg);
+  void *guard_arg;
+  int guard_pending;
+  int guard_rc;
   /* pool buffers of the engine's sends, released at close (bpc__exch_adopt) */
   void **adopt_bufs;
   size_t *adopt_caps;
@@ -146,6 +157,7 @@ typedef struct bpc__shared {
   void *buf;
   size_t cap;
   int refs;
+  struct bpc__shared *next_free; /* in the context's free list (exchange.c) */
 } bpc__shared_t;
 
 typedef struct bpc__dest {
@@ -170,7 +182,16 @@ void bpc__exch_complete(bpc__exch_t *ex, bpc__msg_t *m);
 /* Drop one reference to a bundle's receive buffer (the pool takes it back
  * with the last). */
 void bpc__shared_unref(bpc_ctx_t *ctx, bpc__shared_t *sh);
-/* A fresh message record (zeroed), or NULL. */
-bpc__msg_t *bpc__msg_new(void);
+/* A fresh message record (zeroed), or NULL; give it back with
+ * bpc__msg_free (its buffers already released). Records are recycled
+ * through the context (thread-safe). */
+bpc__msg_t *bpc__msg_new(bpc_ctx_t *ctx);
+void bpc__msg_free(bpc_ctx_t *ctx, bpc__msg_t *m);
+/* The same for a bundle's shared receive buffer record (zeroed). */
+bpc__shared_t *bpc__shared_new(bpc_ctx_t *ctx);
+void bpc__shared_free(bpc_ctx_t *ctx, bpc__shared_t *sh);
+/* The same for send records (zeroed; s->req back at s->req_in). */
+bpc__sendrec_t *bpc__sendrec_new(bpc_ctx_t *ctx);
+void bpc__sendrec_free(bpc_ctx_t *ctx, bpc__sendrec_t *s);
 
 #endif /* BPC_LIB_COMM_TRANSPORT_H */

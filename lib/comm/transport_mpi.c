@@ -275,9 +275,9 @@ static int reserve_recv(bpc__exch_t *ex, int k)
 }
 
 /* A message record with the header's envelope, or NULL. */
-static bpc__msg_t *msg_of(const bpc__hdr_t *h, int seq, size_t bytes)
+static bpc__msg_t *msg_of(bpc_ctx_t *ctx, const bpc__hdr_t *h, int seq, size_t bytes)
 {
-  bpc__msg_t *m = bpc__msg_new();
+  bpc__msg_t *m = bpc__msg_new(ctx);
   if (m != NULL) {
     m->src_gid = h->src_gid;
     m->dst_gid = h->dst_gid;
@@ -305,7 +305,7 @@ static int post_payload(bpc__exch_t *ex, bpc__msg_t *m, uint32_t page_off, int s
     m->buf = bpc__pool_get(ctx, m->bytes + 4095u, &m->cap);
     if (m->buf == NULL) {
       size_t bytes = m->bytes;
-      free(m);
+      bpc__msg_free(ctx, m);
       return bpc__err(ctx, BPC_ENOMEM, "receive of %zu bytes: out of memory", bytes);
     }
     m->data = (char *)m->buf + ((page_off - (uintptr_t)m->buf) & 4095u);
@@ -314,7 +314,7 @@ static int post_payload(bpc__exch_t *ex, bpc__msg_t *m, uint32_t page_off, int s
   if (mrc != MPI_SUCCESS) {
     if (m->buf != NULL)
       bpc__pool_put(ctx, m->buf, m->cap);
-    free(m);
+    bpc__msg_free(ctx, m);
     return bpc__err_mpi(ctx, mrc, "MPI_Irecv (payload)");
   }
   ex->rmsg[ex->nrecv++] = m;
@@ -331,7 +331,7 @@ static int take_bundle(bpc__exch_t *ex, const bpc__hdr_t *h, void *buf, size_t c
 {
   bpc_ctx_t *ctx = ex->ctx;
   int rc = BPC_OK;
-  bpc__shared_t *sh = bpc__calloc(1, sizeof *sh);
+  bpc__shared_t *sh = bpc__shared_new(ctx);
   if (sh == NULL) {
     bpc__pool_put(ctx, buf, cap);
     return bpc__err(ctx, BPC_ENOMEM, "receive: out of memory");
@@ -359,7 +359,7 @@ static int take_bundle(bpc__exch_t *ex, const bpc__hdr_t *h, void *buf, size_t c
                     source, i, (unsigned)d.bytes);
       break;
     }
-    bpc__msg_t *m = bpc__msg_new();
+    bpc__msg_t *m = bpc__msg_new(ctx);
     if (m == NULL) {
       rc = bpc__err(ctx, BPC_ENOMEM, "receive: out of memory");
       break;
@@ -489,9 +489,10 @@ static int take_header(bpc__exch_t *ex, msg_t *mm, MPI_Status *st)
     memcpy(&d, descs + (size_t)i * sizeof d, sizeof d);
     nposts += d.bytes > 0;
   }
-  bpc__msg_t *m = msg_of(&h, h.seq, (size_t)h.bytes);
+  bpc__msg_t *m = msg_of(ctx, &h, h.seq, (size_t)h.bytes);
   if (m == NULL || reserve_recv(ex, nposts) != BPC_OK) {
-    free(m);
+    if (m != NULL)
+      bpc__msg_free(ctx, m);
     bpc__pool_put(ctx, buf, cap);
     return bpc__err(ctx, BPC_ENOMEM, "receive: out of memory");
   }
@@ -516,7 +517,7 @@ static int take_header(bpc__exch_t *ex, msg_t *mm, MPI_Status *st)
   for (int i = 0; i < nparts && rc == BPC_OK; i++) {
     bpc__part_desc_t d;
     memcpy(&d, descs + (size_t)i * sizeof d, sizeof d);
-    bpc__msg_t *p = msg_of(&h, d.seq, (size_t)d.bytes);
+    bpc__msg_t *p = msg_of(ctx, &h, d.seq, (size_t)d.bytes);
     if (p == NULL)
       rc = bpc__err(ctx, BPC_ENOMEM, "receive: out of memory");
     else if (d.bytes == 0) {
@@ -653,16 +654,7 @@ static void cancel_recvs(bpc__exch_t *ex)
 static void mpi_close(bpc__exch_t *ex)
 {
   cancel_recvs(ex);
-  free(ex->rreq);
-  free(ex->rmsg);
-  free(ex->sreq);
-  free(ex->sidx);
-  ex->rreq = NULL;
-  ex->rmsg = NULL;
-  ex->sreq = NULL;
-  ex->sidx = NULL;
-  ex->capsreq = 0;
-  ex->nrecv = ex->caprecv = 0;
+  ex->nrecv = 0; /* the arrays stay with the exchange (exchange.c frees them) */
 }
 
 /* Tell every other rank that this one failed: a header each, fire and

@@ -13,6 +13,24 @@
 #define BPC__ERRMSG_LEN 512
 #define BPC__MAX_CLEANUPS 8
 
+/* Scratch slots of the context (bpc__scratch): one per user at a time. */
+enum { BPC__SCR_MERGE, BPC__SCR_MERGE_UNITS, BPC__SCR_MERGE_ORDER, BPC__SCR_N };
+
+/* Phase stamps of a collective call (bpc-bench --breakdown): where the
+ * frame of doc/design.md passes from one step to the next. Taken with
+ * bpc_wtime only while ctx->phase_on; the caller zeroes them before the
+ * call, so a step the call did not make stays 0. With several exchanges in
+ * one call the last one's stamps remain. */
+enum {
+  BPC__PH_ARGS0,   /* argument agreement begins (bpc__agree_args_vals) */
+  BPC__PH_ARGS1,   /* ... ends */
+  BPC__PH_OPEN1,   /* the exchange is open (bpc__exch_open returns) */
+  BPC__PH_END0,    /* the schedule is done: bpc__exch_end begins */
+  BPC__PH_FINISH1, /* its messages are finished: the outcome agreement begins */
+  BPC__PH_END1,    /* the outcome is agreed */
+  BPC__PH_N
+};
+
 #if defined(__GNUC__)
 #define BPC__PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
@@ -65,7 +83,44 @@ struct bpc_ctx {
   void *exch_spare;
   size_t exch_spare_bytes;
   int exch_spare_paged;
+
+  /* lib/comm's records kept between calls (exchange.c: the last closed
+   * exchange with its arrays, free message and send records), so that a
+   * call in steady state allocates nothing there; freed by its cleanup */
+  void *comm_cache;
+
+  /* persistent plans made on this context (their ids: the same on every
+   * rank, as plans are made collectively) */
+  long long plan_seq;
+
+  /* scratch buffers kept between calls (bpc__scratch) */
+  void *scratch[BPC__SCR_N];
+  size_t scratch_cap[BPC__SCR_N];
+
+  /* phase stamps (BPC__PH_*), taken while phase_on (bpc__phase) */
+  int phase_on;
+  double phase_t[BPC__PH_N];
 };
+
+/* The common head of every engine's persistent plan (bpc_plan_t). An
+ * engine's plan struct starts with it; start runs one call (inside the
+ * guard: bpc_plan_start enters and leaves), destroy frees the engine's
+ * part and the plan. */
+struct bpc_plan {
+  bpc_ctx_t *ctx;
+  const char *engine; /* "merge", ... */
+  const char *call;   /* the guard's name, e.g. "bpc_merge" */
+  long long id;       /* ctx->plan_seq at its making: the same on every rank */
+  int (*start)(bpc_plan_t *plan);
+  void (*destroy)(bpc_plan_t *plan);
+};
+
+/* Stamp phase `ph` of the running call (when ctx->phase_on). */
+static inline void bpc__phase(bpc_ctx_t *ctx, int ph)
+{
+  if (ctx != NULL && ctx->phase_on)
+    ctx->phase_t[ph] = bpc_wtime(ctx);
+}
 
 /* Record a failure: formats the detailed message into ctx->errmsg, logs it at
  * debug level and returns `code` (so `return bpc__err(ctx, ...)` works).
@@ -150,6 +205,13 @@ void *bpc__calloc(size_t n, size_t size);
  * is aborted (MPI_Abort) with a message naming `what`. Never NULL. Free it
  * with bpc__must_free(p, bytes, paged). */
 void *bpc__must_alloc(const bpc_ctx_t *ctx, size_t bytes, int *paged, const char *what);
+
+/* Scratch memory of at least `bytes` bytes in slot `slot` of the context,
+ * kept between calls (grow-only: a call in steady state allocates nothing;
+ * freed by bpc_finalize). The contents are undefined; the buffer is valid
+ * until the next bpc__scratch of the same slot. NULL when out of memory
+ * (the slot keeps its old buffer). */
+void *bpc__scratch(bpc_ctx_t *ctx, int slot, size_t bytes);
 void bpc__must_free(void *p, size_t bytes, int paged);
 
 #endif /* BPC_LIB_CORE_H */

@@ -38,6 +38,22 @@ void *bpc__must_alloc(const bpc_ctx_t *ctx, size_t bytes, int *paged, const char
   return NULL; /* not reached */
 }
 
+void *bpc__scratch(bpc_ctx_t *ctx, int slot, size_t bytes)
+{
+  if (bytes <= ctx->scratch_cap[slot] && ctx->scratch[slot] != NULL)
+    return ctx->scratch[slot];
+  size_t cap = ctx->scratch_cap[slot] ? 2 * ctx->scratch_cap[slot] : 256;
+  while (cap < bytes)
+    cap *= 2;
+  void *p = malloc(cap);
+  if (p == NULL)
+    return NULL;
+  free(ctx->scratch[slot]);
+  ctx->scratch[slot] = p;
+  ctx->scratch_cap[slot] = cap;
+  return p;
+}
+
 void bpc__must_free(void *p, size_t bytes, int paged)
 {
   if (paged)
@@ -171,10 +187,32 @@ int bpc_finalize(bpc_ctx_t **pctx)
   }
   if (ctx->exch_spare != NULL)
     bpc__must_free(ctx->exch_spare, ctx->exch_spare_bytes, ctx->exch_spare_paged);
+  for (int i = 0; i < BPC__SCR_N; i++)
+    free(ctx->scratch[i]);
   free(ctx);
   *pctx = NULL;
   return rc;
 }
+
+int bpc_plan_start(bpc_plan_t *plan)
+{
+  if (plan == NULL)
+    return BPC_ENULL;
+  BPC__GUARDED_RETURN(plan->ctx, plan->call, plan->start(plan));
+}
+
+int bpc_plan_free(bpc_plan_t **plan)
+{
+  if (plan == NULL || *plan == NULL)
+    return BPC_OK;
+  if (bpc__busy_check((*plan)->ctx, "bpc_plan_free") != BPC_OK)
+    return BPC_EBUSY;
+  (*plan)->destroy(*plan);
+  *plan = NULL;
+  return BPC_OK;
+}
+
+const char *bpc_plan_engine(const bpc_plan_t *plan) { return plan != NULL ? plan->engine : NULL; }
 
 int bpc_ctx_rank(const bpc_ctx_t *ctx, int *rank)
 {

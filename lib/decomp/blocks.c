@@ -130,8 +130,9 @@ int bpc_blocks_foreach(bpc_blocks_t *b, bpc_block_fn fn, void *user, int nthread
   void **data = b->data;
   const int *gids = b->assign->local;
 #ifdef _OPENMP
-  if (nthreads != 1) {
-    int nt = nthreads > 0 ? nthreads : omp_get_max_threads();
+  /* a team of one still costs ~0.3 us: only a real team */
+  const int nt = nthreads > 0 ? nthreads : omp_get_max_threads();
+  if (nt > 1 && n > 1) {
 #pragma omp parallel for schedule(dynamic) num_threads(nt)
     for (int i = 0; i < n; i++)
       res[i] = fn(data[i], gids[i], user);

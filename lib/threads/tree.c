@@ -114,6 +114,38 @@ static void job_merges(const bpc__tree_job_t *j, merge_t *mg, int *L, int *R, in
   }
 }
 
+/* What the units of bpc__tree_reduce_many share. */
+typedef struct tree_units {
+  const bpc__tree_t *t;
+  bpc__tree_job_t *jobs;
+  const merge_t *mg;
+  const size_t *first, *unit;
+  int njobs;
+  size_t chunk;
+} tree_units_t;
+
+/* Unit u: one chunk of its job's range through the job's whole tree; 0 or
+ * the operator's first nonzero value. */
+static int tree_unit(const tree_units_t *U, size_t u)
+{
+  const size_t es = U->t->elem_size;
+  const int ji = bpc__tree_unit_job(U->unit, U->njobs, u);
+  const size_t c = u - U->unit[ji];
+  bpc__tree_job_t *j = &U->jobs[ji];
+  const size_t lo = c * U->chunk, len = lo + U->chunk <= j->count ? U->chunk : j->count - lo;
+  const merge_t *jm = U->mg + U->first[ji];
+  for (int x = 0; x < j->m - 1; x++) {
+    int rc = U->t->fn(jm[x].inout + lo * es, jm[x].in + lo * es, len, jm[x].in_first, U->t->arg);
+    if (rc != 0)
+      return rc;
+    if (c == 0) {
+#pragma omp atomic update
+      j->nmerges++;
+    }
+  }
+  return 0;
+}
+
 int bpc__tree_reduce_many(const bpc__tree_t *t, bpc__tree_job_t *jobs, int njobs)
 {
   if (t == NULL || t->fn == NULL || t->elem_size == 0 || njobs < 0 || (njobs > 0 && jobs == NULL))
@@ -170,7 +202,6 @@ int bpc__tree_reduce_many(const bpc__tree_t *t, bpc__tree_job_t *jobs, int njobs
     }
   }
 
-  const size_t es = t->elem_size;
   int T = 1;
   size_t chunk = maxcount;
   bpc__tree_chunks(t, work, maxcount, &T, &chunk);
@@ -192,21 +223,16 @@ int bpc__tree_reduce_many(const bpc__tree_t *t, bpc__tree_job_t *jobs, int njobs
   int err = 0;
   size_t err_unit = 0;
 
-#pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (T > 1)
-  for (size_t u = 0; u < nunits; u++) {
-    int e;
+  const tree_units_t U = {t, jobs, mg, first, unit, njobs, chunk};
+  if (T > 1) {
+#pragma omp parallel for num_threads(T) schedule(dynamic, 1)
+    for (size_t u = 0; u < nunits; u++) {
+      int e;
 #pragma omp atomic read
-    e = err;
-    if (e != 0)
-      continue;
-    /* the job and chunk of unit u */
-    const int ji = bpc__tree_unit_job(unit, njobs, u);
-    const size_t c = u - unit[ji];
-    bpc__tree_job_t *j = &jobs[ji];
-    const size_t lo = c * chunk, len = lo + chunk <= j->count ? chunk : j->count - lo;
-    const merge_t *jm = mg + first[ji];
-    for (int x = 0; x < j->m - 1; x++) {
-      int rc = t->fn(jm[x].inout + lo * es, jm[x].in + lo * es, len, jm[x].in_first, t->arg);
+      e = err;
+      if (e != 0)
+        continue;
+      const int rc = tree_unit(&U, u);
       if (rc != 0) {
 #pragma omp critical(bpc_tree_err)
         {
@@ -215,13 +241,11 @@ int bpc__tree_reduce_many(const bpc__tree_t *t, bpc__tree_job_t *jobs, int njobs
             err_unit = u;
           }
         }
-        break;
-      }
-      if (c == 0) {
-#pragma omp atomic update
-        j->nmerges++;
       }
     }
+  } else { /* no team: even a parallel region with if(0) costs ~0.3 us */
+    for (size_t u = 0; u < nunits && err == 0; u++)
+      err = tree_unit(&U, u);
   }
   ret = err;
 

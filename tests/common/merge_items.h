@@ -346,6 +346,10 @@ static inline void *mi_make_items(int kind, const int *gids, int nl, size_t coun
   return b;
 }
 
+/* Make the local items anew in place: free their contents and write
+ * fresh ones into the same array (a plan's array). */
+static inline void mi_remake_items(int kind, void *items, const int *gids, int nl, size_t count);
+
 static inline void mi_free_items(int kind, void *items, int nl)
 {
   if (items == NULL)
@@ -358,6 +362,20 @@ static inline void mi_free_items(int kind, void *items, int nl)
       free(((bpc_buf_t *)items)[i].data);
   }
   free(items);
+}
+
+static inline void mi_remake_items(int kind, void *items, const int *gids, int nl, size_t count)
+{
+  void *fresh = mi_make_items(kind, gids, nl, count);
+  const size_t esz = (kind == MI_LIST || kind == MI_CAT) ? sizeof(void *) : sizeof(bpc_buf_t);
+  for (int i = 0; i < nl; i++) {
+    if (kind == MI_LIST || kind == MI_CAT)
+      mi_list_free(((void **)items)[i], NULL);
+    else
+      free(((bpc_buf_t *)items)[i].data);
+  }
+  memcpy(items, fresh, esz * (size_t)nl);
+  free(fresh);
 }
 
 /* 1 if local item i (gid) holds the merge of gids set[0..ns) in that order;
@@ -509,13 +527,18 @@ typedef struct mi_cfg {
   size_t count;      /* elements (sum, mat) */
   size_t seg;        /* segment_bytes (0 default) */
   int nthreads;      /* 0 default */
-  unsigned flags;    /* MI_EW, MI_DECLARE */
+  unsigned flags;    /* MI_EW, MI_DECLARE, MI_PLAN */
 } mi_cfg_t;
 
 /* cfg flags: an element-wise op (op.elementwise); pass the element count in
  * params->count */
 #define MI_EW (1u << 0)
 #define MI_DECLARE (1u << 30)
+/* run as a persistent plan (bpc_merge_init) started MI_PLAN_STARTS times,
+ * the items made anew (in the plan's array) before every start but the
+ * first; the last start is checked */
+#define MI_PLAN (1u << 29)
+#define MI_PLAN_STARTS 3
 
 static inline bpc_merge_fn mi_kind_fn(int kind)
 {
@@ -562,10 +585,11 @@ static inline void mi_cfg_text(const mi_cfg_t *c, char *buf, size_t len)
     for (int i = 0; i < c->nk && w < (int)sizeof kv - 8; i++)
       w += snprintf(kv + w, sizeof kv - (size_t)w, i ? "x%d" : "%d", c->k[i]);
   }
-  snprintf(buf, len, "[%s n=%d mode=%d k=%s rounds=%d algo=%s order=%d count=%zu seg=%zu thr=%d%s%s]",
+  snprintf(buf, len,
+           "[%s n=%d mode=%d k=%s rounds=%d algo=%s order=%d count=%zu seg=%zu thr=%d%s%s%s]",
            mi_kind_name[c->kind], c->n, (int)c->mode, kv, c->rounds, c->algo ? c->algo : "auto",
-           c->order, c->count, c->seg, c->nthreads,
-           (c->flags & MI_EW) ? " ew" : "", (c->flags & MI_DECLARE) ? " declared" : "");
+           c->order, c->count, c->seg, c->nthreads, (c->flags & MI_EW) ? " ew" : "",
+           (c->flags & MI_DECLARE) ? " declared" : "", (c->flags & MI_PLAN) ? " plan" : "");
 }
 
 /* Run one configuration on ctx and check every local block against the
@@ -620,8 +644,27 @@ static inline int mi_run(bpc_ctx_t *ctx, const mi_cfg_t *c)
     pos_of[order[q]] = q;
   if (c->order)
     p.order = order;
-  rc = bpc_merge(ctx, a, type, items, &op, &p, &res);
-  MI_CHECK(rc == BPC_OK, "%s bpc_merge: %s (%s)", txt, bpc_err_name(rc), bpc_last_error(ctx));
+  if (c->flags & MI_PLAN) {
+    bpc_plan_t *plan = NULL;
+    rc = bpc_merge_init(ctx, a, type, items, &op, &p, &plan);
+    MI_CHECK(rc == BPC_OK, "%s bpc_merge_init: %s (%s)", txt, bpc_err_name(rc),
+             bpc_last_error(ctx));
+    for (int s = 0; s < MI_PLAN_STARTS && rc == BPC_OK; s++) {
+      if (s > 0) /* the merged items of the last start go: fresh ones */
+        mi_remake_items(c->kind, items, gids, nl, c->count);
+      rc = bpc_plan_start(plan);
+      MI_CHECK(rc == BPC_OK, "%s start %d: %s (%s)", txt, s, bpc_err_name(rc),
+               bpc_last_error(ctx));
+    }
+    if (rc == BPC_OK) {
+      rc = bpc_merge_plan_result(plan, &res);
+      MI_CHECK(rc == BPC_OK, "%s bpc_merge_plan_result: %s", txt, bpc_err_name(rc));
+    }
+    bpc_plan_free(&plan);
+  } else {
+    rc = bpc_merge(ctx, a, type, items, &op, &p, &res);
+    MI_CHECK(rc == BPC_OK, "%s bpc_merge: %s (%s)", txt, bpc_err_name(rc), bpc_last_error(ctx));
+  }
   MI_CHECK(u.bad == 0, "%s the callback saw %d bad group(s)", txt, u.bad);
   if (rc != BPC_OK)
     goto done;

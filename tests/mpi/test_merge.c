@@ -18,7 +18,14 @@
  *    the next call works;
  *  - a wrong order fails the non-commutative check (the checks can fail);
  *  - custom items of 256 KiB across processes (pooled send buffers stay
- *    untouched until their sends complete).
+ *    untouched until their sends complete);
+ *  - persistent plans (bpc_merge_init, bpc_plan_start): every kind,
+ *    assignment, algorithm, order, partial rounds, segments and threads,
+ *    started three times on new items; the bad-argument table through
+ *    bpc_merge_init; a bad item at a start on rank 0, the last rank or all
+ *    (the same code everywhere, no callback ran, the next start works);
+ *    ranks starting different plans (BPC_EMISMATCH, no hang); a failing
+ *    callback in a start.
  */
 #include "bad_rank.h"
 #include "mpi_check.h"
@@ -347,6 +354,10 @@ static const struct {
     {"element size differs", BPC_EMISMATCH}, {"params->count differs", BPC_EMISMATCH},
     {"element count differs across ranks", BPC_EMISMATCH}};
 
+/* bad_case calls bpc_merge_init (then starts and frees the plan) instead
+ * of bpc_merge: a plan's making checks and agrees like the call. */
+static int bad_via_init;
+
 static int bad_case(int c, int bad)
 {
   const int n = 2 * t_size, C = 4;
@@ -425,7 +436,20 @@ static int bad_case(int c, int bad)
     }
   }
   bpc_merge_result_t *r = NULL;
-  int rc = bpc_merge(ctx, arg_a, type, arg_items, opp, &p, &r);
+  int rc;
+  if (bad_via_init) {
+    bpc_plan_t *plan = (bpc_plan_t *)&rc; /* not NULL: must be NULL after a failure */
+    rc = bpc_merge_init(ctx, arg_a, type, arg_items, opp, &p, &plan);
+    T_CHECK((rc == BPC_OK) == (plan != NULL), "%s: init %s with plan %p", bcase[c].name,
+            bpc_err_name(rc), (void *)plan);
+    if (rc == BPC_OK) {
+      unsetenv("BPC_MERGE_ALGORITHM"); /* fixed at init: a start never reads it */
+      rc = bpc_plan_start(plan);
+    }
+    bpc_plan_free(&plan);
+  } else {
+    rc = bpc_merge(ctx, arg_a, type, arg_items, opp, &p, &r);
+  }
   T_CHECK(r == NULL || rc == BPC_OK, "%s: result set on failure", bcase[c].name);
   T_CHECK(rc != BPC_OK || tc.u.bad == 0, "%s: the callback saw bad groups", bcase[c].name);
   if (c == BC_MM_EW_COUNT) /* valid on every rank alike; across ranks EINVAL */
@@ -442,7 +466,25 @@ static int bad_case(int c, int bad)
   return rc;
 }
 
+static void bad_rank_all(void);
+
 START_TEST(test_bad_rank)
+{
+  bad_via_init = 0;
+  bad_rank_all();
+}
+END_TEST
+
+/* The same cases for a plan's making (bpc_merge_init) */
+START_TEST(test_plan_bad_init)
+{
+  bad_via_init = 1;
+  bad_rank_all();
+  bad_via_init = 0;
+}
+END_TEST
+
+static void bad_rank_all(void)
 {
   ck_assert_int_le(2 * t_size, 64);
   for (int c = 0; c < BC_NCASES; c++)
@@ -463,10 +505,10 @@ START_TEST(test_bad_rank)
     }
   /* after all that, a good call still works */
   mi_cfg_t g = {2 * t_size, BPC_ASSIGN_CONTIGUOUS, MI_SUM, NULL, 0, 0, NULL, 0, 4, 0, 1, MI_EW};
+  g.flags |= bad_via_init ? MI_PLAN : 0u;
   T_CHECK(mi_run(ctx, &g) == BPC_OK, "good call after the bad ones");
   T_SYNC();
 }
-END_TEST
 
 START_TEST(test_bad_input_messages)
 {
@@ -702,6 +744,192 @@ START_TEST(test_custom_large)
 }
 END_TEST
 
+/* ------------------------------------------------ persistent plans */
+
+START_TEST(test_plan_runs)
+{
+  /* Plans of every item kind, assignment, algorithm, order, partial
+   * rounds, segments and threads, each started three times on items made
+   * anew: the last start checked against the serial reference */
+  static const bpc_assign_mode_t modes[] = {BPC_ASSIGN_CONTIGUOUS, BPC_ASSIGN_ROUND_ROBIN,
+                                            BPC_ASSIGN_USER};
+  int ncfg = 0;
+  for (int kind = 0; kind < MI_NKINDS; kind++)
+    for (int bpp = 1; bpp <= 3; bpp++) {
+      const int n = bpp * t_size + (bpp == 3 ? 1 : 0); /* 3: not a multiple of P */
+      for (int ai = 0; ai <= nalgos; ai++) {
+        const char *an = algos[ai];
+        if (an != NULL && strcmp(an, "halving") == 0 && !mi_kind_commutative(kind))
+          continue;
+        const int ew = (kind == MI_SUM || kind == MI_MAT) && (bpp + ai) % 2 == 0;
+        mi_cfg_t c = {n, modes[(kind + bpp) % 3], kind, NULL, 0, 0, an, (kind + ai) % 3,
+                      ew ? 40 : 5, ew ? 64 : 0, ai == nalgos ? 2 : 1,
+                      ew ? MI_EW | (bpp == 2 ? MI_DECLARE : 0) : 0};
+        c.rounds = (bpp == 2 && n > 2 && an != NULL && strcmp(an, "doubling") == 0) ? 1 : 0;
+        c.flags |= MI_PLAN;
+        T_CHECK(mi_run(ctx, &c) == BPC_OK, "plan, kind %s, %d blocks", mi_kind_name[kind], n);
+        ncfg++;
+      }
+    }
+  T_CHECK(ncfg >= 20, "only %d configurations", ncfg);
+  T_SYNC();
+}
+END_TEST
+
+/* Fresh values (mi_fval) in the float items of a plan, in place. */
+static void plan_refill(tcall_t *c, size_t count)
+{
+  bpc_buf_t *b = c->items;
+  for (int i = 0; i < c->nl; i++) {
+    b[i].count = count;
+    for (size_t e = 0; e < count; e++)
+      ((float *)b[i].data)[e] = mi_fval(c->gids[i], e);
+  }
+}
+
+/* Is every local item still its own fresh value (no merge touched it)? */
+static int plan_untouched(const tcall_t *c, size_t count)
+{
+  const bpc_buf_t *b = c->items;
+  for (int i = 0; i < c->nl; i++)
+    for (size_t e = 0; e < count; e++)
+      if (((const float *)b[i].data)[e] != mi_fval(c->gids[i], e))
+        return 0;
+  return 1;
+}
+
+/* The full merge of gids 0..n-1 in gid 0's item, where it lives. */
+static void plan_check_root(const tcall_t *c, int n, size_t count, const char *what)
+{
+  int set[64];
+  for (int g = 0; g < n; g++)
+    set[g] = g;
+  for (int i = 0; i < c->nl; i++) {
+    if (c->gids[i] != 0)
+      continue;
+    char why[160] = "";
+    T_CHECK(mi_verify(MI_SUM, c->items, i, 0, set, n, count, why, sizeof why), "%s: %s", what,
+            why);
+  }
+}
+
+START_TEST(test_plan_bad_start)
+{
+  /* A start with a bad item on some ranks (data NULL, or an element-wise
+   * count other than the agreed one) fails on every rank with the bad
+   * rank's code, before any callback (every item as it was), and the next
+   * start works */
+  const int n = 2 * t_size;
+  const size_t C = 4;
+  ck_assert_int_le(n, 64);
+  tcall_t c;
+  tcall_init(&c, n, MI_SUM, C);
+  c.op.elementwise = 1;
+  bpc_plan_t *plan = NULL;
+  int rc = bpc_merge_init(ctx, c.a, &c.type, c.items, &c.op, &c.p, &plan);
+  ALL_EQ(rc, BPC_OK, "init");
+  bpc_buf_t *b = c.items;
+  for (int m = 0; m < BAD_NMODES && rc == BPC_OK; m++)
+    for (int what = 0; what < 2; what++) {
+      char txt[96];
+      snprintf(txt, sizeof txt, "%s, %s", what ? "count 3" : "data NULL", bad_mode_name(m));
+      plan_refill(&c, C);
+      void *saved = b[0].data;
+      if (bad_here(m)) {
+        if (what == 0)
+          b[0].data = NULL;
+        else
+          b[0].count = 3;
+      }
+      ALL_EQ(bpc_plan_start(plan), what ? BPC_EINVAL : BPC_ENULL, txt);
+      b[0].data = saved;
+      b[0].count = C;
+      T_CHECK(plan_untouched(&c, C), "%s: an item changed", txt);
+      ALL_EQ(bpc_plan_start(plan), BPC_OK, "the start after it");
+      plan_check_root(&c, n, C, txt);
+    }
+  bpc_plan_free(&plan);
+  tcall_free(&c);
+  T_SYNC();
+}
+END_TEST
+
+START_TEST(test_plan_mismatch)
+{
+  /* Ranks that start different plans (of other schedules: a k-vector of
+   * one round against the automatic one) all get BPC_EMISMATCH, no hang,
+   * no callback; then each plan works */
+  const int n = 2 * t_size;
+  const size_t C = 4;
+  ck_assert_int_le(n, 64);
+  tcall_t c;
+  tcall_init(&c, n, MI_SUM, C);
+  bpc_plan_t *pa = NULL, *pb = NULL;
+  ALL_EQ(bpc_merge_init(ctx, c.a, &c.type, c.items, &c.op, &c.p, &pa), BPC_OK, "plan a");
+  const int kone[1] = {n};
+  bpc_merge_params_t pk = c.p;
+  pk.k = kone;
+  pk.nk = 1;
+  ALL_EQ(bpc_merge_init(ctx, c.a, &c.type, c.items, &c.op, &pk, &pb), BPC_OK, "plan b");
+  for (int m = 0; m < BAD_NMODES; m++) {
+    plan_refill(&c, C);
+    const int want = t_size > 1 && m != BAD_ALL ? BPC_EMISMATCH : BPC_OK;
+    ALL_EQ(bpc_plan_start(bad_here(m) ? pb : pa), want, bad_mode_name(m));
+    if (want == BPC_EMISMATCH) {
+      T_CHECK(strstr(bpc_last_error(ctx), "different persistent plans") != NULL,
+              "message '%s'", bpc_last_error(ctx));
+      T_CHECK(plan_untouched(&c, C), "%s: an item changed", bad_mode_name(m));
+    } else {
+      plan_check_root(&c, n, C, bad_mode_name(m));
+    }
+    plan_refill(&c, C);
+    ALL_EQ(bpc_plan_start(pa), BPC_OK, "plan a after it");
+    plan_check_root(&c, n, C, "plan a");
+    plan_refill(&c, C);
+    ALL_EQ(bpc_plan_start(pb), BPC_OK, "plan b after it");
+    plan_check_root(&c, n, C, "plan b");
+  }
+  /* a plan of another engine's queries */
+  bpc_merge_result_t *r = NULL;
+  T_CHECK(bpc_merge_plan_result(pa, &r) == BPC_OK && r != NULL, "plan result");
+  bpc_merge_result_destroy(&r);
+  T_CHECK(strcmp(bpc_plan_engine(pa), "merge") == 0, "engine %s", bpc_plan_engine(pa));
+  T_CHECK(bpc_plan_start(NULL) == BPC_ENULL, "start NULL");
+  bpc_plan_free(&pa);
+  bpc_plan_free(&pb);
+  T_CHECK(pa == NULL && pb == NULL, "free sets NULL");
+  T_CHECK(bpc_plan_free(&pa) == BPC_OK, "free NULL");
+  tcall_free(&c);
+  T_SYNC();
+}
+END_TEST
+
+START_TEST(test_plan_callback_failure)
+{
+  /* A callback failing on the rank of gid 0 in one start: BPC_ECALLBACK
+   * with its value on every rank; the next start works */
+  const int n = 2 * t_size;
+  const size_t C = 4;
+  ck_assert_int_le(n, 64);
+  tcall_t c;
+  tcall_init(&c, n, MI_SUM, C);
+  bpc_plan_t *plan = NULL;
+  ALL_EQ(bpc_merge_init(ctx, c.a, &c.type, c.items, &c.op, &c.p, &plan), BPC_OK, "init");
+  c.u.fail_gid = 0;
+  c.u.fail_value = 42;
+  ALL_EQ(bpc_plan_start(plan), BPC_ECALLBACK, "failing start");
+  T_CHECK(strstr(bpc_last_error(ctx), "returned 42") != NULL, "message '%s'",
+          bpc_last_error(ctx));
+  c.u.fail_gid = -1;
+  plan_refill(&c, C);
+  ALL_EQ(bpc_plan_start(plan), BPC_OK, "the start after it");
+  plan_check_root(&c, n, C, "after a failure");
+  bpc_plan_free(&plan);
+  tcall_free(&c);
+  T_SYNC();
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("merge");
@@ -718,6 +946,11 @@ static Suite *suite(void)
   tcase_add_test(tc, test_wrong_order_fails);
   tcase_add_test(tc, test_callback_failure);
   tcase_add_test(tc, test_custom_large);
+  tcase_add_test(tc, test_plan_runs);
+  tcase_add_test(tc, test_plan_bad_init);
+  tcase_add_test(tc, test_plan_bad_start);
+  tcase_add_test(tc, test_plan_mismatch);
+  tcase_add_test(tc, test_plan_callback_failure);
   suite_add_tcase(s, tc);
   return s;
 }

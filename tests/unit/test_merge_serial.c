@@ -10,7 +10,8 @@
  * source of the choice); and every documented error (k-vector, rounds, algorithm
  * by argument and environment, halving without commutativity, NULLs,
  * element-wise misuse, bad order, callback failures), after which the
- * context still works.
+ * context still works; persistent plans (every kind, orders, partial
+ * rounds, segments, threads; three starts on new items each).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -476,6 +477,30 @@ START_TEST(test_callback_failure)
 }
 END_TEST
 
+START_TEST(test_plans)
+{
+  /* persistent plans on the in-process transport: every kind, an order,
+   * partial rounds, segments and threads, three starts on new items each
+   * (the start agreement and the guard are the serial ones) */
+  load_algos();
+  static const int k222[] = {2, 2, 2};
+  for (int kind = 0; kind < MI_NKINDS; kind++)
+    for (int v = 0; v < 4; v++) {
+      const int ew = (kind == MI_SUM || kind == MI_MAT) && v >= 2;
+      mi_cfg_t c = {8, BPC_ASSIGN_CONTIGUOUS, kind, v == 1 ? k222 : NULL, v == 1 ? 3 : 0,
+                    v == 1 ? 2 : 0, NULL, v % 3, ew ? 40 : 5, ew ? 32 : 0, v == 3 ? 2 : 1,
+                    MI_PLAN | (ew ? MI_EW : 0u)};
+      ck_assert_int_eq(mi_run(ctx, &c), BPC_OK);
+    }
+  bpc_plan_t *plan = NULL;
+  ck_assert_int_eq(bpc_plan_start(NULL), BPC_ENULL);
+  ck_assert_int_eq(bpc_merge_init(ctx, NULL, NULL, NULL, NULL, NULL, &plan), BPC_ENULL);
+  ck_assert_ptr_null(plan);
+  ck_assert_int_eq(bpc_plan_free(&plan), BPC_OK);
+  DONE();
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("merge_serial");
@@ -489,6 +514,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_kvec_auto_table);
   tcase_add_test(tc, test_errors);
   tcase_add_test(tc, test_callback_failure);
+  tcase_add_test(tc, test_plans);
   suite_add_tcase(s, tc);
   return s;
 }

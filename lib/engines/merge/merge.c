@@ -265,8 +265,9 @@ static int check_items(bpc_ctx_t *ctx, const bpc_buf_t *b, const int *gids, int 
                       b[i].count);
     if (ew && count > 0 && b[i].count != count)
       return bpc__err(ctx, BPC_EINVAL,
-                      "merge: op->elementwise with params->count %zu, but the item of gid %d has "
-                      "%zu elements", count, gids[i], b[i].count);
+                      "merge: op->elementwise with params->count %zu (or the count a plan was "
+                      "made with), but the item of gid %d has %zu elements",
+                      count, gids[i], b[i].count);
     if (ew && b[i].count != b[0].count)
       return bpc__err(ctx, BPC_EINVAL,
                       "merge: op->elementwise needs items of one count, but gid %d has %zu "
@@ -328,24 +329,53 @@ static void plan_segments(bpc__merge_plan_t *P, size_t sb)
   }
 }
 
-static int merge_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type, void *items,
-                       const bpc_merge_op_t *op, const bpc_merge_params_t *params,
-                       bpc_merge_result_t **result)
+/* What merge_setup prepares: the plan of the executor, ready to run on
+ * an open exchange, the chosen row and where the choice came from, and the
+ * memory it owns (merge_setup_free). */
+typedef struct merge_setup {
+  bpc__merge_plan_t P;
+  const bpc__algo_t *row;
+  bpc_algo_source_t source;
+  int *pos_of;   /* gid -> position, for params->order (a call's: the
+                  * context's scratch; a plan's: its own) */
+  int *order;    /* a copy of params->order (plans only) */
+  int own;       /* pos_of and order are this setup's (a plan's) */
+} merge_setup_t;
+
+static void merge_setup_free(merge_setup_t *M)
+{
+  if (M->own) {
+    free(M->pos_of);
+    free(M->order);
+  }
+  M->pos_of = M->order = NULL;
+}
+
+/*
+ * Steps 1-4 of the frame and the decisions from agreed values: every
+ * argument checked on this rank, the algorithm picked, one argument
+ * agreement (with `plan_id`, -1 for a call that is not a plan's making, so
+ * that bpc_merge on some ranks and bpc_merge_init on others disagree), the
+ * item count of element-wise merges, the k-vector, the variant and the
+ * segments. `copy_order`: keep a copy of params->order (a plan outlives
+ * the params). `rc`: this rank's error so far (BPC_OK: none), agreed on
+ * with the others. Returns the code every rank has; on failure M owns
+ * nothing.
+ */
+static int merge_setup(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
+                       void *items, const bpc_merge_op_t *op, const bpc_merge_params_t *params,
+                       long long plan_id, int copy_order, int rc, merge_setup_t *M)
 {
   const bpc_merge_params_t defaults = bpc_merge_params_default();
   const bpc_merge_params_t *prm = params != NULL ? params : &defaults;
   const bpc__algo_t *row = NULL;
-  bpc_algo_source_t source = BPC_SOURCE_BUILTIN;
-  bpc__merge_plan_t P;
-  int *pos_of = NULL;
-  int rc = BPC_OK;
+  bpc__merge_plan_t *const Pp = &M->P;
   char msg[BPC__ERRMSG_LEN];
 
-  if (result != NULL)
-    *result = NULL;
-  if (ctx == NULL)
-    return BPC_ENULL;
-  memset(&P, 0, sizeof P);
+  memset(M, 0, sizeof *M);
+  M->source = BPC_SOURCE_BUILTIN;
+  M->own = copy_order;
+#define P (*Pp)
   P.ctx = ctx;
   P.a = assign;
   P.type = type;
@@ -373,7 +403,7 @@ static int merge_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
     FIRST_ERR(rc, ctx, BPC_EINVAL, "merge: op->elementwise applies to contiguous item types only");
   /* --- 2. the algorithm (NULL row: the built-in choice, after agreement) */
   if (rc == BPC_OK)
-    rc = bpc__algo_pick(ctx, &bpc__engine_merge, prm->algorithm, NULL, &row, &source);
+    rc = bpc__algo_pick(ctx, &bpc__engine_merge, prm->algorithm, NULL, &row, &M->source);
   if (row != NULL && variant_of(row)->commutative_only && !P.op.commutative)
     FIRST_ERR(rc, ctx, BPC_EINVAL,
               "merge: %s forms strided groups and needs a commutative merge (set "
@@ -400,12 +430,17 @@ static int merge_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
     int orc = bpc__perm_check(prm->order, P.n, msg, sizeof msg);
     if (orc != BPC_OK)
       FIRST_ERR(rc, ctx, orc, "merge: params->order: %s", msg);
-    else if ((pos_of = bpc__malloc(sizeof(int) * (size_t)P.n)) == NULL)
+    else if ((M->pos_of = copy_order ? bpc__malloc(sizeof(int) * (size_t)P.n)
+                                     : bpc__scratch(ctx, BPC__SCR_MERGE_ORDER,
+                                                    sizeof(int) * (size_t)P.n)) == NULL ||
+             (copy_order && (M->order = bpc__malloc(sizeof(int) * (size_t)P.n)) == NULL))
       FIRST_ERR(rc, ctx, BPC_ENOMEM, "merge: out of memory for the order of %d blocks", P.n);
     else {
-      bpc__perm_invert(prm->order, P.n, pos_of);
-      P.order = prm->order;
-      P.pos_of = pos_of;
+      bpc__perm_invert(prm->order, P.n, M->pos_of);
+      if (copy_order)
+        memcpy(M->order, prm->order, sizeof(int) * (size_t)P.n);
+      P.order = copy_order ? M->order : prm->order;
+      P.pos_of = M->pos_of;
     }
   }
   const int *gids = NULL;
@@ -435,18 +470,21 @@ static int merge_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
   bpc__sig_type(&sig, type);
   bpc__sig_int(&sig, "segment bytes", ew ? (long long)sb : 0);
   bpc__sig_int(&sig, "params->count", (long long)prm->count);
+  bpc__sig_int(&sig, "persistent plan", plan_id);
   rc = bpc__agree_args(ctx, "merge", rc, &sig);
-  if (rc != BPC_OK)
-    goto cleanup;
 
   /* From here every decision is made from agreed values: the same on every
    * rank, so an error returns at once on every rank alike. */
-  if (ew && prm->count > 0)
+  if (rc == BPC_OK && ew && prm->count > 0)
     P.count = prm->count;
-  else if (ew && (rc = agree_count(ctx, minc, maxc, &P.count)) != BPC_OK)
-    goto cleanup;
-  if (!user_k && !auto_now && (rc = auto_kvec(&P, P.count * type->elem_size, prm->rounds)) != BPC_OK)
-    goto cleanup;
+  else if (rc == BPC_OK && ew)
+    rc = agree_count(ctx, minc, maxc, &P.count);
+  if (rc == BPC_OK && !user_k && !auto_now)
+    rc = auto_kvec(&P, P.count * type->elem_size, prm->rounds);
+  if (rc != BPC_OK) {
+    merge_setup_free(M);
+    return rc;
+  }
   P.rounds = prm->rounds == 0 ? P.R.nrounds : prm->rounds;
   P.variant = row != NULL ? variant_of(row) : builtin_variant(&P);
   if (row == NULL)
@@ -462,26 +500,46 @@ static int merge_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
 #endif
   if (P.nthreads < 1)
     P.nthreads = 1;
+#undef P
+  M->row = row;
+  return BPC_OK;
+}
 
-  /* --- 5. one exchange, the row's run */
-  rc = bpc__exch_open(ctx, "merge", bpc__assign_rank_cb, assign, &P.ex);
+/* Steps 5 and 6: one exchange, the row's run, the outcome agreement (a
+ * failure anywhere stops the others' waits). `result`: made before the
+ * agreement (so that running out of memory for it is agreed on too). */
+static int merge_run(merge_setup_t *M, bpc__merge_plan_t *P, bpc_merge_result_t **result)
+{
+  bpc_ctx_t *ctx = P->ctx;
+  int rc = bpc__exch_open(ctx, "merge", bpc__assign_rank_cb, P->a, &P->ex);
   if (rc == BPC_OK) {
     /* with many blocks per process (round-robin assignments above all) a
      * round sends many small items between the same two processes: one
      * MPI message per pair and push (lib/comm/comm.h) */
-    bpc__exch_bundle(P.ex, 1);
-    rc = row->run(&P);
+    bpc__exch_bundle(P->ex, 1);
+    rc = M->row->run(P);
   }
-  if (rc == BPC_OK && result != NULL && make_result(&P, source, result) != BPC_OK)
+  if (rc == BPC_OK && result != NULL && make_result(P, M->source, result) != BPC_OK)
     rc = bpc__err(ctx, BPC_ENOMEM, "merge: out of memory for the result");
-
-  /* --- 6. the outcome, the same everywhere (a failure anywhere stops the
-   * others' waits) */
-  rc = bpc__exch_end(ctx, &P.ex, rc);
+  rc = bpc__exch_end(ctx, &P->ex, rc);
   if (rc != BPC_OK && result != NULL)
     bpc_merge_result_destroy(result);
-cleanup:
-  free(pos_of);
+  return rc;
+}
+
+static int merge_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
+                       void *items, const bpc_merge_op_t *op, const bpc_merge_params_t *params,
+                       bpc_merge_result_t **result)
+{
+  merge_setup_t M;
+  if (result != NULL)
+    *result = NULL;
+  if (ctx == NULL)
+    return BPC_ENULL;
+  int rc = merge_setup(ctx, assign, type, items, op, params, -1, 0, BPC_OK, &M);
+  if (rc == BPC_OK)
+    rc = merge_run(&M, &M.P, result);
+  merge_setup_free(&M);
   return rc;
 }
 
@@ -491,4 +549,149 @@ int bpc_merge(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type
               bpc_merge_result_t **result)
 {
   BPC__GUARDED_RETURN(ctx, "bpc_merge", merge_entry(ctx, assign, type, items, op, params, result));
+}
+
+/* -------------------------------------------------- persistent plans */
+
+typedef struct merge_pplan {
+  bpc_plan_t base; /* first: the plan is a bpc_plan_t */
+  merge_setup_t M;
+  /* the start agreement: (code, id, -id) reduced with MIN, alongside the
+   * schedule (bpc__exch_guard) */
+  long long gin[3]; /* (code, id, -id) */
+  bpc__minred_t red;
+  int own; /* this rank's code from the start's checks */
+} merge_pplan_t;
+
+static int merge_plan_red(void *arg)
+{
+  merge_pplan_t *mp = arg;
+  return bpc__minred_start(mp->base.ctx, mp->gin, 3, &mp->red);
+}
+
+static int merge_plan_test(void *arg, int *done)
+{
+  merge_pplan_t *mp = arg;
+  return bpc__minred_test(mp->base.ctx, &mp->red, done);
+}
+
+/* The start agreement's verdict: a rank's bad items (its own code here,
+ * BPC__EPEER elsewhere: the outcome agreement brings its message), or
+ * ranks that started different plans. */
+static int merge_plan_verdict(void *arg)
+{
+  merge_pplan_t *mp = arg;
+  const long long *g = mp->red.acc; /* (code, id, -id), reduced */
+  if (mp->own != BPC_OK)
+    return mp->own;
+  if (g[0] != BPC_OK)
+    return BPC__EPEER;
+  if (g[1] != -g[2])
+    return bpc__err(mp->base.ctx, BPC_EMISMATCH,
+                    "merge: ranks started different persistent plans (plan ids %lld to %lld; "
+                    "this rank's is %lld): start the same plan on every rank",
+                    g[1], -g[2], mp->base.id);
+  return BPC_OK;
+}
+
+/* One start: this rank's items checked as they are now (bpc_merge's
+ * checks), then the exchange opened and the start agreement (on the
+ * checks and the plan's identity: a bad item on some ranks, or ranks
+ * starting different plans, fail on every rank) started without waiting
+ * for it: it runs alongside the schedule, whose callbacks wait for it
+ * (bpc__exch_guard). A rank with a bad item runs no schedule. Then the
+ * outcome agreement, as in bpc_merge. */
+static int merge_plan_start(bpc_plan_t *plan)
+{
+  merge_pplan_t *mp = (merge_pplan_t *)plan;
+  bpc__merge_plan_t *T = &mp->M.P;
+  bpc_ctx_t *ctx = plan->ctx;
+  int rc = BPC_OK;
+  const int *gids = NULL;
+  int nl = 0;
+  bpc_assign_local(T->a, &gids, &nl);
+  if (nl > 0 && T->items == NULL)
+    rc = bpc__err(ctx, BPC_ENULL, "bpc_merge: items is NULL but this rank has %d block(s)", nl);
+  else if (T->type->kind == BPC_TYPE_CONTIGUOUS) {
+    long long minc = LLONG_MAX, maxc = LLONG_MIN;
+    rc = check_items(ctx, T->items, gids, nl, T->op.elementwise != 0, T->count, &minc, &maxc);
+  }
+  mp->own = rc;
+  bpc__merge_plan_t P = *T; /* the run's own copy: it sets P.ex */
+  int orc = bpc__exch_open(ctx, "merge", bpc__assign_rank_cb, P.a, &P.ex);
+  /* every rank starts the agreement, also after a failed open (the spare
+   * exchange carries the guard) */
+  mp->gin[0] = rc;
+  mp->gin[1] = plan->id;
+  mp->gin[2] = -plan->id;
+  bpc__exch_guard(P.ex, merge_plan_red, merge_plan_test, merge_plan_verdict, mp);
+  if (rc == BPC_OK)
+    rc = orc;
+  if (rc == BPC_OK) {
+    bpc__exch_bundle(P.ex, 1);
+    rc = mp->M.row->run(&P);
+  }
+  return bpc__exch_end(ctx, &P.ex, rc);
+}
+
+static void merge_plan_destroy(bpc_plan_t *plan)
+{
+  merge_pplan_t *mp = (merge_pplan_t *)plan;
+  merge_setup_free(&mp->M);
+  free(mp);
+}
+
+static int merge_init_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
+                            void *items, const bpc_merge_op_t *op,
+                            const bpc_merge_params_t *params, bpc_plan_t **plan)
+{
+  if (plan != NULL)
+    *plan = NULL;
+  if (ctx == NULL)
+    return BPC_ENULL;
+  const long long id = ++ctx->plan_seq; /* on every rank alike, whatever follows */
+  merge_pplan_t *mp = bpc__calloc(1, sizeof *mp);
+  int rc = BPC_OK;
+  if (plan == NULL)
+    rc = bpc__err(ctx, BPC_ENULL, "bpc_merge_init: plan is NULL");
+  else if (mp == NULL)
+    rc = bpc__err(ctx, BPC_ENOMEM, "bpc_merge_init: out of memory for the plan");
+  merge_setup_t M;
+  rc = merge_setup(ctx, assign, type, items, op, params, id, 1, rc, &M);
+  if (rc != BPC_OK) {
+    free(mp);
+    return rc;
+  }
+  mp->M = M;
+  mp->base.ctx = ctx;
+  mp->base.engine = "merge";
+  mp->base.call = "bpc_merge";
+  mp->base.id = id;
+  mp->base.start = merge_plan_start;
+  mp->base.destroy = merge_plan_destroy;
+  *plan = &mp->base;
+  return BPC_OK;
+}
+
+int bpc_merge_init(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
+                   void *items, const bpc_merge_op_t *op, const bpc_merge_params_t *params,
+                   bpc_plan_t **plan)
+{
+  BPC__GUARDED_RETURN(ctx, "bpc_merge_init",
+                      merge_init_entry(ctx, assign, type, items, op, params, plan));
+}
+
+int bpc_merge_plan_result(const bpc_plan_t *plan, bpc_merge_result_t **result)
+{
+  if (result != NULL)
+    *result = NULL;
+  if (plan == NULL || result == NULL)
+    return BPC_ENULL;
+  if (plan->start != merge_plan_start)
+    return bpc__err(plan->ctx, BPC_EINVAL, "bpc_merge_plan_result: a plan of %s, not of merge",
+                    plan->engine);
+  const merge_pplan_t *mp = (const merge_pplan_t *)plan;
+  if (make_result(&mp->M.P, mp->M.source, result) != BPC_OK)
+    return bpc__err(plan->ctx, BPC_ENOMEM, "bpc_merge_plan_result: out of memory");
+  return BPC_OK;
 }

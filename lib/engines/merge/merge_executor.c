@@ -322,7 +322,8 @@ static int grow_units(mstate_t *S, int need)
   int ncap = S->capunits ? S->capunits : 16;
   while (ncap < need)
     ncap *= 2;
-  munit_t *nu = realloc(S->units, sizeof *nu * (size_t)ncap);
+  /* the units are filled after each growth: nothing to keep */
+  munit_t *nu = bpc__scratch(S->P->ctx, BPC__SCR_MERGE_UNITS, sizeof *nu * (size_t)ncap);
   if (nu == NULL)
     return bpc__err(S->P->ctx, BPC_ENOMEM, "merge: out of memory");
   S->units = nu;
@@ -372,16 +373,21 @@ static int run_tasks(mstate_t *S, int nready)
   }
   bpc__stats_set_round(P->ctx, S->blk[S->ready[0]].r);
   const size_t kmax = (size_t)S->kmax;
-#pragma omp parallel num_threads(nt) if (nt > 1 && nunits > 1)
-  {
-    size_t t = 0;
+  if (nt > 1 && nunits > 1) {
+#pragma omp parallel num_threads(nt)
+    {
+      size_t t = 0;
 #ifdef _OPENMP
-    t = (size_t)omp_get_thread_num();
+      t = (size_t)omp_get_thread_num();
 #endif
 #pragma omp for schedule(dynamic, 1)
+      for (int i = 0; i < nunits; i++)
+        run_unit(S, &S->units[i], S->scr_items + t * kmax, S->scr_views + t * kmax,
+                 S->scr_owned + t * kmax);
+    }
+  } else { /* no team: even a parallel region with if(0) costs ~0.3 us */
     for (int i = 0; i < nunits; i++)
-      run_unit(S, &S->units[i], S->scr_items + t * kmax, S->scr_views + t * kmax,
-               S->scr_owned + t * kmax);
+      run_unit(S, &S->units[i], S->scr_items, S->scr_views, S->scr_owned);
   }
   /* the first failure, in unit order */
   for (int i = 0; i < nunits && rc == BPC_OK; i++) {
@@ -441,6 +447,68 @@ static void block_role(const bpc__merge_plan_t *P, mblk_t *b, int *members, size
   }
 }
 
+/* Room for n items of `size` bytes at *off in a carved block (16-byte
+ * aligned); returns the offset of the array. */
+static size_t carve(size_t *off, size_t n, size_t size)
+{
+  const size_t at = (*off + 15u) & ~(size_t)15u;
+  *off = at + n * size;
+  return at;
+}
+
+/* Room for everything this call may hold at once, before any message
+ * (bpc__exch_reserve): the messages its blocks receive and send, per
+ * segment, and for contiguous items the buffers of their payloads (the
+ * sizes of the segments, or of whole items: this rank's largest, a
+ * sender's being unknown here). A call in steady state then allocates
+ * nothing whatever order its messages arrive in. */
+static void reserve(mstate_t *S)
+{
+  bpc__merge_plan_t *P = S->P;
+  const int me = P->ctx->rank;
+  int nrecv = 0, nremote = 0, nsend = 0;
+  for (int i = 0; i < S->nl; i++) {
+    const mblk_t *b = &S->blk[i];
+    for (int r = 0; r < b->m; r++) {
+      const int *mem = S->members + b->moff + S->kpre[r];
+      for (int j = 1; j < P->R.k[r]; j++) {
+        nrecv++;
+        nremote += bpc__assign_rank(P->a, mem[j]) != me;
+      }
+    }
+    if (b->send_round >= 0 && bpc__assign_rank(P->a, b->parent) != me)
+      nsend++;
+  }
+  bpc__exch_reserve(S->ex, nrecv * P->nseg, nremote * P->nseg, nsend * P->nseg);
+  if (P->type->kind != BPC_TYPE_CONTIGUOUS || (nremote == 0 && nsend == 0))
+    return;
+  const size_t esz = esz_of(P);
+  size_t bytes[2] = {0, 0};
+  int nr[2] = {0, 0}, ns[2] = {0, 0}, n = 1;
+  if (P->segmented) { /* full segments, and the last one */
+    size_t t0, t1;
+    seg_range(P, P->nseg - 1, &t0, &t1);
+    bytes[0] = P->seg_elems * esz;
+    bytes[1] = (t1 - t0) * esz;
+    nr[0] = nremote * (P->nseg - 1);
+    ns[0] = nsend * (P->nseg - 1);
+    nr[1] = nremote;
+    ns[1] = nsend;
+    n = 2;
+  } else {
+    const bpc_buf_t *it = P->items;
+    for (int i = 0; it != NULL && i < S->nl; i++)
+      if (it[i].count * esz > bytes[0])
+        bytes[0] = it[i].count * esz;
+    nr[0] = nremote;
+    ns[0] = nsend;
+  }
+  bpc__exch_reserve_payload(S->ex, bytes, nr, ns, n);
+}
+
+/* The executor's arrays, all carved from the context's scratch (kept
+ * between calls: a call in steady state allocates nothing here) and
+ * zeroed. */
 static int state_init(mstate_t *S)
 {
   bpc__merge_plan_t *P = S->P;
@@ -455,56 +523,59 @@ static int state_init(mstate_t *S)
     if (P->R.k[r] > S->kmax)
       S->kmax = P->R.k[r];
   }
-  size_t nscr = (size_t)P->nthreads * (size_t)S->kmax;
-  S->scr_items = calloc(nscr, sizeof *S->scr_items);
-  S->scr_views = calloc(nscr, sizeof *S->scr_views);
-  S->scr_owned = calloc(nscr, sizeof *S->scr_owned);
-  if (S->scr_items == NULL || S->scr_views == NULL || S->scr_owned == NULL)
-    return BPC_ENOMEM;
-  size_t nb = S->nl > 0 ? (size_t)S->nl : 1;
-  S->blk = calloc(nb, sizeof *S->blk);
-  S->ready = calloc(nb, sizeof *S->ready);
-  S->sendbuf = calloc(nb, sizeof *S->sendbuf);
-  S->sendcap = calloc(nb, sizeof *S->sendcap);
-  if (S->blk == NULL || S->ready == NULL || S->sendbuf == NULL || S->sendcap == NULL)
-    return BPC_ENOMEM;
+  const size_t nscr = (size_t)P->nthreads * (size_t)S->kmax;
+  const size_t nb = S->nl > 0 ? (size_t)S->nl : 1;
+  /* the member and got slots need the roles: count them first */
   size_t totmem = 0, totgot = 0;
+  for (int i = 0; i < S->nl; i++) {
+    mblk_t b;
+    size_t nmem = 0;
+    memset(&b, 0, sizeof b);
+    b.pos = bpc__merge_pos(P, gids[i]);
+    block_role(P, &b, NULL, &nmem);
+    totmem += nmem;
+    if (b.m > 0)
+      totgot += (size_t)S->kmax;
+  }
+  size_t off = 0;
+  const size_t o_items = carve(&off, nscr, sizeof *S->scr_items);
+  const size_t o_views = carve(&off, nscr, sizeof *S->scr_views);
+  const size_t o_owned = carve(&off, nscr, sizeof *S->scr_owned);
+  const size_t o_blk = carve(&off, nb, sizeof *S->blk);
+  const size_t o_ready = carve(&off, nb, sizeof *S->ready);
+  const size_t o_sbuf = carve(&off, nb, sizeof *S->sendbuf);
+  const size_t o_scap = carve(&off, nb, sizeof *S->sendcap);
+  const size_t o_mem = carve(&off, totmem ? totmem : 1, sizeof *S->members);
+  const size_t o_got = carve(&off, totgot ? totgot : 1, sizeof *S->got);
+  char *base = bpc__scratch(P->ctx, BPC__SCR_MERGE, off);
+  if (base == NULL)
+    return BPC_ENOMEM;
+  memset(base, 0, off);
+  S->scr_items = (void **)(base + o_items);
+  S->scr_views = (bpc_buf_t *)(base + o_views);
+  S->scr_owned = (int *)(base + o_owned);
+  S->blk = (mblk_t *)(base + o_blk);
+  S->ready = (int *)(base + o_ready);
+  S->sendbuf = (void **)(base + o_sbuf);
+  S->sendcap = (size_t *)(base + o_scap);
+  S->members = (int *)(base + o_mem);
+  S->got = (bpc__msg_t **)(base + o_got);
+  size_t moff = 0, goff = 0;
   for (int i = 0; i < S->nl; i++) {
     mblk_t *b = &S->blk[i];
     size_t nmem = 0;
     b->gid = gids[i];
     b->li = i;
     b->pos = bpc__merge_pos(P, gids[i]);
-    block_role(P, b, NULL, &nmem);
-    b->moff = totmem;
-    b->goff = totgot;
-    totmem += nmem;
+    b->moff = moff;
+    b->goff = goff;
+    block_role(P, b, S->members + moff, &nmem);
+    moff += nmem;
     if (b->m > 0)
-      totgot += (size_t)S->kmax;
+      goff += (size_t)S->kmax;
   }
-  S->members = malloc(sizeof(int) * (totmem ? totmem : 1));
-  S->got = calloc(totgot ? totgot : 1, sizeof *S->got);
-  if (S->members == NULL || S->got == NULL)
-    return BPC_ENOMEM;
-  for (int i = 0; i < S->nl; i++) {
-    size_t nmem = 0;
-    block_role(P, &S->blk[i], S->members + S->blk[i].moff, &nmem);
-  }
+  reserve(S);
   return BPC_OK;
-}
-
-static void state_free(mstate_t *S)
-{
-  free(S->blk);
-  free(S->ready);
-  free(S->members);
-  free(S->got);
-  free(S->units);
-  free(S->scr_items);
-  free(S->scr_views);
-  free(S->scr_owned);
-  free(S->sendbuf);
-  free(S->sendcap);
 }
 
 /* --------------------------------------------------------------- run */
@@ -555,6 +626,10 @@ int bpc__merge_execute(bpc__merge_plan_t *P)
         S.ready[nready++] = i;
     }
     if (nready > 0) {
+      /* nothing a message brought reaches a check or callback before a
+       * persistent plan's start agreement has said yes (comm.h) */
+      if (S.err == BPC_OK)
+        record(&S, bpc__exch_guard_wait(S.ex));
       if (S.err == BPC_OK) {
         /* checks on the master; a bad message stops the merging here */
         for (int i = 0; i < nready && S.err == BPC_OK; i++)
@@ -613,15 +688,32 @@ cleanup:
   } else if (S.ex != NULL && S.sendbuf != NULL) {
     /* failed: the exchange's end completes the sends (after telling the
      * other ranks, which may be waiting for this one) and then returns the
-     * buffers to the pool */
-    bpc__exch_adopt(S.ex, S.sendbuf, S.sendcap, S.nl);
+     * buffers to the pool; it takes arrays of its own (these are scratch) */
+    int n = 0;
+    for (int i = 0; i < S.nl; i++)
+      n += S.sendbuf[i] != NULL;
+    if (n > 0) {
+      void **bufs = malloc(sizeof *bufs * (size_t)n);
+      size_t *caps = malloc(sizeof *caps * (size_t)n);
+      if (bufs != NULL && caps != NULL) {
+        for (int i = 0, j = 0; i < S.nl; i++)
+          if (S.sendbuf[i] != NULL) {
+            bufs[j] = S.sendbuf[i];
+            caps[j++] = S.sendcap[i];
+          }
+        bpc__exch_adopt(S.ex, bufs, caps, n);
+      } else {
+        free(bufs);
+        free(caps);
+        bpc__log(ctx, BPC_LOG_WARN, "merge: out of memory after a failure: %d packed send "
+                                    "buffer(s) stay out of the pool", n);
+      }
+    }
     S.sendbuf = NULL;
-    S.sendcap = NULL;
   }
   for (int i = 0; S.sendbuf != NULL && i < S.nl; i++)
     if (S.sendbuf[i] != NULL)
       bpc__pool_put(ctx, S.sendbuf[i], S.sendcap[i]);
-  state_free(&S);
   return rc;
 }
 
