@@ -17,12 +17,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core.h"
+
 /* ------------------------------------------------------------- the table */
 
 static const bench_engine_t *const engines[] = {
     &bench_engine_comm,
     &bench_engine_merge,
     &bench_engine_swap,
+    &bench_engine_alltoall,
     &bench_engine_tree,
     &bench_engine_neighbor,
     &bench_engine_composite,
@@ -237,6 +240,10 @@ static void usage(FILE *f, const bench_engine_t *e)
              "  --algorithm NAME      bpc variant(s): a name, a comma list, 'auto' or 'all'\n"
              "  --k LIST              k-vector, e.g. 4,2 (or 4x2), or 'auto'\n"
              "  --json                one JSON object per result line instead of a table\n"
+             "  --breakdown           also where a bpc call's time goes: the frame's steps\n"
+             "                        (pre, args, open, sched, finish, outcome, post; see\n"
+             "                        doc/performance.md), median over reps of the mean\n"
+             "                        over ranks\n"
              "  --help                this text (with an engine: its variants too)\n");
   if (e != NULL) {
     fprintf(f, "\nengine %s: %s\n  algorithms:", e->name, e->desc);
@@ -377,7 +384,7 @@ static int parse_args(int argc, char **argv, bench_opts_t *o, parse_result_t *r)
     memcpy(name, a + 2, nlen);
     name[nlen] = '\0';
 
-    static const char *const flags[] = {"json", NULL};
+    static const char *const flags[] = {"json", "breakdown", NULL};
     static const char *const valued[] = {"bytes", "blocks-per-proc", "reps", "warmup",
                                          "algorithm", "k", NULL};
     int eidx = -1, is_flag = 0;
@@ -415,6 +422,8 @@ static int parse_args(int argc, char **argv, bench_opts_t *o, parse_result_t *r)
       o->eopt[eidx] = is_flag ? "1" : val;
     } else if (strcmp(name, "json") == 0) {
       o->json = 1;
+    } else if (strcmp(name, "breakdown") == 0) {
+      o->breakdown = 1;
     } else if (strcmp(name, "bytes") == 0) {
       bytes_arg = val;
     } else if (strcmp(name, "blocks-per-proc") == 0) {
@@ -690,8 +699,33 @@ static void json_str(FILE *f, const char *s)
 
 enum { ST_BYTES, ST_MSGS, ST_LBYTES, ST_LMSGS, ST_RBYTES, ST_RMSGS, ST_ROUNDS, ST_WIRE, ST_N };
 
+/* --breakdown: the steps of the frame (doc/design.md) between the phase
+ * stamps of lib/core/core.h, with the call's own start and end around them:
+ * pre (checks, pick, signature), args (argument agreement), open (decisions
+ * from agreed values, exchange open), sched (the schedule: messages, waits,
+ * callbacks), finish (sends completed, receives landed), outcome (outcome
+ * agreement), post (close, result, leaving). */
+enum { BD_N = BPC__PH_N + 1 };
+static const char *const bd_names[BD_N] = {"pre", "args", "open", "sched", "finish", "outcome",
+                                           "post"};
+
+/* The steps' durations of one call from its stamps: a stamp the call did
+ * not make (0) takes the one before it, so that step counts 0 and its time
+ * goes to the next. */
+static void bd_split(double t0, const double *ph, double t1, double *out)
+{
+  double prev = t0;
+  for (int i = 0; i < BD_N; i++) {
+    double at = i < BPC__PH_N ? ph[i] : t1;
+    if (at <= 0 || at < prev)
+      at = prev;
+    out[i] = at - prev;
+    prev = at;
+  }
+}
+
 static void print_result(bench_env_t *env, const bench_case_t *c, const summary_t *b,
-                         const summary_t *m, const uint64_t *st, int correct)
+                         const summary_t *m, const uint64_t *st, int correct, const double *bd)
 {
   const bench_opts_t *o = env->opts;
   double ratio = m->median > 0 ? b->median / m->median : 0.0;
@@ -742,6 +776,12 @@ static void print_result(bench_env_t *env, const bench_case_t *c, const summary_
       else
         fprintf(f, ",\"%s_s\":null,\"vs_%s\":null", rl, rl);
     }
+    if (bd != NULL) {
+      fprintf(f, ",\"breakdown_s\":{");
+      for (int i = 0; i < BD_N; i++)
+        fprintf(f, "%s\"%s\":%.9g", i ? "," : "", bd_names[i], bd[i]);
+      fprintf(f, "}");
+    }
     if (c->extra_json != NULL && c->extra_json[0] != '\0')
       fprintf(f, ",%s", c->extra_json);
     fprintf(f, "}\n");
@@ -779,6 +819,15 @@ static void print_result(bench_env_t *env, const bench_case_t *c, const summary_
     fprintf(f, " %12llu %8llu %12llu %7s\n", (unsigned long long)st[ST_BYTES],
             (unsigned long long)st[ST_MSGS], (unsigned long long)c->lower_bound_bytes,
             correct < 0 ? "n/a" : correct ? "yes" : "NO");
+    if (bd != NULL) {
+      double sum = 0;
+      fprintf(f, "#   breakdown_us");
+      for (int i = 0; i < BD_N; i++) {
+        fprintf(f, " %s %.2f", bd_names[i], bd[i] * 1e6);
+        sum += bd[i];
+      }
+      fprintf(f, " (sum %.2f)\n", sum * 1e6);
+    }
   }
   fflush(f);
 }
@@ -787,15 +836,18 @@ int bench_run_case(bench_env_t *env, const bench_case_t *c)
 {
   const bench_opts_t *o = env->opts;
   const int reps = o->reps, total = o->warmup + o->reps;
-  double *t = NULL, *tmax = NULL;
+  double *t = NULL, *tmax = NULL, *bd = NULL;
   uint64_t st[ST_N] = {0}, stmax[ST_N];
   int correct = 1, gcorrect = 0, status = 0, ret = BENCH_EXIT_FAIL;
 
   t = calloc(2 * (size_t)reps, sizeof *t);
   tmax = calloc(2 * (size_t)reps, sizeof *tmax);
-  status = bench_agree(env, (t == NULL || tmax == NULL) ? BPC_ENOMEM : 0);
+  if (o->breakdown)
+    bd = calloc((size_t)BD_N * (size_t)reps, sizeof *bd);
+  const int nomem = t == NULL || tmax == NULL || (o->breakdown && bd == NULL);
+  status = bench_agree(env, nomem ? BPC_ENOMEM : 0);
   if (status != 0) {
-    if (t == NULL || tmax == NULL)
+    if (nomem)
       bench_error(env, "out of memory for %d repetitions", reps);
     goto cleanup;
   }
@@ -815,10 +867,19 @@ int bench_run_case(bench_env_t *env, const bench_case_t *c)
       } else {
         if (is_bpc)
           bpc_stats_reset(env->ctx);
+        if (is_bpc && bd != NULL) {
+          memset(env->ctx->phase_t, 0, sizeof env->ctx->phase_t);
+          env->ctx->phase_on = 1;
+        }
         MPI_Barrier(env->world);
         const double t0 = MPI_Wtime();
         lrc = is_bpc ? c->run_bpc(c->state) : c->run_baseline(c->state);
         const double t1 = MPI_Wtime();
+        if (is_bpc && bd != NULL) {
+          env->ctx->phase_on = 0;
+          if (timed)
+            bd_split(t0, env->ctx->phase_t, t1, bd + (size_t)BD_N * (size_t)idx);
+        }
         if (is_bpc) {
           ran_bpc = 1;
           bpc_counters_t cnt;
@@ -882,12 +943,38 @@ int bench_run_case(bench_env_t *env, const bench_case_t *c)
     bench_error(env, "MPI_Allreduce of the results failed");
     goto cleanup;
   }
+  double bdmed[BD_N];
+  if (bd != NULL) {
+    if (getenv("BENCH_BD_RANKS")) {
+      double tmp[BD_N];
+      for (int i = 0; i < BD_N; i++) {
+        for (int r = 0; r < reps; r++)
+          t[r] = bd[(size_t)BD_N * (size_t)r + (size_t)i];
+        tmp[i] = summarize(t, reps).median;
+      }
+      fprintf(stderr, "rank %d:", env->rank);
+      for (int i = 0; i < BD_N; i++)
+        fprintf(stderr, " %s %.2f", bd_names[i], tmp[i] * 1e6);
+      fprintf(stderr, "\n");
+    }
+    /* the mean over ranks of each step, per repetition; then its median */
+    if (MPI_Allreduce(MPI_IN_PLACE, bd, BD_N * reps, MPI_DOUBLE, MPI_SUM, env->world) !=
+        MPI_SUCCESS) {
+      bench_error(env, "MPI_Allreduce of the breakdown failed");
+      goto cleanup;
+    }
+    for (int i = 0; i < BD_N; i++) {
+      for (int r = 0; r < reps; r++) /* t (this rank's times) is done with */
+        t[r] = bd[(size_t)BD_N * (size_t)r + (size_t)i] / env->size;
+      bdmed[i] = summarize(t, reps).median;
+    }
+  }
   {
     summary_t b = summarize(tmax, reps), m = summarize(tmax + reps, reps);
     if (c->median_out != NULL)
       *c->median_out = b.median;
     if (env->rank == 0)
-      print_result(env, c, &b, &m, stmax, env->shared ? -1 : gcorrect);
+      print_result(env, c, &b, &m, stmax, env->shared ? -1 : gcorrect, bd ? bdmed : NULL);
   }
   if (!gcorrect) {
     env->nfail++;
@@ -900,6 +987,7 @@ int bench_run_case(bench_env_t *env, const bench_case_t *c)
 cleanup:
   free(t);
   free(tmax);
+  free(bd);
   return ret;
 }
 

@@ -46,6 +46,7 @@ typedef struct bench_opts {
   int k_auto;
   int k_given;
   int json; /* --json: one JSON object per result line */
+  int breakdown; /* --breakdown: where a bpc call's time goes (phases of the frame) */
   /* engine-specific options: value of the engine's options[i] (NULL: not
    * given; "1" for a flag) */
   const char *eopt[BENCH_MAX_EOPTS];
@@ -180,6 +181,7 @@ void bench_mpi_op_free(MPI_Op *op);
 extern const bench_engine_t bench_engine_comm;
 extern const bench_engine_t bench_engine_merge;
 extern const bench_engine_t bench_engine_swap;
+extern const bench_engine_t bench_engine_alltoall;
 extern const bench_engine_t bench_engine_tree;
 extern const bench_engine_t bench_engine_neighbor;
 extern const bench_engine_t bench_engine_composite;

@@ -63,6 +63,7 @@ typedef struct merge_state {
   MPI_Datatype f4;      /* float4 */
   MPI_Op over_op;
   MPI_Op sum_op; /* MPI_SUM (under SMPI a charged equivalent, bench.h) */
+  bpc_plan_t *plan; /* --plan: the case's persistent plan (bpc_merge_init) */
 } merge_state_t;
 
 /* ----------------------------------------------------------- operators */
@@ -207,6 +208,12 @@ static int m_run_bpc(void *st)
   return bpc_merge(s->env->ctx, s->assign, &s->type, s->items, &s->mop, &s->params, NULL);
 }
 
+static int m_run_plan(void *st)
+{
+  merge_state_t *s = st;
+  return bpc_plan_start(s->plan);
+}
+
 static int m_run_baseline(void *st)
 {
   merge_state_t *s = st;
@@ -333,6 +340,8 @@ static const bench_eopt_t merge_options[] = {
     {"radix", "LIST", "group sizes to run when --k is not given (default 2,4,8,auto)"},
     {"segment", "BYTES", "segment size of element-wise merges (default: library's; 0 = none)"},
     {"whole", NULL, "merge whole items (not element-wise: no segments)"},
+    {"plan", NULL, "also run each variant as a persistent plan (bpc_merge_init once, "
+                   "bpc_plan_start per repetition): a second line, NAME+plan"},
     {NULL, NULL, NULL},
 };
 
@@ -382,6 +391,7 @@ static int merge_run(bench_env_t *env)
     segment = v == 0 ? SIZE_MAX : (size_t)v;
   }
   const int whole = bench_eopt(env, "whole") != NULL;
+  const int with_plan = bench_eopt(env, "plan") != NULL;
   for (int i = 0; i < nsizes; i++)
     if (sizes[i] % 16 != 0 || sizes[i] / 4 > (size_t)INT_MAX) {
       if (env->rank == 0)
@@ -492,6 +502,21 @@ static int merge_run(bench_env_t *env)
         c.bpc_done = NULL;
         m_prepare(&s, 0, 1);
         ret = bench_run_case(env, &c);
+        if (ret == BENCH_EXIT_OK && with_plan) {
+          char pname[64];
+          snprintf(pname, sizeof pname, "%s+plan", algos[ai]);
+          rc = bpc_merge_init(env->ctx, s.assign, &s.type, s.items, &s.mop, &s.params, &s.plan);
+          if (bench_agree(env, rc) != 0) {
+            bench_error(env, "merge: bpc_merge_init failed: %s (%s)", bpc_err_name(rc),
+                        bpc_last_error(env->ctx));
+            ret = BENCH_EXIT_FAIL;
+          } else {
+            c.algorithm = pname;
+            c.run_bpc = m_run_plan;
+            ret = bench_run_case(env, &c);
+          }
+          bpc_plan_free(&s.plan);
+        }
       }
       if (o->k_given || comma == NULL || ret != BENCH_EXIT_OK)
         break;
