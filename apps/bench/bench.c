@@ -19,6 +19,64 @@
 
 #include "core/core.h"
 
+/* ------------------------------------------------- allocation counting */
+
+/* With BENCH_COUNT_ALLOCS (apps/Makefile.mk: not under SMPI) bpc-bench is
+ * linked with -Wl,--wrap for the malloc family: the library (linked in
+ * statically) and the benchmarks' own code go through these wrappers, MPI
+ * and the OpenMP runtime (shared libraries) do not. Counted only while a
+ * timed bpc run is armed: "allocs" is the most any timed call made on any
+ * rank (callbacks included), 0 in a steady state without allocation. */
+#ifdef BENCH_COUNT_ALLOCS
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+void *__real_aligned_alloc(size_t align, size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t n);
+void *__wrap_aligned_alloc(size_t align, size_t n);
+static int alloc_armed;
+static long alloc_count;
+static void alloc_take(void)
+{
+  if (__atomic_load_n(&alloc_armed, __ATOMIC_RELAXED))
+    __atomic_fetch_add(&alloc_count, 1, __ATOMIC_RELAXED);
+}
+void *__wrap_malloc(size_t n)
+{
+  alloc_take();
+  return __real_malloc(n);
+}
+void *__wrap_calloc(size_t n, size_t size)
+{
+  alloc_take();
+  return __real_calloc(n, size);
+}
+void *__wrap_realloc(void *p, size_t n)
+{
+  alloc_take();
+  return __real_realloc(p, n);
+}
+void *__wrap_aligned_alloc(size_t align, size_t n)
+{
+  alloc_take();
+  return __real_aligned_alloc(align, n);
+}
+static void alloc_arm(int on)
+{
+  if (on)
+    __atomic_store_n(&alloc_count, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&alloc_armed, on, __ATOMIC_RELEASE);
+}
+static long alloc_taken(void) { return __atomic_load_n(&alloc_count, __ATOMIC_RELAXED); }
+#define BENCH_ALLOCS 1
+#else
+static void alloc_arm(int on) { (void)on; }
+static long alloc_taken(void) { return 0; }
+#define BENCH_ALLOCS 0
+#endif
+
 /* ------------------------------------------------------------- the table */
 
 static const bench_engine_t *const engines[] = {
@@ -725,7 +783,8 @@ static void bd_split(double t0, const double *ph, double t1, double *out)
 }
 
 static void print_result(bench_env_t *env, const bench_case_t *c, const summary_t *b,
-                         const summary_t *m, const uint64_t *st, int correct, const double *bd)
+                         const summary_t *m, const uint64_t *st, int correct, const double *bd,
+                         long allocs)
 {
   const bench_opts_t *o = env->opts;
   double ratio = m->median > 0 ? b->median / m->median : 0.0;
@@ -776,6 +835,10 @@ static void print_result(bench_env_t *env, const bench_case_t *c, const summary_
       else
         fprintf(f, ",\"%s_s\":null,\"vs_%s\":null", rl, rl);
     }
+    if (BENCH_ALLOCS)
+      fprintf(f, ",\"allocs_max\":%ld", allocs);
+    else
+      fprintf(f, ",\"allocs_max\":null");
     if (bd != NULL) {
       fprintf(f, ",\"breakdown_s\":{");
       for (int i = 0; i < BD_N; i++)
@@ -826,7 +889,10 @@ static void print_result(bench_env_t *env, const bench_case_t *c, const summary_
         fprintf(f, " %s %.2f", bd_names[i], bd[i] * 1e6);
         sum += bd[i];
       }
-      fprintf(f, " (sum %.2f)\n", sum * 1e6);
+      fprintf(f, " (sum %.2f)", sum * 1e6);
+      if (BENCH_ALLOCS)
+        fprintf(f, " allocs %ld", allocs);
+      fprintf(f, "\n");
     }
   }
   fflush(f);
@@ -838,6 +904,7 @@ int bench_run_case(bench_env_t *env, const bench_case_t *c)
   const int reps = o->reps, total = o->warmup + o->reps;
   double *t = NULL, *tmax = NULL, *bd = NULL;
   uint64_t st[ST_N] = {0}, stmax[ST_N];
+  long allocs = 0; /* the most allocations of one timed bpc call here */
   int correct = 1, gcorrect = 0, status = 0, ret = BENCH_EXIT_FAIL;
 
   t = calloc(2 * (size_t)reps, sizeof *t);
@@ -872,9 +939,13 @@ int bench_run_case(bench_env_t *env, const bench_case_t *c)
           env->ctx->phase_on = 1;
         }
         MPI_Barrier(env->world);
+        alloc_arm(is_bpc && timed);
         const double t0 = MPI_Wtime();
         lrc = is_bpc ? c->run_bpc(c->state) : c->run_baseline(c->state);
         const double t1 = MPI_Wtime();
+        alloc_arm(0);
+        if (is_bpc && timed && alloc_taken() > allocs)
+          allocs = alloc_taken();
         if (is_bpc && bd != NULL) {
           env->ctx->phase_on = 0;
           if (timed)
@@ -939,7 +1010,8 @@ int bench_run_case(bench_env_t *env, const bench_case_t *c)
 
   if (MPI_Allreduce(t, tmax, 2 * reps, MPI_DOUBLE, MPI_MAX, env->world) != MPI_SUCCESS ||
       MPI_Allreduce(st, stmax, ST_N, MPI_UINT64_T, MPI_MAX, env->world) != MPI_SUCCESS ||
-      MPI_Allreduce(&correct, &gcorrect, 1, MPI_INT, MPI_MIN, env->world) != MPI_SUCCESS) {
+      MPI_Allreduce(&correct, &gcorrect, 1, MPI_INT, MPI_MIN, env->world) != MPI_SUCCESS ||
+      MPI_Allreduce(MPI_IN_PLACE, &allocs, 1, MPI_LONG, MPI_MAX, env->world) != MPI_SUCCESS) {
     bench_error(env, "MPI_Allreduce of the results failed");
     goto cleanup;
   }
@@ -974,7 +1046,8 @@ int bench_run_case(bench_env_t *env, const bench_case_t *c)
     if (c->median_out != NULL)
       *c->median_out = b.median;
     if (env->rank == 0)
-      print_result(env, c, &b, &m, stmax, env->shared ? -1 : gcorrect, bd ? bdmed : NULL);
+      print_result(env, c, &b, &m, stmax, env->shared ? -1 : gcorrect, bd ? bdmed : NULL,
+                   allocs);
   }
   if (!gcorrect) {
     env->nfail++;
