@@ -24,8 +24,9 @@ apps_bpc_bench_LDADD = lib/libbpc_internal.la
 # the allocations of bpc's calls (bench.c, "allocs"): the library is linked
 # in statically, so its malloc family goes through the wrappers (not under
 # SMPI, whose smpicc has allocation macros of its own)
+apps_bpc_bench_CPPFLAGS = $(AM_CPPFLAGS) $(BENCH_ALLOC_CPPFLAGS)
 if !BPC_SMPI
-apps_bpc_bench_CPPFLAGS = $(AM_CPPFLAGS) -DBENCH_COUNT_ALLOCS
+BENCH_ALLOC_CPPFLAGS = -DBENCH_COUNT_ALLOCS
 apps_bpc_bench_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc
 endif
 # the bpc-bench scan sweep of issue 12 (run from the source tree, not installed)

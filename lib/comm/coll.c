@@ -407,7 +407,9 @@ int bpc__minred_start(bpc_ctx_t *ctx, const long long *in, int n, bpc__minred_t 
   return minred_step(ctx, r);
 }
 
-int bpc__minred_test(bpc_ctx_t *ctx, bpc__minred_t *r, int *done)
+/* Advance r: test its step (or, with `wait`, wait for the step in flight
+ * first) and post the next ones that can be; *done once finished. */
+static int minred_advance(bpc_ctx_t *ctx, bpc__minred_t *r, int *done, int wait)
 {
   for (;;) {
     if (r->stage == 3) {
@@ -417,11 +419,14 @@ int bpc__minred_test(bpc_ctx_t *ctx, bpc__minred_t *r, int *done)
     *done = 0;
     int flag = 1, mrc = MPI_SUCCESS;
     if (r->posted == 3)
-      mrc = MPI_Testall(2, r->rq, &flag, MPI_STATUSES_IGNORE);
+      mrc = wait ? MPI_Waitall(2, r->rq, MPI_STATUSES_IGNORE)
+                 : MPI_Testall(2, r->rq, &flag, MPI_STATUSES_IGNORE);
     else if (r->posted != 0)
-      mrc = MPI_Test(&r->rq[r->posted == 1 ? 0 : 1], &flag, MPI_STATUS_IGNORE);
+      mrc = wait ? MPI_Wait(&r->rq[r->posted == 1 ? 0 : 1], MPI_STATUS_IGNORE)
+                 : MPI_Test(&r->rq[r->posted == 1 ? 0 : 1], &flag, MPI_STATUS_IGNORE);
+    wait = 0; /* one step at most */
     if (mrc != MPI_SUCCESS)
-      return bpc__err_mpi(ctx, mrc, "MPI_Test (minimum)");
+      return bpc__err_mpi(ctx, mrc, "MPI_Test/MPI_Wait (minimum)");
     if (!flag)
       return BPC_OK;
     /* a step done: take in what came (the doubling and the fold) */
@@ -433,6 +438,16 @@ int bpc__minred_test(bpc_ctx_t *ctx, bpc__minred_t *r, int *done)
     if (rc != BPC_OK)
       return rc;
   }
+}
+
+int bpc__minred_test(bpc_ctx_t *ctx, bpc__minred_t *r, int *done)
+{
+  return minred_advance(ctx, r, done, 0);
+}
+
+int bpc__minred_wait_step(bpc_ctx_t *ctx, bpc__minred_t *r, int *done)
+{
+  return minred_advance(ctx, r, done, 1);
 }
 
 /* ------------------------------------------------------ error agreement */

@@ -101,6 +101,9 @@ typedef struct bpc__minred {
 int bpc__minred_start(bpc_ctx_t *ctx, const long long *in, int n, bpc__minred_t *r);
 /* Advance without blocking; *done = 1 once r->acc holds the minimum. */
 int bpc__minred_test(bpc_ctx_t *ctx, bpc__minred_t *r, int *done);
+/* The same, but first wait (in MPI) for the step in flight: one round of
+ * messages at most, so a caller can go back to its own messages after. */
+int bpc__minred_wait_step(bpc_ctx_t *ctx, bpc__minred_t *r, int *done);
 
 /* out[r] = the `in[me]` of rank r: one int to and from every process (in
  * and out: ctx size entries). */

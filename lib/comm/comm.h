@@ -186,20 +186,24 @@ int bpc__exch_end(bpc_ctx_t *ctx, bpc__exch_t **ex, int rc);
  * `start(arg)` posts it: the exchange calls it once, at the first point
  * where it would otherwise wait or poll (after pushing the messages staged
  * so far, so that the schedule's first messages leave before it), and at
- * the latest in bpc__exch_end; `test(arg, &done)` advances it without
- * blocking. Until it has finished, the exchange's waits spin (testing it)
- * instead of sleeping in MPI; once finished, `verdict(arg)` judges its
- * result: BPC_OK, BPC__EPEER (a failure of another rank's: the schedule
- * stops, the outcome agreement brings its message) or an error of this
- * rank's (the schedule stops). Messages may go out before it has finished
- * (the drain of bpc__exch_end takes them after a failure), but nothing a
- * message brings may reach a check or callback before: engines call
- * bpc__exch_guard_wait first, and bpc__exch_end waits for it before the
- * outcome agreement. Every rank must register one (the same sequence of
- * reductions everywhere); `arg` must stay valid until the end.
+ * the latest in bpc__exch_end; `test(arg, &done, wait)` advances it, with
+ * `wait` after waiting in MPI for its step in flight. Until it has
+ * finished, a blocking wait of the exchange takes what has arrived and,
+ * when nothing has, waits for the guard's step instead of for a message
+ * (no spinning: the simulated build charges every poll); once finished,
+ * `verdict(arg)` judges its result: BPC_OK, BPC__EPEER (a failure of
+ * another rank's: the schedule stops, the outcome agreement brings its
+ * message) or an error of this rank's (the schedule stops). Messages may go
+ * out before it has finished (the drain of bpc__exch_end takes them after a
+ * failure), but nothing a message brings may reach a check or callback
+ * before: engines call bpc__exch_guard_wait first, and bpc__exch_end waits
+ * for it before the outcome agreement. Every rank must register one (the
+ * same sequence of reductions everywhere); `arg` must stay valid until the
+ * end.
  */
-void bpc__exch_guard(bpc__exch_t *ex, int (*start)(void *arg), int (*test)(void *arg, int *done),
-                     int (*verdict)(void *arg), void *arg);
+void bpc__exch_guard(bpc__exch_t *ex, int (*start)(void *arg),
+                     int (*test)(void *arg, int *done, int wait), int (*verdict)(void *arg),
+                     void *arg);
 /* Wait for the guard (if any, and not finished yet); its verdict, kept
  * (BPC_OK when there is none). */
 int bpc__exch_guard_wait(bpc__exch_t *ex);

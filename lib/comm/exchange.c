@@ -431,17 +431,35 @@ static int record_err(bpc__exch_t *ex, int rc)
  * message is what the call reports; a refused send, which loses nothing,
  * only records its error for close). */
 static int guard_test(bpc__exch_t *ex);
+static int guard_advance(bpc__exch_t *ex, int wait);
 
 static int poll_tp(bpc__exch_t *ex, int block, int *events)
 {
   if (ex->broken != BPC_OK)
     return ex->broken;
   if (ex->guard_pending) { /* a verdict against the call stops it here */
-    const int grc = guard_test(ex);
+    int grc = guard_test(ex);
+    if (grc == BPC_OK && ex->guard_pending && block) {
+      /* what has arrived, without blocking; if nothing, wait for the
+       * guard's next step rather than for a message (the message waits in
+       * MPI meanwhile; a poll after the guard's verdict blocks for it) */
+      const int before = *events;
+      int rc = ex->tp->poll(ex, 0, events);
+      if (rc != BPC_OK) {
+        if (ex->broken == BPC_OK)
+          ex->broken = rc;
+        return rc;
+      }
+      if (*events > before)
+        return BPC_OK;
+      grc = guard_advance(ex, 1);
+      if (grc == BPC_OK)
+        (*events)++; /* progress: the caller looks again */
+    }
     if (grc != BPC_OK)
       return ex->broken = grc;
     if (ex->guard_pending)
-      block = 0; /* spin: the guard must be tested on */
+      block = 0;
   }
   int rc = ex->tp->poll(ex, block, events);
   if (rc != BPC_OK && ex->broken == BPC_OK)
@@ -981,8 +999,9 @@ int bpc__exch_flush(bpc__exch_t *ex)
 
 /* ------------------------------------------------------------ guard */
 
-void bpc__exch_guard(bpc__exch_t *ex, int (*start)(void *arg), int (*test)(void *arg, int *done),
-                     int (*verdict)(void *arg), void *arg)
+void bpc__exch_guard(bpc__exch_t *ex, int (*start)(void *arg),
+                     int (*test)(void *arg, int *done, int wait), int (*verdict)(void *arg),
+                     void *arg)
 {
   ex->guard_start = start;
   ex->guard_started = 0;
@@ -993,9 +1012,9 @@ void bpc__exch_guard(bpc__exch_t *ex, int (*start)(void *arg), int (*test)(void 
   ex->guard_rc = BPC_OK;
 }
 
-/* Test the guard once; its verdict when it has finished (BPC_OK while it
- * runs). */
-static int guard_test(bpc__exch_t *ex)
+/* Advance the guard once (`wait`: after waiting for its step in flight);
+ * its verdict when it has finished (BPC_OK while it runs). */
+static int guard_advance(bpc__exch_t *ex, int wait)
 {
   int done = 0, rc = BPC_OK;
   if (!ex->guard_started) { /* the schedule's staged messages leave first */
@@ -1005,7 +1024,7 @@ static int guard_test(bpc__exch_t *ex)
     rc = ex->guard_start(ex->guard_arg);
   }
   if (rc == BPC_OK)
-    rc = ex->guard_test(ex->guard_arg, &done);
+    rc = ex->guard_test(ex->guard_arg, &done, wait);
   if (rc == BPC_OK && !done)
     return BPC_OK;
   ex->guard_pending = 0;
@@ -1013,16 +1032,13 @@ static int guard_test(bpc__exch_t *ex)
   return ex->guard_rc;
 }
 
+static int guard_test(bpc__exch_t *ex) { return guard_advance(ex, 0); }
+
 int bpc__exch_guard_wait(bpc__exch_t *ex)
 {
-  for (int idle = 0; ex->guard_pending;) {
-    if (guard_test(ex) != BPC_OK || !ex->guard_pending)
-      break;
-    if (++idle >= 1024) { /* an oversubscribed core goes to another rank */
-      sched_yield();
-      idle = 0;
-    }
-  }
+  /* step by step, waiting in MPI (which yields an oversubscribed core) */
+  while (ex->guard_pending && guard_advance(ex, 1) == BPC_OK)
+    ;
   return ex->guard_rc;
 }
 

@@ -134,7 +134,7 @@ struct bpc__exch {
    * until its reduction finished, then its verdict */
   int (*guard_start)(void *arg);
   int guard_started;
-  int (*guard_test)(void *arg, int *done);
+  int (*guard_test)(void *arg, int *done, int wait);
   int (*guard_verdict)(void *arg);
   void *guard_arg;
   int guard_pending;

@@ -569,10 +569,11 @@ static int merge_plan_red(void *arg)
   return bpc__minred_start(mp->base.ctx, mp->gin, 3, &mp->red);
 }
 
-static int merge_plan_test(void *arg, int *done)
+static int merge_plan_test(void *arg, int *done, int wait)
 {
   merge_pplan_t *mp = arg;
-  return bpc__minred_test(mp->base.ctx, &mp->red, done);
+  return wait ? bpc__minred_wait_step(mp->base.ctx, &mp->red, done)
+              : bpc__minred_test(mp->base.ctx, &mp->red, done);
 }
 
 /* The start agreement's verdict: a rank's bad items (its own code here,
