@@ -154,6 +154,14 @@ double bpc_wtime(const bpc_ctx_t *ctx);
  * never hang), and agrees on the outcome at the end (a callback failure
  * anywhere is BPC_ECALLBACK everywhere), as every collective call does.
  *
+ * What a start cannot catch: ranks where one starts a plan and another
+ * makes a different collective call on the context (bpc_merge, another
+ * engine, bpc_finalize) wait for each other for ever, as mismatched MPI
+ * collectives do (the start's agreement is made of point-to-point
+ * messages, which no other call answers); and an MPI error inside the
+ * start's agreement on one rank leaves the others waiting (MPI's default
+ * error handler aborts the job first). Two different plans are caught.
+ *
  * A plan holds pointers to the context, the assignment, the type and the
  * items it was made with: they must outlive it.
  */

@@ -83,7 +83,8 @@ int bpc__coll_cancel(bpc_ctx_t *ctx, bpc__coll_req_t *req);
  * against 0.45-0.55 us for this exchange (Open MPI's non-blocking
  * collectives go through libnbc's schedules). At most one in flight per
  * context at a time (every rank starts and finishes them in the same
- * order); n <= BPC__MINRED_MAX.
+ * order); n <= BPC__MINRED_MAX. A failed MPI call here on one rank
+ * leaves its partners waiting (MPI's default handler aborts first).
  */
 #define BPC__MINRED_MAX 4
 #define BPC__TAG_RED 1

@@ -239,6 +239,15 @@ void bpc__exch_reserve(bpc__exch_t *ex, int nmsgs, int nremote, int nsends);
 void bpc__exch_reserve_payload(bpc__exch_t *ex, const size_t *bytes, const int *nrecv,
                                const int *nsend, int n);
 
+/* For the fault sweeps (tests/mpi/test_faults.c): free what the context
+ * keeps between calls (the comm cache's exchange and records, the pool's
+ * free buffers, the scratch slots), so that the next call is a first one;
+ * and turn the reservations off or on again (off: a call allocates its
+ * records and buffers as its messages come, the paths a failed
+ * reservation leaves). Between calls only. */
+void bpc__comm_trim(bpc_ctx_t *ctx);
+void bpc__comm_set_reserve(bpc_ctx_t *ctx, int on);
+
 /* Pool buffers (also used by engines for scratch space that should be
  * reused across calls). At least `bytes` bytes; *cap gets the capacity. */
 void *bpc__pool_get(bpc_ctx_t *ctx, size_t bytes, size_t *cap);
@@ -247,6 +256,8 @@ void bpc__pool_put(bpc_ctx_t *ctx, void *buf, size_t cap);
  * (the shortfall allocated, as far as the pool's limit allows): what a
  * call about to take that many will find (bpc__exch_reserve). */
 void bpc__pool_reserve(bpc_ctx_t *ctx, size_t bytes, int count);
+/* Free the pool's free buffers (bpc__comm_trim). */
+void bpc__pool_trim(bpc_ctx_t *ctx);
 /* The pool's size class of a buffer of `bytes` bytes (its capacity). */
 size_t bpc__pool_class(size_t bytes);
 

@@ -39,15 +39,16 @@ typedef struct comm_cache {
 } comm_cache_t;
 
 #define CACHE_RECS 4096
+/* Most bytes of pool buffers one size class gets reserved for a call
+ * (bpc__exch_reserve_payload). */
+#define RESERVE_CAP ((size_t)64 << 20)
 
 static void exch_free(bpc__exch_t *ex);
 
-static void cache_destroy(void *arg)
+/* Free what the cache holds (the cache stays: its cleanup is registered
+ * once). */
+static void cache_empty(comm_cache_t *c)
 {
-  bpc_ctx_t *ctx = arg;
-  comm_cache_t *c = ctx->comm_cache;
-  if (c == NULL)
-    return;
   if (c->ex != NULL)
     exch_free(c->ex);
   while (c->msgs != NULL) {
@@ -65,9 +66,34 @@ static void cache_destroy(void *arg)
     c->shared = sh->next_free;
     free(sh);
   }
+  c->ex = NULL;
+  c->nmsgs = c->nsends = c->nshared = 0;
+}
+
+static void cache_destroy(void *arg)
+{
+  bpc_ctx_t *ctx = arg;
+  comm_cache_t *c = ctx->comm_cache;
+  if (c == NULL)
+    return;
+  cache_empty(c);
   free(c);
   ctx->comm_cache = NULL;
 }
+
+void bpc__comm_trim(bpc_ctx_t *ctx)
+{
+  if (ctx->comm_cache != NULL)
+    cache_empty(ctx->comm_cache);
+  bpc__pool_trim(ctx);
+  for (int i = 0; i < BPC__SCR_N; i++) {
+    free(ctx->scratch[i]);
+    ctx->scratch[i] = NULL;
+    ctx->scratch_cap[i] = 0;
+  }
+}
+
+void bpc__comm_set_reserve(bpc_ctx_t *ctx, int on) { ctx->no_reserve = !on; }
 
 /* The context's cache, made on first use (NULL when there is no memory:
  * then records come from malloc and go back to it). */
@@ -115,7 +141,8 @@ bpc__msg_t *bpc__msg_new(bpc_ctx_t *ctx)
 
 void bpc__msg_free(bpc_ctx_t *ctx, bpc__msg_t *m)
 {
-  comm_cache_t *c = cache_of(ctx);
+  /* (never made here: OpenMP threads may call this; exch_open made it) */
+  comm_cache_t *c = ctx->comm_cache;
   if (c != NULL) {
     cache_lock(c);
     const int keep = c->nmsgs < CACHE_RECS;
@@ -151,7 +178,7 @@ bpc__shared_t *bpc__shared_new(bpc_ctx_t *ctx)
 
 void bpc__shared_free(bpc_ctx_t *ctx, bpc__shared_t *sh)
 {
-  comm_cache_t *c = cache_of(ctx);
+  comm_cache_t *c = ctx->comm_cache; /* as bpc__msg_free */
   if (c != NULL) {
     cache_lock(c);
     const int keep = c->nshared < CACHE_RECS;
@@ -185,7 +212,7 @@ bpc__sendrec_t *bpc__sendrec_new(bpc_ctx_t *ctx)
 
 void bpc__sendrec_free(bpc_ctx_t *ctx, bpc__sendrec_t *s)
 {
-  comm_cache_t *c = cache_of(ctx);
+  comm_cache_t *c = ctx->comm_cache;
   if (c != NULL && c->nsends < CACHE_RECS) {
     s->next_free = c->sends;
     c->sends = s;
@@ -221,11 +248,12 @@ void bpc__exch_complete(bpc__exch_t *ex, bpc__msg_t *m)
 void bpc__exch_reserve(bpc__exch_t *ex, int nmsgs, int nremote, int nsends)
 {
   bpc_ctx_t *ctx = ex->ctx;
-  comm_cache_t *c = cache_of(ctx);
+  comm_cache_t *c = ctx->no_reserve ? NULL : cache_of(ctx);
   if (c == NULL)
     return;
   nmsgs = nmsgs < CACHE_RECS ? nmsgs : CACHE_RECS;
   nremote = nremote < CACHE_RECS ? nremote : CACHE_RECS;
+  nsends = nsends < CACHE_RECS ? nsends : CACHE_RECS;
   /* records: new ones straight onto the free lists */
   for (int have = c->nmsgs; have < nmsgs; have++) {
     bpc__msg_t *m = bpc__calloc(1, sizeof *m);
@@ -289,6 +317,8 @@ void bpc__exch_reserve_payload(bpc__exch_t *ex, const size_t *bytes, const int *
   enum { MAXC = 16 };
   size_t cls[MAXC];
   int cnt[MAXC], nc = 0;
+  if (ex->ctx->no_reserve)
+    return;
   /* a payload's buffers: small ones travel in bundles (one each at worst:
    * the header, a descriptor, the payload padded to 8 bytes; a sender's
    * bundle starts at 4 KiB), large ones land in a buffer of their own (at
@@ -317,8 +347,13 @@ void bpc__exch_reserve_payload(bpc__exch_t *ex, const size_t *bytes, const int *
       cnt[j] += count[w];
     }
   }
-  for (int j = 0; j < nc; j++)
-    bpc__pool_reserve(ex->ctx, cls[j], cnt[j]);
+  /* at most RESERVE_CAP bytes a class: beyond, a call whose messages all
+   * arrive before it takes any may still allocate (memory stays in
+   * proportion to what is in flight, not to the whole call) */
+  for (int j = 0; j < nc; j++) {
+    const size_t most = RESERVE_CAP / cls[j] > 0 ? RESERVE_CAP / cls[j] : 1;
+    bpc__pool_reserve(ex->ctx, cls[j], (size_t)cnt[j] < most ? cnt[j] : (int)most);
+  }
 }
 
 /* A closed exchange made ready for the next call: every field zero but
@@ -1019,8 +1054,11 @@ static int guard_advance(bpc__exch_t *ex, int wait)
   int done = 0, rc = BPC_OK;
   if (!ex->guard_started) { /* the schedule's staged messages leave first */
     ex->guard_started = 1;
-    if (ex->nfull > 0)
-      bpc__exch_push(ex);
+    if (ex->nfull > 0) {
+      const int prc = bpc__exch_push(ex);
+      if (prc != BPC_OK && ex->broken == BPC_OK)
+        ex->broken = prc; /* a bundle lost: its receivers hear of it (bpc__exch_end) */
+    }
     rc = ex->guard_start(ex->guard_arg);
   }
   if (rc == BPC_OK)

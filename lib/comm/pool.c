@@ -161,6 +161,21 @@ void *bpc__pool_get(bpc_ctx_t *ctx, size_t bytes, size_t *cap)
   return buf;
 }
 
+void bpc__pool_trim(bpc_ctx_t *ctx)
+{
+  bpc__pool_t *p = bpc__cleanup_find(ctx, "pool");
+  if (p == NULL)
+    return;
+  for (int c = 0; c < POOL_CLASSES; c++) {
+    while (p->free[c]) {
+      pool_node_t *n = p->free[c];
+      p->free[c] = n->next;
+      free(node_buf(p, n));
+    }
+  }
+  p->cached = 0;
+}
+
 size_t bpc__pool_class(size_t bytes)
 {
   size_t cap = 0;

@@ -88,6 +88,7 @@ struct bpc_ctx {
    * exchange with its arrays, free message and send records), so that a
    * call in steady state allocates nothing there; freed by its cleanup */
   void *comm_cache;
+  int no_reserve; /* bpc__comm_set_reserve(ctx, 0): reservations off */
 
   /* persistent plans made on this context (their ids: the same on every
    * rank, as plans are made collectively) */

@@ -20,7 +20,8 @@
  * process, into outputs filled on demand (the swap engine's radix-k, shift
  * and ring schedules and the exchange under them); merge with every algorithm of the table but
  * halving (commutative merges only), a non-commutative product of 2x2
- * matrices, and every algorithm with commutative elementwise sums, 1 block
+ * matrices, and every algorithm with commutative elementwise sums (and
+ * "auto" as a persistent plan: init, two starts, free), 1 block
  * a process (contiguous) or 2 (round-robin); all-to-all
  * (automatic rounds and one round) and every broadcast algorithm, items of
  * 0-320 bytes that depend on source and destination; every scan strategy
@@ -63,6 +64,7 @@
 #include <unistd.h>
 
 #include "../common/composite_run.h"
+#include "comm/comm.h"
 #include "../common/io_items.h"
 
 /* ------------------------------------------------ allocation wrappers */
@@ -362,7 +364,9 @@ static int fm_sum(bpc_merge_group_t *g, void *user)
 typedef struct fm_case {
   const char *algorithm;
   bpc_assign_t *a;
-  int sum; /* fm_sum, else fm_merge's products */
+  int sum;  /* fm_sum, else fm_merge's products */
+  int plan; /* as a persistent plan: bpc_merge_init, two starts (the
+             * second on new items), bpc_plan_free, all armed */
 } fm_case_t;
 
 static int call_merge(void *arg, long fail_at, int *wrong)
@@ -383,9 +387,32 @@ static int call_merge(void *arg, long fail_at, int *wrong)
   bpc_merge_params_t P = bpc_merge_params_default();
   P.algorithm = k->algorithm;
   P.nthreads = f_threads();
+  /* every run a first one: what the calls before kept is freed, and the
+   * reservations are off, so a call allocates as its messages come (the
+   * paths of a failed reservation; a plan keeps them: its init and first
+   * start are what is swept) */
+  bpc__comm_trim(ctx);
+  bpc__comm_set_reserve(ctx, k->plan);
   f_arm(fail_at);
-  const int rc = bpc_merge(ctx, k->a, &t, items, &op, &P, NULL);
+  int rc;
+  if (k->plan) {
+    bpc_plan_t *plan = NULL;
+    rc = bpc_merge_init(ctx, k->a, &t, items, &op, &P, &plan);
+    if (rc == BPC_OK)
+      rc = bpc_plan_start(plan);
+    if (rc == BPC_OK) {
+      f_disarm();
+      for (int i = 0; i < nl; i++) /* the first start's result goes */
+        fm_item(gids[i], items[i].data);
+      f_resume();
+      rc = bpc_plan_start(plan);
+    }
+    bpc_plan_free(&plan);
+  } else {
+    rc = bpc_merge(ctx, k->a, &t, items, &op, &P, NULL);
+  }
   f_disarm();
+  bpc__comm_set_reserve(ctx, 1);
   for (int i = 0; i < nl; i++) {
     if (rc == BPC_OK && gids[i] == 0) { /* the root of the full reduction */
       uint64_t *ref = malloc(sizeof(uint64_t) * 4 * FM_M), *x = malloc(sizeof(uint64_t) * 4 * FM_M);
@@ -419,14 +446,14 @@ START_TEST(test_merge_oom)
     T_CHECK(bpc_assign_create(ctx, bpp * t_size, bpp == 2 ? BPC_ASSIGN_ROUND_ROBIN
                                                           : BPC_ASSIGN_CONTIGUOUS, NULL, &a) == BPC_OK,
             "assign: %s", bpc_last_error(ctx));
-    for (int s = 0; s <= na && a != NULL; s++) /* every row, then "auto" */
+    for (int s = 0; s <= na + 1 && a != NULL; s++) /* every row, "auto", "auto" planned */
       for (int sum = 0; sum <= 1; sum++, idx++) {
-        fm_case_t k = {s < na ? table[s].name : "auto", a, sum};
+        fm_case_t k = {s < na ? table[s].name : "auto", a, sum, s == na + 1};
         if (!sum && strcmp(k.algorithm, "halving") == 0)
           continue; /* commutative merges only: the product is not */
         char what[128];
-        snprintf(what, sizeof what, "merge %s, %s, %d block(s) a process", k.algorithm,
-                 sum ? "sums" : "products", bpp);
+        snprintf(what, sizeof what, "merge %s%s, %s, %d block(s) a process", k.algorithm,
+                 k.plan ? " (plan)" : "", sum ? "sums" : "products", bpp);
         runs += sweep(what, call_merge, &k, (t_size - 1 + idx) % t_size);
       }
     bpc_assign_destroy(&a);

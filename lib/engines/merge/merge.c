@@ -617,17 +617,17 @@ static int merge_plan_start(bpc_plan_t *plan)
     long long minc = LLONG_MAX, maxc = LLONG_MIN;
     rc = check_items(ctx, T->items, gids, nl, T->op.elementwise != 0, T->count, &minc, &maxc);
   }
-  mp->own = rc;
   bpc__merge_plan_t P = *T; /* the run's own copy: it sets P.ex */
-  int orc = bpc__exch_open(ctx, "merge", bpc__assign_rank_cb, P.a, &P.ex);
+  const int orc = bpc__exch_open(ctx, "merge", bpc__assign_rank_cb, P.a, &P.ex);
+  if (rc == BPC_OK)
+    rc = orc; /* no exchange (out of memory): this rank's failure, agreed on too */
+  mp->own = rc;
   /* every rank starts the agreement, also after a failed open (the spare
    * exchange carries the guard) */
   mp->gin[0] = rc;
   mp->gin[1] = plan->id;
   mp->gin[2] = -plan->id;
   bpc__exch_guard(P.ex, merge_plan_red, merge_plan_test, merge_plan_verdict, mp);
-  if (rc == BPC_OK)
-    rc = orc;
   if (rc == BPC_OK) {
     bpc__exch_bundle(P.ex, 1);
     rc = mp->M.row->run(&P);
@@ -663,6 +663,8 @@ static int merge_init_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bp
     free(mp);
     return rc;
   }
+  /* the init's statistics record is its own: the first start begins one */
+  ctx->stats_agreed = 0;
   mp->M = M;
   mp->base.ctx = ctx;
   mp->base.engine = "merge";

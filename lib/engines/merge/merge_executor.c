@@ -456,6 +456,8 @@ static size_t carve(size_t *off, size_t n, size_t size)
   return at;
 }
 
+static int clamp_count(long long v) { return v < (1 << 24) ? (int)v : 1 << 24; }
+
 /* Room for everything this call may hold at once, before any message
  * (bpc__exch_reserve): the messages its blocks receive and send, per
  * segment, and for contiguous items the buffers of their payloads (the
@@ -466,7 +468,7 @@ static void reserve(mstate_t *S)
 {
   bpc__merge_plan_t *P = S->P;
   const int me = P->ctx->rank;
-  int nrecv = 0, nremote = 0, nsend = 0;
+  long long nrecv = 0, nremote = 0, nsend = 0;
   for (int i = 0; i < S->nl; i++) {
     const mblk_t *b = &S->blk[i];
     for (int r = 0; r < b->m; r++) {
@@ -479,7 +481,10 @@ static void reserve(mstate_t *S)
     if (b->send_round >= 0 && bpc__assign_rank(P->a, b->parent) != me)
       nsend++;
   }
-  bpc__exch_reserve(S->ex, nrecv * P->nseg, nremote * P->nseg, nsend * P->nseg);
+  /* per segment, in long long (up to 2^24 segments), clamped */
+  const long long nseg = P->nseg;
+  bpc__exch_reserve(S->ex, clamp_count(nrecv * nseg), clamp_count(nremote * nseg),
+                    clamp_count(nsend * nseg));
   if (P->type->kind != BPC_TYPE_CONTIGUOUS || (nremote == 0 && nsend == 0))
     return;
   const size_t esz = esz_of(P);
@@ -490,18 +495,18 @@ static void reserve(mstate_t *S)
     seg_range(P, P->nseg - 1, &t0, &t1);
     bytes[0] = P->seg_elems * esz;
     bytes[1] = (t1 - t0) * esz;
-    nr[0] = nremote * (P->nseg - 1);
-    ns[0] = nsend * (P->nseg - 1);
-    nr[1] = nremote;
-    ns[1] = nsend;
+    nr[0] = clamp_count(nremote * (nseg - 1));
+    ns[0] = clamp_count(nsend * (nseg - 1));
+    nr[1] = clamp_count(nremote);
+    ns[1] = clamp_count(nsend);
     n = 2;
   } else {
     const bpc_buf_t *it = P->items;
     for (int i = 0; it != NULL && i < S->nl; i++)
       if (it[i].count * esz > bytes[0])
         bytes[0] = it[i].count * esz;
-    nr[0] = nremote;
-    ns[0] = nsend;
+    nr[0] = clamp_count(nremote);
+    ns[0] = clamp_count(nsend);
   }
   bpc__exch_reserve_payload(S->ex, bytes, nr, ns, n);
 }
