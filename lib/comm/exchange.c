@@ -7,6 +7,7 @@
 #include "comm/transport.h"
 
 #include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
@@ -29,12 +30,16 @@ static unsigned bucket_of(int gid)
  * most CACHE_RECS each; records beyond go back to malloc). Messages may be
  * released by OpenMP threads at once: the lists take a spin lock, held for
  * a push or a pop. Freed by the context's cleanup (bpc_finalize). */
+
+/* A free list of records of one kind (their link field at a byte offset). */
+typedef struct reclist {
+  void *head;
+  int n;
+} reclist_t;
+
 typedef struct comm_cache {
   bpc__exch_t *ex;
-  bpc__msg_t *msgs;
-  bpc__sendrec_t *sends;
-  bpc__shared_t *shared;
-  int nmsgs, nsends, nshared;
+  reclist_t msgs, sends, shared;
   int lock;
 } comm_cache_t;
 
@@ -45,29 +50,42 @@ typedef struct comm_cache {
 
 static void exch_free(bpc__exch_t *ex);
 
+static void *rec_next(const void *rec, size_t off)
+{
+  void *next;
+  memcpy(&next, (const char *)rec + off, sizeof next);
+  return next;
+}
+
+static void rec_link(void *rec, size_t off, void *next)
+{
+  memcpy((char *)rec + off, &next, sizeof next);
+}
+
+static void rec_empty(reclist_t *l, size_t off)
+{
+  while (l->head != NULL) {
+    void *r = l->head;
+    l->head = rec_next(r, off);
+    free(r);
+  }
+  l->n = 0;
+}
+
+#define MSG_LINK offsetof(bpc__msg_t, next)
+#define SEND_LINK offsetof(bpc__sendrec_t, next_free)
+#define SHARED_LINK offsetof(bpc__shared_t, next_free)
+
 /* Free what the cache holds (the cache stays: its cleanup is registered
  * once). */
 static void cache_empty(comm_cache_t *c)
 {
   if (c->ex != NULL)
     exch_free(c->ex);
-  while (c->msgs != NULL) {
-    bpc__msg_t *m = c->msgs;
-    c->msgs = m->next;
-    free(m);
-  }
-  while (c->sends != NULL) {
-    bpc__sendrec_t *r = c->sends;
-    c->sends = r->next_free;
-    free(r);
-  }
-  while (c->shared != NULL) {
-    bpc__shared_t *sh = c->shared;
-    c->shared = sh->next_free;
-    free(sh);
-  }
   c->ex = NULL;
-  c->nmsgs = c->nsends = c->nshared = 0;
+  rec_empty(&c->msgs, MSG_LINK);
+  rec_empty(&c->sends, SEND_LINK);
+  rec_empty(&c->shared, SHARED_LINK);
 }
 
 static void cache_destroy(void *arg)
@@ -121,106 +139,78 @@ static void cache_lock(comm_cache_t *c)
 
 static void cache_unlock(comm_cache_t *c) { __atomic_store_n(&c->lock, 0, __ATOMIC_RELEASE); }
 
-bpc__msg_t *bpc__msg_new(bpc_ctx_t *ctx)
+/* A zeroed record of `size` bytes: off list l of the context's cache, or
+ * new. The cache is never made here (OpenMP threads release messages:
+ * bpc__exch_open made it). */
+static void *rec_new(bpc_ctx_t *ctx, size_t which, size_t off, size_t size)
 {
   comm_cache_t *c = ctx->comm_cache;
-  bpc__msg_t *m = NULL;
+  void *r = NULL;
   if (c != NULL) {
+    reclist_t *l = (reclist_t *)((char *)c + which);
     cache_lock(c);
-    if ((m = c->msgs) != NULL) {
-      c->msgs = m->next;
-      c->nmsgs--;
+    if ((r = l->head) != NULL) {
+      l->head = rec_next(r, off);
+      l->n--;
     }
     cache_unlock(c);
   }
-  if (m == NULL)
-    return bpc__calloc(1, sizeof(bpc__msg_t));
-  memset(m, 0, sizeof *m);
-  return m;
+  if (r == NULL)
+    return bpc__calloc(1, size);
+  memset(r, 0, size);
+  return r;
 }
 
-void bpc__msg_free(bpc_ctx_t *ctx, bpc__msg_t *m)
+/* Back onto list l (at most CACHE_RECS kept), else free. */
+static void rec_free(bpc_ctx_t *ctx, size_t which, size_t off, void *r)
 {
-  /* (never made here: OpenMP threads may call this; exch_open made it) */
   comm_cache_t *c = ctx->comm_cache;
   if (c != NULL) {
+    reclist_t *l = (reclist_t *)((char *)c + which);
     cache_lock(c);
-    const int keep = c->nmsgs < CACHE_RECS;
+    const int keep = l->n < CACHE_RECS;
     if (keep) {
-      m->next = c->msgs;
-      c->msgs = m;
-      c->nmsgs++;
+      rec_link(r, off, l->head);
+      l->head = r;
+      l->n++;
     }
     cache_unlock(c);
     if (keep)
       return;
   }
-  free(m);
+  free(r);
 }
+
+#define MSGS offsetof(comm_cache_t, msgs)
+#define SENDS offsetof(comm_cache_t, sends)
+#define SHARED offsetof(comm_cache_t, shared)
+
+bpc__msg_t *bpc__msg_new(bpc_ctx_t *ctx)
+{
+  return rec_new(ctx, MSGS, MSG_LINK, sizeof(bpc__msg_t));
+}
+
+void bpc__msg_free(bpc_ctx_t *ctx, bpc__msg_t *m) { rec_free(ctx, MSGS, MSG_LINK, m); }
 
 bpc__shared_t *bpc__shared_new(bpc_ctx_t *ctx)
 {
-  comm_cache_t *c = ctx->comm_cache;
-  bpc__shared_t *sh = NULL;
-  if (c != NULL) {
-    cache_lock(c);
-    if ((sh = c->shared) != NULL) {
-      c->shared = sh->next_free;
-      c->nshared--;
-    }
-    cache_unlock(c);
-  }
-  if (sh == NULL)
-    return bpc__calloc(1, sizeof *sh);
-  memset(sh, 0, sizeof *sh);
-  return sh;
+  return rec_new(ctx, SHARED, SHARED_LINK, sizeof(bpc__shared_t));
 }
 
 void bpc__shared_free(bpc_ctx_t *ctx, bpc__shared_t *sh)
 {
-  comm_cache_t *c = ctx->comm_cache; /* as bpc__msg_free */
-  if (c != NULL) {
-    cache_lock(c);
-    const int keep = c->nshared < CACHE_RECS;
-    if (keep) {
-      sh->next_free = c->shared;
-      c->shared = sh;
-      c->nshared++;
-    }
-    cache_unlock(c);
-    if (keep)
-      return;
-  }
-  free(sh);
+  rec_free(ctx, SHARED, SHARED_LINK, sh);
 }
 
 bpc__sendrec_t *bpc__sendrec_new(bpc_ctx_t *ctx)
 {
-  comm_cache_t *c = ctx->comm_cache;
-  bpc__sendrec_t *s = NULL;
-  if (c != NULL && c->sends != NULL) { /* sends: the calling thread only */
-    s = c->sends;
-    c->sends = s->next_free;
-    c->nsends--;
-    memset(s, 0, sizeof *s);
-  } else if ((s = bpc__calloc(1, sizeof *s)) == NULL) {
-    return NULL;
-  }
-  s->req = s->req_in;
+  bpc__sendrec_t *s = rec_new(ctx, SENDS, SEND_LINK, sizeof(bpc__sendrec_t));
+  if (s != NULL)
+    s->req = s->req_in;
   return s;
 }
 
-void bpc__sendrec_free(bpc_ctx_t *ctx, bpc__sendrec_t *s)
-{
-  comm_cache_t *c = ctx->comm_cache;
-  if (c != NULL && c->nsends < CACHE_RECS) {
-    s->next_free = c->sends;
-    c->sends = s;
-    c->nsends++;
-    return;
-  }
-  free(s);
-}
+void bpc__sendrec_free(bpc_ctx_t *ctx, bpc__sendrec_t *s) { rec_free(ctx, SENDS, SEND_LINK, s); }
 
 void bpc__exch_deliver(bpc__exch_t *ex, bpc__msg_t *m)
 {
@@ -255,24 +245,18 @@ void bpc__exch_reserve(bpc__exch_t *ex, int nmsgs, int nremote, int nsends)
   nremote = nremote < CACHE_RECS ? nremote : CACHE_RECS;
   nsends = nsends < CACHE_RECS ? nsends : CACHE_RECS;
   /* records: new ones straight onto the free lists */
-  for (int have = c->nmsgs; have < nmsgs; have++) {
-    bpc__msg_t *m = bpc__calloc(1, sizeof *m);
-    if (m == NULL)
-      return;
-    bpc__msg_free(ctx, m);
-  }
-  for (int have = c->nshared; have < nremote; have++) {
-    bpc__shared_t *sh = bpc__calloc(1, sizeof *sh);
-    if (sh == NULL)
-      return;
-    bpc__shared_free(ctx, sh);
-  }
-  for (int have = c->nsends; have < nsends; have++) {
-    bpc__sendrec_t *s = bpc__calloc(1, sizeof *s);
-    if (s == NULL)
-      return;
-    bpc__sendrec_free(ctx, s);
-  }
+  static const size_t which[3] = {MSGS, SHARED, SENDS}, link[3] = {MSG_LINK, SHARED_LINK,
+                                                                    SEND_LINK};
+  static const size_t size[3] = {sizeof(bpc__msg_t), sizeof(bpc__shared_t),
+                                 sizeof(bpc__sendrec_t)};
+  const int want[3] = {nmsgs, nremote, nsends};
+  for (int k = 0; k < 3; k++)
+    for (int have = ((reclist_t *)((char *)c + which[k]))->n; have < want[k]; have++) {
+      void *r = bpc__calloc(1, size[k]);
+      if (r == NULL)
+        return;
+      rec_free(ctx, which[k], link[k], r);
+    }
   /* arrays: the list of sends (and its scratch), the receives in flight
    * and the requests tested at once (a send has at most a header and a
    * payload here; larger part lists grow as they come) */
