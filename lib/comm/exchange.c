@@ -372,8 +372,8 @@ static void exch_reset(bpc__exch_t *ex)
   ex->capdests = capdests;
 }
 
-/* Free an exchange and its arrays (closed: nothing in them). */
-static void exch_free(bpc__exch_t *ex)
+/* Free an exchange's arrays (closed: nothing in them). */
+static void exch_free_arrays(bpc__exch_t *ex)
 {
   free(ex->stages);
   free(ex->tab);
@@ -384,6 +384,12 @@ static void exch_free(bpc__exch_t *ex)
   free(ex->rmsg);
   free(ex->sreq);
   free(ex->sidx);
+}
+
+/* Free an exchange and its arrays. */
+static void exch_free(bpc__exch_t *ex)
+{
+  exch_free_arrays(ex);
   free(ex);
 }
 
@@ -1115,15 +1121,7 @@ int bpc__exch_close(bpc__exch_t **pex)
   comm_cache_t *c = ctx->comm_cache;
   if (ex->spare) {
     const int paged = ex->spare_paged;
-    free(ex->stages);
-    free(ex->tab);
-    free(ex->dests);
-    free(ex->sends);
-    free(ex->sdone);
-    free(ex->rreq);
-    free(ex->rmsg);
-    free(ex->sreq);
-    free(ex->sidx);
+    exch_free_arrays(ex);
     if (ctx->exch_spare == NULL) { /* back aside */
       ctx->exch_spare = ex;
       ctx->exch_spare_paged = paged;
