@@ -27,7 +27,7 @@ apps_bpc_bench_LDADD = lib/libbpc_internal.la
 apps_bpc_bench_CPPFLAGS = $(AM_CPPFLAGS) $(BENCH_ALLOC_CPPFLAGS)
 if !BPC_SMPI
 BENCH_ALLOC_CPPFLAGS = -DBENCH_COUNT_ALLOCS
-apps_bpc_bench_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc
+apps_bpc_bench_LDFLAGS = $(BPC_WRAP_ALLOC)
 endif
 # the bpc-bench scan sweep of issue 12 (run from the source tree, not installed)
 EXTRA_DIST += apps/bench/scan_sweep.sh

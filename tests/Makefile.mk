@@ -163,7 +163,7 @@ check_PROGRAMS += tests/mpi/test_faults
 TESTS += tests/mpi/test_faults
 tests_mpi_test_faults_SOURCES = tests/mpi/test_faults.c
 tests_mpi_test_faults_CFLAGS = $(TEST_CFLAGS)
-tests_mpi_test_faults_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc
+tests_mpi_test_faults_LDFLAGS = $(BPC_WRAP_ALLOC)
 tests_mpi_test_faults_LDADD = $(TEST_LDADD) -lm
 # a call in steady state allocates nothing: the library's allocations go
 # through the suite's counting wrappers (-Wl,--wrap, as test_faults)
@@ -171,7 +171,7 @@ check_PROGRAMS += tests/mpi/test_alloc
 TESTS += tests/mpi/test_alloc
 tests_mpi_test_alloc_SOURCES = tests/mpi/test_alloc.c
 tests_mpi_test_alloc_CFLAGS = $(TEST_CFLAGS)
-tests_mpi_test_alloc_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc
+tests_mpi_test_alloc_LDFLAGS = $(BPC_WRAP_ALLOC)
 tests_mpi_test_alloc_LDADD = $(TEST_LDADD) -lm
 doc_examples_composite_SOURCES = doc/examples/composite.c
 doc_examples_composite_LDADD = lib/libbpc.la -lm

@@ -110,7 +110,8 @@ int bpc__exch_send_parts(bpc__exch_t *ex, int src_gid, int dst_gid, int seq, con
  * of processes, and push after posting a round's sends when the round
  * computes before it waits. Receivers see no difference. Statistics count
  * every message in msgs_sent/msgs_recv; wire_sent counts MPI messages.
- * The environment variable BPC_BUNDLE=0 keeps bundling off everywhere.
+ * The environment variable BPC_BUNDLE=0 (read when a context is made)
+ * keeps bundling off everywhere on that context.
  */
 void bpc__exch_bundle(bpc__exch_t *ex, int on);
 int bpc__exch_push(bpc__exch_t *ex);

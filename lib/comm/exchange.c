@@ -257,42 +257,72 @@ void bpc__exch_reserve(bpc__exch_t *ex, int nmsgs, int nremote, int nsends)
         return;
       rec_free(ctx, which[k], link[k], r);
     }
-  /* arrays: the list of sends (and its scratch), the receives in flight
-   * and the requests tested at once (a send has at most a header and a
-   * payload here; larger part lists grow as they come) */
-  if (nsends > ex->capsends) {
-    bpc__sendrec_t **ns = realloc(ex->sends, sizeof *ns * (size_t)nsends);
-    if (ns == NULL)
-      return;
-    ex->sends = ns;
-    int *nd = realloc(ex->sdone, sizeof *nd * (size_t)nsends);
-    if (nd == NULL)
-      return;
-    ex->sdone = nd;
-    ex->capsends = nsends;
-  }
-  if (2 * nsends > ex->capsreq) {
-    MPI_Request *r = realloc(ex->sreq, sizeof *r * (size_t)(2 * nsends));
-    if (r == NULL)
-      return;
-    ex->sreq = r;
-    int *x = realloc(ex->sidx, sizeof *x * (size_t)(2 * nsends));
-    if (x == NULL)
-      return;
-    ex->sidx = x;
-    ex->capsreq = 2 * nsends;
-  }
-  if (nremote > ex->caprecv) {
-    MPI_Request *r = realloc(ex->rreq, sizeof *r * (size_t)nremote);
-    if (r == NULL)
-      return;
-    ex->rreq = r;
-    bpc__msg_t **m = realloc(ex->rmsg, sizeof *m * (size_t)nremote);
-    if (m == NULL)
-      return;
-    ex->rmsg = m;
-    ex->caprecv = nremote;
-  }
+  /* arrays: the list of sends (and its scratch), the requests tested at
+   * once (a send has at most a header and a payload here; larger part
+   * lists grow as they come) and the receives in flight */
+  if (bpc__exch_grow_sends(ex, nsends) == BPC_OK &&
+      bpc__exch_grow_sreqs(ex, 2 * nsends) == BPC_OK)
+    bpc__exch_grow_recvs(ex, nremote);
+}
+
+/* The next capacity of a growing array: doubled from 16 until >= need. */
+static int grown(int cap, int need)
+{
+  int ncap = cap > 0 ? cap : 16;
+  while (ncap < need)
+    ncap *= 2;
+  return ncap;
+}
+
+int bpc__exch_grow_sends(bpc__exch_t *ex, int need)
+{
+  if (need <= ex->capsends)
+    return BPC_OK;
+  const int ncap = grown(ex->capsends, need);
+  bpc__sendrec_t **ns = realloc(ex->sends, sizeof *ns * (size_t)ncap);
+  if (ns == NULL)
+    return BPC_ENOMEM;
+  ex->sends = ns;
+  int *nd = realloc(ex->sdone, sizeof *nd * (size_t)ncap);
+  if (nd == NULL)
+    return BPC_ENOMEM;
+  ex->sdone = nd;
+  ex->capsends = ncap;
+  return BPC_OK;
+}
+
+int bpc__exch_grow_sreqs(bpc__exch_t *ex, int need)
+{
+  if (need <= ex->capsreq)
+    return BPC_OK;
+  const int ncap = grown(ex->capsreq, need);
+  MPI_Request *r = realloc(ex->sreq, sizeof *r * (size_t)ncap);
+  if (r == NULL)
+    return BPC_ENOMEM;
+  ex->sreq = r;
+  int *x = realloc(ex->sidx, sizeof *x * (size_t)ncap);
+  if (x == NULL)
+    return BPC_ENOMEM;
+  ex->sidx = x;
+  ex->capsreq = ncap;
+  return BPC_OK;
+}
+
+int bpc__exch_grow_recvs(bpc__exch_t *ex, int need)
+{
+  if (need <= ex->caprecv)
+    return BPC_OK;
+  const int ncap = grown(ex->caprecv, need);
+  MPI_Request *r = realloc(ex->rreq, sizeof *r * (size_t)ncap);
+  if (r == NULL)
+    return BPC_ENOMEM;
+  ex->rreq = r;
+  bpc__msg_t **m = realloc(ex->rmsg, sizeof *m * (size_t)ncap);
+  if (m == NULL)
+    return BPC_ENOMEM;
+  ex->rmsg = m;
+  ex->caprecv = ncap;
+  return BPC_OK;
 }
 
 void bpc__exch_reserve_payload(bpc__exch_t *ex, const size_t *bytes, const int *nrecv,
@@ -728,8 +758,9 @@ void bpc__exch_bundle(bpc__exch_t *ex, int on)
 {
   if (!on)
     bpc__exch_push(ex);
-  /* BPC_BUNDLE=0 keeps it off (to measure what it brings) */
-  ex->bundling = on && !ex->ctx->serial && bpc__env_ll("BPC_BUNDLE", 1) != 0;
+  /* BPC_BUNDLE=0 keeps it off (to measure what it brings; read when the
+   * context was made, not at every call) */
+  ex->bundling = on && !ex->ctx->serial && !ex->ctx->no_bundle;
 }
 
 /* Copy a small message into the bundle for dst_rank. */
@@ -836,19 +867,8 @@ static int send_group(bpc__exch_t *ex, int src_gid, int dst_gid, int seq, const 
  * that a posted send is always recorded until it completes). */
 static int reserve_send(bpc__exch_t *ex)
 {
-  bpc_ctx_t *ctx = ex->ctx;
-  if (ex->nsends == ex->capsends) {
-    int ncap = ex->capsends ? 2 * ex->capsends : 16;
-    bpc__sendrec_t **ns = realloc(ex->sends, sizeof *ns * (size_t)ncap);
-    if (ns == NULL)
-      return record_err(ex, bpc__err(ctx, BPC_ENOMEM, "send: out of memory"));
-    ex->sends = ns;
-    int *nd = realloc(ex->sdone, sizeof *nd * (size_t)ncap);
-    if (nd == NULL)
-      return record_err(ex, bpc__err(ctx, BPC_ENOMEM, "send: out of memory"));
-    ex->sdone = nd;
-    ex->capsends = ncap;
-  }
+  if (bpc__exch_grow_sends(ex, ex->nsends + 1) != BPC_OK)
+    return record_err(ex, bpc__err(ex->ctx, BPC_ENOMEM, "send: out of memory"));
   return BPC_OK;
 }
 

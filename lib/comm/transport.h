@@ -182,6 +182,13 @@ void bpc__exch_complete(bpc__exch_t *ex, bpc__msg_t *m);
 /* Drop one reference to a bundle's receive buffer (the pool takes it back
  * with the last). */
 void bpc__shared_unref(bpc_ctx_t *ctx, bpc__shared_t *sh);
+/* Grow the exchange's arrays to at least `need` entries (doubling):
+ * sends and their done flags, send requests tested at once, receives in
+ * flight. BPC_ENOMEM (nothing recorded) or BPC_OK. */
+int bpc__exch_grow_sends(bpc__exch_t *ex, int need);
+int bpc__exch_grow_sreqs(bpc__exch_t *ex, int need);
+int bpc__exch_grow_recvs(bpc__exch_t *ex, int need);
+
 /* A fresh message record (zeroed), or NULL; give it back with
  * bpc__msg_free (its buffers already released). Records are recycled
  * through the context (thread-safe). */

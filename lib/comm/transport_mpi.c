@@ -216,20 +216,8 @@ static int mpi_test_sends(bpc__exch_t *ex, bpc__sendrec_t **s, int n, int *done)
   int total = 0;
   for (int i = 0; i < n; i++)
     total += s[i]->nreq;
-  if (total > ex->capsreq) {
-    int ncap = ex->capsreq ? ex->capsreq : 16;
-    while (ncap < total)
-      ncap *= 2;
-    MPI_Request *r = realloc(ex->sreq, sizeof *r * (size_t)ncap);
-    if (r == NULL)
-      return bpc__err(ex->ctx, BPC_ENOMEM, "send test: out of memory");
-    ex->sreq = r;
-    int *x = realloc(ex->sidx, sizeof *x * (size_t)ncap);
-    if (x == NULL)
-      return bpc__err(ex->ctx, BPC_ENOMEM, "send test: out of memory");
-    ex->sidx = x;
-    ex->capsreq = ncap;
-  }
+  if (bpc__exch_grow_sreqs(ex, total) != BPC_OK)
+    return bpc__err(ex->ctx, BPC_ENOMEM, "send test: out of memory");
   int k = 0;
   for (int i = 0; i < n; i++)
     for (int j = 0; j < s[i]->nreq; j++)
@@ -257,21 +245,7 @@ static int mpi_test_sends(bpc__exch_t *ex, bpc__sendrec_t **s, int n, int *done)
 /* Room for k more receives in flight. */
 static int reserve_recv(bpc__exch_t *ex, int k)
 {
-  if (ex->nrecv + k <= ex->caprecv)
-    return BPC_OK;
-  int ncap = ex->caprecv ? 2 * ex->caprecv : 16;
-  while (ncap < ex->nrecv + k)
-    ncap *= 2;
-  MPI_Request *nr = realloc(ex->rreq, sizeof *nr * (size_t)ncap);
-  if (nr == NULL)
-    return BPC_ENOMEM;
-  ex->rreq = nr;
-  bpc__msg_t **nm = realloc(ex->rmsg, sizeof *nm * (size_t)ncap);
-  if (nm == NULL)
-    return BPC_ENOMEM;
-  ex->rmsg = nm;
-  ex->caprecv = ncap;
-  return BPC_OK;
+  return bpc__exch_grow_recvs(ex, ex->nrecv + k);
 }
 
 /* A message record with the header's envelope, or NULL. */

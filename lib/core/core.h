@@ -89,6 +89,7 @@ struct bpc_ctx {
    * call in steady state allocates nothing there; freed by its cleanup */
   void *comm_cache;
   int no_reserve; /* bpc__comm_set_reserve(ctx, 0): reservations off */
+  int no_bundle;  /* BPC_BUNDLE=0 when the context was made (lib/comm) */
 
   /* persistent plans made on this context (their ids: the same on every
    * rank, as plans are made collectively) */

@@ -109,6 +109,7 @@ static int ctx_alloc(const bpc_options_t *opts, bpc_ctx_t **out)
   ctx->log_level = o.log_level >= 0 ? o.log_level : log_level_from_env();
   ctx->pool_bytes = o.pool_bytes >= 0 ? o.pool_bytes
                                       : bpc__env_ll("BPC_POOL_BYTES", BPC__DEFAULT_POOL_BYTES);
+  ctx->no_bundle = bpc__env_ll("BPC_BUNDLE", 1) == 0;
   ctx->comm = MPI_COMM_NULL;
   ctx->rank = 0;
   ctx->size = 1;

@@ -813,6 +813,18 @@ static void plan_check_root(const tcall_t *c, int n, size_t count, const char *w
   }
 }
 
+/* The plan tests' call: a float sum of 2 blocks a process (C elements,
+ * element-wise if `ew`), and its plan made on every rank. */
+static bpc_plan_t *plan_make(tcall_t *c, int ew)
+{
+  ck_assert_int_le(2 * t_size, 64);
+  tcall_init(c, 2 * t_size, MI_SUM, 4);
+  c->op.elementwise = ew;
+  bpc_plan_t *plan = NULL;
+  ALL_EQ(bpc_merge_init(ctx, c->a, &c->type, c->items, &c->op, &c->p, &plan), BPC_OK, "init");
+  return plan;
+}
+
 START_TEST(test_plan_bad_start)
 {
   /* A start with a bad item on some ranks (data NULL, or an element-wise
@@ -821,15 +833,10 @@ START_TEST(test_plan_bad_start)
    * start works */
   const int n = 2 * t_size;
   const size_t C = 4;
-  ck_assert_int_le(n, 64);
   tcall_t c;
-  tcall_init(&c, n, MI_SUM, C);
-  c.op.elementwise = 1;
-  bpc_plan_t *plan = NULL;
-  int rc = bpc_merge_init(ctx, c.a, &c.type, c.items, &c.op, &c.p, &plan);
-  ALL_EQ(rc, BPC_OK, "init");
+  bpc_plan_t *plan = plan_make(&c, 1);
   bpc_buf_t *b = c.items;
-  for (int m = 0; m < BAD_NMODES && rc == BPC_OK; m++)
+  for (int m = 0; m < BAD_NMODES && plan != NULL; m++)
     for (int what = 0; what < 2; what++) {
       char txt[96];
       snprintf(txt, sizeof txt, "%s, %s", what ? "count 3" : "data NULL", bad_mode_name(m));
@@ -861,11 +868,8 @@ START_TEST(test_plan_mismatch)
    * no callback; then each plan works */
   const int n = 2 * t_size;
   const size_t C = 4;
-  ck_assert_int_le(n, 64);
   tcall_t c;
-  tcall_init(&c, n, MI_SUM, C);
-  bpc_plan_t *pa = NULL, *pb = NULL;
-  ALL_EQ(bpc_merge_init(ctx, c.a, &c.type, c.items, &c.op, &c.p, &pa), BPC_OK, "plan a");
+  bpc_plan_t *pa = plan_make(&c, 0), *pb = NULL;
   const int kone[1] = {n};
   bpc_merge_params_t pk = c.p;
   pk.k = kone;
@@ -889,7 +893,7 @@ START_TEST(test_plan_mismatch)
     ALL_EQ(bpc_plan_start(pb), BPC_OK, "plan b after it");
     plan_check_root(&c, n, C, "plan b");
   }
-  /* a plan of another engine's queries */
+  /* the plan's queries, and NULL arguments */
   bpc_merge_result_t *r = NULL;
   T_CHECK(bpc_merge_plan_result(pa, &r) == BPC_OK && r != NULL, "plan result");
   bpc_merge_result_destroy(&r);
@@ -910,11 +914,8 @@ START_TEST(test_plan_callback_failure)
    * with its value on every rank; the next start works */
   const int n = 2 * t_size;
   const size_t C = 4;
-  ck_assert_int_le(n, 64);
   tcall_t c;
-  tcall_init(&c, n, MI_SUM, C);
-  bpc_plan_t *plan = NULL;
-  ALL_EQ(bpc_merge_init(ctx, c.a, &c.type, c.items, &c.op, &c.p, &plan), BPC_OK, "init");
+  bpc_plan_t *plan = plan_make(&c, 0);
   c.u.fail_gid = 0;
   c.u.fail_value = 42;
   ALL_EQ(bpc_plan_start(plan), BPC_ECALLBACK, "failing start");

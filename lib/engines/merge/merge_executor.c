@@ -688,7 +688,8 @@ cleanup:
   /* packed custom items were sent borrowed from pooled buffers: the sends
    * must complete before the buffers go back to the pool (whose free list
    * writes into them; a large message may still be read by MPI) */
-  if (S.ex != NULL && S.sendbuf != NULL && rc == BPC_OK) {
+  const int packed = P->type->kind == BPC_TYPE_CUSTOM; /* contiguous: exch_end flushes */
+  if (packed && S.ex != NULL && S.sendbuf != NULL && rc == BPC_OK) {
     rc = bpc__exch_flush(S.ex);
   } else if (S.ex != NULL && S.sendbuf != NULL) {
     /* failed: the exchange's end completes the sends (after telling the
