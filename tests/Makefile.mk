@@ -14,6 +14,9 @@ TESTS += tests/check_man.sh
 # libbpc.so exports every public call of include/bpc/*.h and no bpc__ internal
 TESTS += tests/check_exports.sh
 EXTRA_DIST += tests/check_exports.sh
+# no algorithm id compared outside the tables (the rows carry traits)
+TESTS += tests/check_rows.sh
+EXTRA_DIST += tests/check_rows.sh
 
 # The suites link the convenience library (internals visible, see
 # Makefile.am); the doc examples link the installed one (public calls only).

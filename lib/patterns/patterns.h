@@ -3,7 +3,7 @@
  * MPI, no context, no allocation unless the name says so. Unit-tested
  * serially in tests/unit/test_patterns.c.
  *
- * Implemented in kvec.c (k-vectors), rounds.c (rounds, groups, merge view)
+ * Implemented in kvec.c (k-vectors), rounds.c (rounds, groups)
  * and pieces.c (piece ranges, radix-k ownership, ring partners,
  * permutations); see doc/patterns.md.
  *
@@ -89,20 +89,6 @@ int bpc__round_stride(const bpc__rounds_t *R, int r);
 int bpc__round_index(const bpc__rounds_t *R, int r, int p);
 /* The k[r] positions of p's round-r group, by increasing index. */
 void bpc__round_group(const bpc__rounds_t *R, int r, int p, int *members);
-/* Merge: is position p still holding an item at the start of round r (all
- * digits of rounds < r are 0)? Round r's root of a group is index 0. */
-int bpc__merge_active(const bpc__rounds_t *R, int r, int p);
-/* Merge after `rounds` rounds (0..R): the root position that p's item has
- * reached, and the positions a root's item has absorbed: those equal to it
- * except in the digits of rounds < rounds (written ascending to `out`, at
- * most `cap`; returns how many, prod of k[0..rounds-1]). merge_active
- * accepts r in 0..R (at r == R only position 0 is active) and returns 0 for
- * out-of-range arguments; merge_root returns -1 for them. merge_absorbed
- * always returns the full count (even if larger than cap; out may be NULL
- * with cap 0 to ask for it) and -1 for out-of-range arguments; `root` may be
- * any member of the set. */
-int bpc__merge_root(const bpc__rounds_t *R, int rounds, int p);
-int bpc__merge_absorbed(const bpc__rounds_t *R, int rounds, int root, int *out, int cap);
 
 /*
  * Piece ranges: split `count` elements into k contiguous ranges; range i is

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bpc/core.h"
+#include "engines/merge/merge.h"
 #include "patterns/patterns.h"
 
 /* Check's ck_assert_* record a mark point (a write to the runner) on every
@@ -370,6 +371,19 @@ static int t_group_is(const bpc__rounds_t *rd, int r, int p, const int *want, in
   return memcmp(got, want, (size_t)nw * sizeof(int)) == 0;
 }
 
+/* A merge schedule as the result queries see it: n, k-vector, rounds and
+ * the variant (halving 0: doubling's roles, 1: halving's). */
+static bpc__merge_plan_t t_shape(const bpc__rounds_t *rd, int rounds, int halving)
+{
+  bpc__merge_plan_t P;
+  memset(&P, 0, sizeof P);
+  P.n = rd->n;
+  P.R = *rd;
+  P.rounds = rounds;
+  P.variant = halving ? &bpc__merge_halving : &bpc__merge_doubling;
+  return P;
+}
+
 /* The DIY example: 16 blocks, k = {4, 2, 2}. */
 START_TEST(test_diy_example)
 {
@@ -386,17 +400,17 @@ START_TEST(test_diy_example)
   T_TRUE(t_group_is(&rd, 1, 12, g11, 2));
   int g20[] = {0, 8};
   T_TRUE(t_group_is(&rd, 2, 8, g20, 2));
-  /* roots after two rounds: 0 and 8; 8 has absorbed 8..15 */
+  /* doubling's roots after two rounds: 0 and 8; 8 has absorbed 8..15 */
+  bpc__merge_plan_t S1 = t_shape(&rd, 1, 0), S2 = t_shape(&rd, 2, 0), S3 = t_shape(&rd, 3, 0);
   for (int p = 0; p < 16; p++) {
-    T_EQ(bpc__merge_root(&rd, 2, p), p < 8 ? 0 : 8);
-    T_EQ(bpc__merge_active(&rd, 2, p), p == 0 || p == 8);
-    T_EQ(bpc__merge_active(&rd, 1, p), p % 4 == 0);
+    T_EQ(bpc__merge_shape_root(&S2, p), p < 8 ? 0 : 8);
+    T_EQ(bpc__merge_shape_root(&S1, p), p - p % 4);
   }
   int out[16];
-  T_EQ(bpc__merge_absorbed(&rd, 2, 8, out, 16), 8);
+  T_EQ(bpc__merge_shape_absorbed(&S2, 8, out, 16), 8);
   for (int i = 0; i < 8; i++)
     T_EQ(out[i], 8 + i);
-  T_EQ(bpc__merge_absorbed(&rd, 3, 0, out, 16), 16);
+  T_EQ(bpc__merge_shape_absorbed(&S3, 0, out, 16), 16);
   for (int i = 0; i < 16; i++)
     T_EQ(out[i], i);
   /* halving */
@@ -411,13 +425,15 @@ START_TEST(test_diy_example)
   T_EQ(bpc__round_stride(&rd, 1), 2);
   T_EQ(bpc__round_stride(&rd, 2), 1);
   /* halving merge after one round: roots 0..3, root 1 absorbed 1,5,9,13 */
-  T_EQ(bpc__merge_absorbed(&rd, 1, 1, out, 16), 4);
+  bpc__merge_plan_t H1 = t_shape(&rd, 1, 1);
+  T_EQ(bpc__merge_shape_absorbed(&H1, 1, out, 16), 4);
   ck_assert_mem_eq(out, h01, sizeof h01);
 }
 END_TEST
 
-/* Merge view against a simulation: owner[q] is the position holding q's
- * item; each round, every active group moves its items to index 0. */
+/* The merge variants' roles as the result queries walk them (merge.c)
+ * against a simulation of the digit rule: owner[q] is the position holding
+ * q's item; each round, every active group moves its items to index 0. */
 static void t_check_merge(int n, const int *k, int R, int halving)
 {
   bpc__rounds_t rd;
@@ -433,13 +449,14 @@ static void t_check_merge(int n, const int *k, int R, int halving)
     memset(held, 0, (size_t)n * sizeof held[0]);
     for (int q = 0; q < n; q++)
       held[owner[q]]++;
+    const bpc__merge_plan_t S = t_shape(&rd, r, halving);
     for (int p = 0; p < n; p++) {
-      T_REQ(bpc__merge_active(&rd, r, p) == active[p], "n=%d R=%d h=%d r=%d p=%d", n, R,
+      T_REQ((bpc__merge_shape_root(&S, p) == p) == active[p], "n=%d R=%d h=%d r=%d p=%d", n, R,
                     halving, r, p);
-      T_EQ(bpc__merge_root(&rd, r, p), owner[p]);
+      T_EQ(bpc__merge_shape_root(&S, p), owner[p]);
       if (!active[p])
         continue;
-      int c = bpc__merge_absorbed(&rd, r, p, out, n);
+      int c = bpc__merge_shape_absorbed(&S, p, out, n);
       T_EQ(c, held[p]);
       for (int i = 0; i < c; i++) {
         T_EQ(owner[out[i]], p);
@@ -473,13 +490,12 @@ static void t_check_merge(int n, const int *k, int R, int halving)
   /* truncated output still reports the full count */
   if (n >= 2 && R >= 1) {
     int two[2] = {-1, -1};
-    T_EQ(bpc__merge_absorbed(&rd, R, 0, two, 1), n);
+    const bpc__merge_plan_t S = t_shape(&rd, R, halving);
+    T_EQ(bpc__merge_shape_absorbed(&S, 0, two, 1), n);
     T_EQ(two[0], 0);
     T_EQ(two[1], -1);
-    T_EQ(bpc__merge_absorbed(&rd, R, 0, NULL, 0), n);
+    T_EQ(bpc__merge_shape_absorbed(&S, 0, NULL, 0), n);
   }
-  T_EQ(bpc__merge_root(&rd, R + 1, 0), -1);
-  T_EQ(bpc__merge_absorbed(&rd, 0, n, out, n), -1);
 }
 
 START_TEST(test_merge)

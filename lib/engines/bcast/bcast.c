@@ -25,18 +25,19 @@
 static const bpc__algo_t bc_rows[] = {
     {{BPC_BCAST_BR_LIN, "br_lin",
       "recursive halving along the snake order of the mesh, messages combined"},
-     bpc__bc_br_lin, NULL},
+     bpc__bc_br_lin, &(const bpc__bc_row_t){BPC__BDIST_LDIAG, 1, NULL, NULL}},
     {{BPC_BCAST_BR_XY_SOURCE, "br_xy_source",
       "br_lin in rows then columns, the dimension with fewer sources per line first"},
-     bpc__bc_br_xy_source, NULL},
+     bpc__bc_br_xy_source, &(const bpc__bc_row_t){BPC__BDIST_ROW, 1, NULL, NULL}},
     {{BPC_BCAST_BR_XY_DIM, "br_xy_dim", "br_lin in rows then columns, the longer lines first"},
-     bpc__bc_br_xy_dim, NULL},
+     bpc__bc_br_xy_dim, &(const bpc__bc_row_t){BPC__BC_DIST_LONGER, 1, NULL, NULL}},
     {{BPC_BCAST_2STEP, "2step", "gather at the first source, then a binomial broadcast"},
-     bpc__bc_2step, NULL},
+     bpc__bc_2step, &(const bpc__bc_row_t){BPC__BC_DIST_NONE, 1, NULL, NULL}},
     {{BPC_BCAST_XOR, "xor", "recursive doubling with partner id xor 2^i, messages combined"},
-     bpc__bc_xor, NULL},
+     bpc__bc_xor, &(const bpc__bc_row_t){BPC__BDIST_EQUAL, 1, NULL, NULL}},
     {{BPC_BCAST_MPI, "mpi", "baseline: one MPI_Allgatherv over ranks (sizes by one reduction)"},
-     bpc__bc_mpi, NULL},
+     bpc__bc_mpi, &(const bpc__bc_row_t){BPC__BC_DIST_NONE, 0, bpc__bc_mpi_model,
+                                         bpc__bc_mpi_join}},
 };
 
 const bpc__engine_t bpc__engine_bcast = {"bcast", "BPC_BCAST_ALGORITHM", bc_rows,
@@ -132,20 +133,20 @@ static int bc_partition(bpc__bc_call_t *C, const bpc__algo_t *row, const int *po
   return rc;
 }
 
-/* The flags that take effect for row `id`: repositioning needs sources and
- * a schedule that starts from them (not mpi or 2step), partitioning a
- * schedule (not mpi) over 2 blocks or more. */
-static void bc_effective(const bpc__bc_call_t *C, int id, int *rep, int *part)
+/* The flags that take effect for the row: repositioning needs sources and
+ * a schedule that starts from them (the row's dist), partitioning a row
+ * that partitions and 2 blocks or more. */
+static void bc_effective(const bpc__bc_call_t *C, const bpc__algo_t *row, int *rep, int *part)
 {
-  *rep = C->reposition && C->s > 0 && id != BPC_BCAST_MPI && id != BPC_BCAST_2STEP;
-  *part = C->partition && id != BPC_BCAST_MPI && C->p >= 2;
+  *rep = C->reposition && C->s > 0 && bpc__bc_row(row)->dist != BPC__BC_DIST_NONE;
+  *part = C->partition && bpc__bc_row(row)->partitions && C->p >= 2;
 }
 
 int bpc__bc_run_row(bpc__bc_call_t *C, const bpc__algo_t *row)
 {
-  const int id = row->info.id, s = C->s, p = C->p;
+  const int s = C->s, p = C->p;
   int rep, part;
-  bc_effective(C, id, &rep, &part);
+  bc_effective(C, row, &rep, &part);
   if (!rep && !part)
     return row->run(C);
   int *T = malloc(sizeof(int) * (size_t)(s + 1));
@@ -156,11 +157,10 @@ int bpc__bc_run_row(bpc__bc_call_t *C, const bpc__algo_t *row)
     goto out;
   }
   if (rep) {
-    const int kind = id == BPC_BCAST_BR_LIN         ? BPC__BDIST_LDIAG
-                     : id == BPC_BCAST_BR_XY_SOURCE ? BPC__BDIST_ROW
-                     : id == BPC_BCAST_BR_XY_DIM    ? (C->cols >= C->rows ? BPC__BDIST_COL
-                                                                          : BPC__BDIST_ROW)
-                                                    : BPC__BDIST_EQUAL;
+    const int dist = bpc__bc_row(row)->dist;
+    const int kind = dist != BPC__BC_DIST_LONGER     ? dist
+                     : C->cols >= C->rows ? BPC__BDIST_COL
+                                          : BPC__BDIST_ROW;
     if (bpc__bcast_dist(kind, C->rows, C->cols, s, 0u, T) != BPC_OK) {
       rc = bpc__err(C->ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
       goto out;
@@ -225,7 +225,8 @@ int bpc__bc_choose(bpc__bc_call_t *C, double L, const bpc__algo_t **row, int *re
   for (int k = 0; k < bpc__engine_bcast.nrows; k++)
     for (int v = 0; v < 4; v++) {
       const bpc__algo_t *r = &bpc__engine_bcast.rows[k];
-      if ((r->info.id == BPC_BCAST_MPI && v != 0) || (r->info.id == BPC_BCAST_2STEP && (v & 1)))
+      if (((v & 1) && bpc__bc_row(r)->dist == BPC__BC_DIST_NONE) ||
+          ((v >> 1) && !bpc__bc_row(r)->partitions))
         continue; /* variants without effect */
       C->reposition = v & 1;
       C->partition = v >> 1;
@@ -251,13 +252,8 @@ double bpc__bc_model(bpc__bc_call_t *C0, const bpc__algo_t *row, double L)
 {
   const int nr = C0->ctx->size, s = C0->s;
   const double alpha = C0->alpha, beta = C0->beta;
-  if (row->info.id == BPC_BCAST_MPI) {
-    int lg = 0;
-    while ((1 << lg) < nr)
-      lg++;
-    /* the size reduction and a recursive-doubling allgatherv */
-    return 2.0 * lg * alpha + (nr > 1 ? (double)(nr - 1) / nr : 0.0) * s * L * beta;
-  }
+  if (bpc__bc_row(row)->model != NULL)
+    return bpc__bc_row(row)->model(C0, L);
   bpc__bc_call_t C = *C0;
   memset(&C.S, 0, sizeof C.S);
   C.S.rk = C0->rk;
@@ -585,7 +581,7 @@ int bpc__bcast_model_time(bpc_ctx_t *ctx, const bpc_assign_t *assign, const int 
   free(C.rk);
   if (rc == BPC_OK && pick != NULL && npick > 0) {
     int r, q;
-    bc_effective(&C, row->info.id, &r, &q);
+    bc_effective(&C, row, &r, &q);
     snprintf(pick, npick, "%s%s%s%s", row->info.name, r || q ? "+" : "", r ? "r" : "",
              q ? "p" : "");
   }
@@ -745,8 +741,8 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
   }
   /* the "mpi" row's collectives need every rank, also one that failed
    * before it (the others are in them: no abort message reaches them) */
-  if (!ran && row != NULL && row->info.id == BPC_BCAST_MPI)
-    rc = bpc__bc_mpi_join(&C, rc);
+  if (!ran && row != NULL && bpc__bc_row(row)->join != NULL)
+    rc = bpc__bc_row(row)->join(&C, rc);
   /* the outcome, the same everywhere (a failure anywhere stops the others'
    * waits) */
   rc = bpc__exch_end(ctx, &C.ex, rc);
@@ -772,7 +768,7 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
     info->source = source;
     info->rows = rows;
     info->cols = cols;
-    bc_effective(&C, row->info.id, &info->reposition, &info->partition);
+    bc_effective(&C, row, &info->reposition, &info->partition);
     info->steps = C.steps;
     info->msgs_sent = C.msgs;
     info->bytes_sent = C.bytes;

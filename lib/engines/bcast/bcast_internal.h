@@ -214,5 +214,41 @@ int bpc__bc_mpi(void *call);
  * joins the row's first collective, which carries its failure to every
  * rank (so none waits in the allgatherv for it). Returns rc. */
 int bpc__bc_mpi_join(bpc__bc_call_t *C, int rc);
+/* The "mpi" row's cost model: the size reduction and a recursive-doubling
+ * allgatherv over ranks. */
+double bpc__bc_mpi_model(const bpc__bc_call_t *C, double L);
+
+/* Where repositioning moves the sources of a row whose lines are rows and
+ * columns: along the longer lines (columns when cols >= rows, else rows). */
+#define BPC__BC_DIST_LONGER (-1)
+/* A row for which repositioning has no effect (it does not start from the
+ * sources' blocks). */
+#define BPC__BC_DIST_NONE (-2)
+
+/*
+ * What an algorithm is besides its run: every row's `data` (bcast.c's
+ * table). The entry, the cost model and the choice read these traits and
+ * never the row's id, so a new algorithm is its file and its row
+ * (doc/contributing.md).
+ */
+typedef struct bpc__bc_row {
+  /* Where repositioning puts the sources first: a BPC__BDIST_* kind of
+   * lib/patterns, BPC__BC_DIST_LONGER, or BPC__BC_DIST_NONE. */
+  int dist;
+  /* Partitioning (the schedule in two halves, then one exchange) applies. */
+  int partitions;
+  /* The row's own cost model (seconds for items of L bytes), or NULL: the
+   * schedule is built and its steps costed (bpc__bc_model). */
+  double (*model)(const bpc__bc_call_t *C, double L);
+  /* A row made of MPI collectives: a rank that failed before running it
+   * joins them with its code (returns it), so no rank waits in them for
+   * it. NULL: a point-to-point row (the exchange's end carries failures). */
+  int (*join)(bpc__bc_call_t *C, int rc);
+} bpc__bc_row_t;
+
+static inline const bpc__bc_row_t *bpc__bc_row(const bpc__algo_t *row)
+{
+  return (const bpc__bc_row_t *)row->data;
+}
 
 #endif /* BPC_LIB_ENGINES_BCAST_INTERNAL_H */

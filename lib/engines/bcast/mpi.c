@@ -150,3 +150,13 @@ int bpc__bc_mpi(void *call)
 }
 
 int bpc__bc_mpi_join(bpc__bc_call_t *C, int rc) { return mpi_run(C, rc); }
+
+double bpc__bc_mpi_model(const bpc__bc_call_t *C, double L)
+{
+  const int nr = C->ctx->size, s = C->s;
+  int lg = 0;
+  while ((1 << lg) < nr)
+    lg++;
+  /* the size reduction and a recursive-doubling allgatherv */
+  return 2.0 * lg * C->alpha + (nr > 1 ? (double)(nr - 1) / nr : 0.0) * s * L * C->beta;
+}

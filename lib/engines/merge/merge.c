@@ -114,10 +114,9 @@ int bpc_merge_kvec_auto(const bpc_assign_t *a, size_t item_bytes, int *k, int ca
 /* ----------------------------------------------------------- result */
 
 struct bpc_merge_result {
-  int n;
-  bpc__rounds_t R;
-  int rounds;
-  int algo;
+  /* the schedule that ran: n, R (k-vector), rounds and variant; the
+   * queries walk the variant's roles, as the executor did */
+  bpc__merge_plan_t shape;
   bpc_algo_source_t source;
   int *order;  /* NULL: identity */
   int *pos_of; /* NULL: identity */
@@ -137,14 +136,64 @@ int bpc_merge_result_destroy(bpc_merge_result_t **r)
 static int res_pos(const bpc_merge_result_t *r, int gid) { return r->pos_of ? r->pos_of[gid] : gid; }
 static int res_gid(const bpc_merge_result_t *r, int pos) { return r->order ? r->order[pos] : pos; }
 
+int bpc__merge_shape_root(const bpc__merge_plan_t *P, int p)
+{
+  bpc__merge_role_t role;
+  for (;;) { /* each step a later round: at most P->rounds steps */
+    P->variant->role(P, p, &role);
+    if (role.send_round < 0)
+      return p;
+    p = role.parent;
+  }
+}
+
+/* Root p (of its rounds' groups) and, after it, what the members of its
+ * groups had absorbed before sending to it, from index w of out (NULL:
+ * count only). Returns the index after the last. */
+static int shape_collect(const bpc__merge_plan_t *P, int p, int *out, int w)
+{
+  bpc__merge_role_t role;
+  P->variant->role(P, p, &role);
+  if (out != NULL)
+    out[w] = p;
+  w++;
+  for (int r = 0; r < role.m; r++)
+    for (int j = 1; j < P->R.k[r]; j++)
+      w = shape_collect(P, p + j * role.stride[r], out, w);
+  return w;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+  const int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+int bpc__merge_shape_absorbed(const bpc__merge_plan_t *P, int p, int *out, int cap)
+{
+  const int total = shape_collect(P, p, NULL, 0);
+  if (out == NULL || cap <= 0)
+    return total;
+  int *all = cap >= total ? out : malloc(sizeof(int) * (size_t)total);
+  if (all == NULL)
+    return -1;
+  shape_collect(P, p, all, 0);
+  qsort(all, (size_t)total, sizeof(int), cmp_int);
+  if (all != out) {
+    memcpy(out, all, sizeof(int) * (size_t)cap);
+    free(all);
+  }
+  return total;
+}
+
 int bpc_merge_is_root(const bpc_merge_result_t *r, int gid, int *is_root)
 {
   if (r == NULL || is_root == NULL)
     return BPC_ENULL;
-  if (gid < 0 || gid >= r->n)
+  if (gid < 0 || gid >= r->shape.n)
     return BPC_ERANGE;
   int p = res_pos(r, gid);
-  *is_root = bpc__merge_root(&r->R, r->rounds, p) == p;
+  *is_root = bpc__merge_shape_root(&r->shape, p) == p;
   return BPC_OK;
 }
 
@@ -152,9 +201,9 @@ int bpc_merge_root_of(const bpc_merge_result_t *r, int gid, int *root)
 {
   if (r == NULL || root == NULL)
     return BPC_ENULL;
-  if (gid < 0 || gid >= r->n)
+  if (gid < 0 || gid >= r->shape.n)
     return BPC_ERANGE;
-  *root = res_gid(r, bpc__merge_root(&r->R, r->rounds, res_pos(r, gid)));
+  *root = res_gid(r, bpc__merge_shape_root(&r->shape, res_pos(r, gid)));
   return BPC_OK;
 }
 
@@ -163,14 +212,14 @@ int bpc_merge_absorbed(const bpc_merge_result_t *r, int gid, int *gids, int cap,
   if (r == NULL || n == NULL || (gids == NULL && cap > 0))
     return BPC_ENULL;
   *n = 0;
-  if (gid < 0 || gid >= r->n)
+  if (gid < 0 || gid >= r->shape.n)
     return BPC_ERANGE;
   int p = res_pos(r, gid);
-  if (bpc__merge_root(&r->R, r->rounds, p) != p)
+  if (bpc__merge_shape_root(&r->shape, p) != p)
     return BPC_OK;
-  int total = bpc__merge_absorbed(&r->R, r->rounds, p, gids, cap > 0 ? cap : 0);
+  int total = bpc__merge_shape_absorbed(&r->shape, p, gids, cap > 0 ? cap : 0);
   if (total < 0)
-    return BPC_ERANGE;
+    return BPC_ENOMEM;
   int w = cap < total ? cap : total;
   for (int i = 0; i < w; i++)
     gids[i] = res_gid(r, gids[i]);
@@ -185,13 +234,14 @@ int bpc_merge_info(const bpc_merge_result_t *r, bpc_merge_info_t *info)
   if (r == NULL || info == NULL)
     return BPC_ENULL;
   memset(info, 0, sizeof *info);
-  info->algorithm = (bpc_merge_algorithm_t)r->algo;
-  snprintf(info->name, sizeof info->name, "%s", bpc__algo_name(&bpc__engine_merge, r->algo));
+  info->algorithm = r->shape.variant->id;
+  snprintf(info->name, sizeof info->name, "%s",
+           bpc__algo_name(&bpc__engine_merge, r->shape.variant->id));
   info->source = r->source;
-  info->nk = r->R.nrounds;
-  for (int i = 0; i < r->R.nrounds; i++)
-    info->k[i] = r->R.k[i];
-  info->rounds = r->rounds;
+  info->nk = r->shape.R.nrounds;
+  for (int i = 0; i < r->shape.R.nrounds; i++)
+    info->k[i] = r->shape.R.k[i];
+  info->rounds = r->shape.rounds;
   return BPC_OK;
 }
 
@@ -201,10 +251,10 @@ static int make_result(const bpc__merge_plan_t *P, bpc_algo_source_t source,
   bpc_merge_result_t *r = bpc__calloc(1, sizeof *r);
   if (r == NULL)
     return BPC_ENOMEM;
-  r->n = P->n;
-  r->R = P->R;
-  r->rounds = P->rounds;
-  r->algo = P->variant->id;
+  r->shape.n = P->n;
+  r->shape.R = P->R;
+  r->shape.rounds = P->rounds;
+  r->shape.variant = P->variant;
   r->source = source;
   if (P->order != NULL) {
     r->order = bpc__malloc(sizeof(int) * (size_t)P->n);
@@ -296,18 +346,29 @@ static int agree_count(bpc_ctx_t *ctx, long long minc, long long maxc, size_t *c
   return BPC_OK;
 }
 
-/* The built-in choice: halving only for full reductions (a partial one
- * keeps the contiguous regions of doubling) of commutative merges, when it
- * crosses processes less. Doubling is local-first for a contiguous
- * assignment; others are counted (O(n rounds), so up to 16384 blocks). */
+/* The built-in choice: the table's first row (doubling: local-first for a
+ * contiguous assignment), unless for a full reduction (a partial one keeps
+ * the first row's contiguous regions) with another assignment another row
+ * the op allows (halving, for commutative merges) crosses processes less.
+ * Messages are counted (O(n rounds) a row, so up to 16384 blocks). */
 static const bpc__merge_variant_t *builtin_variant(const bpc__merge_plan_t *P)
 {
-  if (P->op.commutative && P->R.nrounds > 0 && P->rounds == P->R.nrounds &&
-      P->a->mode != BPC_ASSIGN_CONTIGUOUS && P->n <= (1 << 14) && P->a->nranks > 1 &&
-      bpc__merge_remote_msgs(P, &bpc__merge_halving) <
-          bpc__merge_remote_msgs(P, &bpc__merge_doubling))
-    return &bpc__merge_halving;
-  return &bpc__merge_doubling;
+  const bpc__merge_variant_t *best = variant_of(&bpc__engine_merge.rows[0]);
+  if (!(P->R.nrounds > 0 && P->rounds == P->R.nrounds && P->a->mode != BPC_ASSIGN_CONTIGUOUS &&
+        P->n <= (1 << 14) && P->a->nranks > 1))
+    return best;
+  long long fewest = bpc__merge_remote_msgs(P, best);
+  for (int i = 1; i < bpc__engine_merge.nrows; i++) {
+    const bpc__merge_variant_t *v = variant_of(&bpc__engine_merge.rows[i]);
+    if (v->commutative_only && !P->op.commutative)
+      continue;
+    const long long m = bpc__merge_remote_msgs(P, v);
+    if (m < fewest) {
+      fewest = m;
+      best = v;
+    }
+  }
+  return best;
 }
 
 /* Segments of element-wise merges of P->count elements, `sb` bytes each. */
@@ -489,7 +550,6 @@ static int merge_setup(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
   P.variant = row != NULL ? variant_of(row) : builtin_variant(&P);
   if (row == NULL)
     row = bpc__algo_by_id(&bpc__engine_merge, P.variant->id);
-  P.R.halving = P.variant->halving;
   plan_segments(&P, sb);
   P.nthreads = prm->nthreads;
 #ifdef _OPENMP

@@ -58,10 +58,9 @@ typedef struct bpc__merge_variant {
   bpc_merge_algorithm_t id;
   /* Groups are strided: only a commutative op has a defined result. */
   int commutative_only;
-  /* Digit order of lib/patterns' merge view (bpc__rounds_t.halving), which
-   * the result queries (roots, absorbed gids) use. */
-  int halving;
-  /* The role of position p (0..n-1) in the first P->rounds rounds. */
+  /* The role of position p (0..n-1) in the first P->rounds rounds: what
+   * the executor runs and what the result queries (roots, absorbed gids)
+   * walk, so a variant is described once. */
   void (*role)(const struct bpc__merge_plan *P, int p, bpc__merge_role_t *role);
 } bpc__merge_variant_t;
 
@@ -135,6 +134,16 @@ static inline int bpc__merge_role_step(const bpc__merge_plan_t *P, bpc__merge_ro
  * (merge_executor.c). Returns this rank's first error; every message of the
  * schedule has been sent and received when it returns. */
 int bpc__merge_execute(bpc__merge_plan_t *P);
+
+/* After P->rounds rounds of P->variant's schedule (P needs n, R, rounds
+ * and variant only): the position whose item holds p's, walking the
+ * roles' parents. O(rounds^2). */
+int bpc__merge_shape_root(const bpc__merge_plan_t *P, int p);
+/* The positions whose items root p's holds (p included), ascending, at most
+ * cap of them into out; returns how many there are (out NULL or cap 0: the
+ * count only), or -1 when a temporary copy cannot be allocated. p must be
+ * a root (bpc__merge_shape_root(P, p) == p). O(count * rounds). */
+int bpc__merge_shape_absorbed(const bpc__merge_plan_t *P, int p, int *out, int cap);
 
 /* Messages that cross processes (summed over all ranks) under `v`'s
  * schedule for P->rounds rounds: what the built-in choice compares. */

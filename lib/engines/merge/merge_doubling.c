@@ -40,7 +40,7 @@ static void doubling_role(const bpc__merge_plan_t *P, int p, bpc__merge_role_t *
     s *= P->R.k[r];
 }
 
-const bpc__merge_variant_t bpc__merge_doubling = {BPC_MERGE_DOUBLING, 0, 0, doubling_role};
+const bpc__merge_variant_t bpc__merge_doubling = {BPC_MERGE_DOUBLING, 0, doubling_role};
 
 int bpc__merge_doubling_run(void *call)
 {

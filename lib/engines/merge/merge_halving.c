@@ -37,7 +37,7 @@ static void halving_role(const bpc__merge_plan_t *P, int p, bpc__merge_role_t *r
 }
 
 /* Strided groups: commutative ops only (the entry refuses others). */
-const bpc__merge_variant_t bpc__merge_halving = {BPC_MERGE_HALVING, 1, 1, halving_role};
+const bpc__merge_variant_t bpc__merge_halving = {BPC_MERGE_HALVING, 1, halving_role};
 
 int bpc__merge_halving_run(void *call)
 {

@@ -53,21 +53,24 @@
 
 static const bpc__algo_t scan_rows[] = {
     {{BPC_SCAN_SERIAL, "serial", "chain: P-1 rounds, P-1 calls (inclusive) + shift"},
-     bpc__scan_serial, NULL},
+     bpc__scan_serial, &(const bpc__scan_row_t){bpc__scan_model_serial, 4, 0, NULL, NULL}},
     {{BPC_SCAN_KOGGE_STONE, "kogge-stone",
       "shift form: round r from p-2^r; depth log2 P, P log2 P - P + 1 calls"},
-     bpc__scan_kogge_stone, NULL},
+     bpc__scan_kogge_stone,
+     &(const bpc__scan_row_t){bpc__scan_model_kogge_stone, 1, 0, NULL, NULL}},
     {{BPC_SCAN_SKLANSKY, "sklansky", "fan-out halves; depth log2 P, (P/2) log2 P calls"},
-     bpc__scan_sklansky, NULL},
+     bpc__scan_sklansky, &(const bpc__scan_row_t){bpc__scan_model_sklansky, 0, 0, NULL, NULL}},
     {{BPC_SCAN_BRENT_KUNG, "brent-kung",
       "up-sweep + inclusive down-sweep; depth 2 log2 P - 1, 2P - log2 P - 2 calls"},
-     bpc__scan_brent_kung, NULL},
+     bpc__scan_brent_kung,
+     &(const bpc__scan_row_t){bpc__scan_model_brent_kung, 2, 0, NULL, NULL}},
     {{BPC_SCAN_BLELLOCH, "blelloch",
       "up-sweep + exclusive down-sweep; depth 2 log2 P, 2(P-1) - log2 P calls"},
-     bpc__scan_blelloch, NULL},
+     bpc__scan_blelloch, &(const bpc__scan_row_t){bpc__scan_model_blelloch, 3, 1, NULL, NULL}},
     {{BPC_SCAN_MPI, "mpi",
       "MPI_Exscan over ranks with a user MPI_Op; contiguous types, rank-ordered blocks"},
-     bpc__scan_mpi, NULL},
+     bpc__scan_mpi,
+     &(const bpc__scan_row_t){NULL, 0, 0, bpc__scan_mpi_check, bpc__scan_mpi_join}},
 };
 
 const bpc__engine_t bpc__engine_scan = {"scan", "BPC_SCAN_ALGORITHM", scan_rows,
@@ -1168,43 +1171,6 @@ static int scan_overlap(void)
   return e == NULL || strcmp(e, "0") != 0;
 }
 
-/* Global stage of each algorithm over P blocks: message rounds (with the
- * shift round), operator depth and calls (doc/scan.md's table). */
-static void scan_model(int id, int P, double *rounds, double *depth, double *calls)
-{
-  const int K = bpc__scan_log2up(P);
-  double W = 0;
-  switch (id) {
-  case BPC_SCAN_SERIAL:
-    *rounds = P > 1 ? P : 0;
-    *depth = P - 1;
-    W = P - 1;
-    break;
-  case BPC_SCAN_KOGGE_STONE:
-    *rounds = K + (P > 1);
-    *depth = K;
-    for (int r = 0; r < K; r++)
-      W += P - (1 << r);
-    break;
-  case BPC_SCAN_SKLANSKY:
-    *rounds = K + (P > 1);
-    *depth = K;
-    W = 0.5 * P * K;
-    break;
-  case BPC_SCAN_BRENT_KUNG:
-    *rounds = K + (K > 1 ? K - 1 : 0) + (P > 1);
-    *depth = K > 1 ? 2 * K - 1 : K;
-    W = 2.0 * P - K - 2;
-    break;
-  default: /* Blelloch */
-    *rounds = 2 * K; /* the root's clearing round sends nothing */
-    *depth = K > 1 ? 2 * K - 1 : K;
-    W = 2.0 * (P - 1) - K;
-    break;
-  }
-  *calls = W;
-}
-
 int bpc__scan_auto(int P, int R, double gamma, double alpha)
 {
   if (!(gamma > 0.0))
@@ -1212,21 +1178,25 @@ int bpc__scan_auto(int P, int R, double gamma, double alpha)
   if (R < 1)
     R = 1;
   const double cores = R < P ? R : P;
-  int best = BPC_SCAN_SKLANSKY;
+  const bpc__algo_t *best = NULL;
   double tbest = 0;
-  static const int ids[] = {BPC_SCAN_SKLANSKY, BPC_SCAN_KOGGE_STONE, BPC_SCAN_BRENT_KUNG,
-                            BPC_SCAN_BLELLOCH, BPC_SCAN_SERIAL};
-  for (int i = 0; i < 5; i++) {
+  for (int i = 0; i < bpc__engine_scan.nrows; i++) {
+    const bpc__algo_t *row = &bpc__engine_scan.rows[i];
+    const bpc__scan_row_t *tr = bpc__scan_row(row);
+    if (tr->model == NULL)
+      continue;
     double rounds, depth, calls;
-    scan_model(ids[i], P, &rounds, &depth, &calls);
-    double work = calls / cores;
-    double t = rounds * alpha + gamma * (depth > work ? depth : work);
-    if (i == 0 || t < tbest * (1 - 1e-12)) {
-      best = ids[i];
+    tr->model(P, &rounds, &depth, &calls);
+    const double work = calls / cores;
+    const double t = rounds * alpha + gamma * (depth > work ? depth : work);
+    /* equal within rounding: the preferred row */
+    if (best == NULL || t < tbest * (1 - 1e-12) ||
+        (t <= tbest * (1 + 1e-12) && tr->prefer < bpc__scan_row(best)->prefer)) {
+      best = row;
       tbest = t;
     }
   }
-  return best;
+  return best != NULL ? best->info.id : 0;
 }
 
 bpc_scan_strategy_t bpc__scan_strategy_auto(bpc_scan_mode_t mode, int algorithm, double gamma,
@@ -1234,7 +1204,8 @@ bpc_scan_strategy_t bpc__scan_strategy_auto(bpc_scan_mode_t mode, int algorithm,
 {
   if (mode != BPC_SCAN_INCLUSIVE)
     return BPC_SCAN_SCAN_THEN_PROPAGATE; /* the others are the same or cost a call more */
-  if (algorithm != BPC_SCAN_BLELLOCH)
+  const bpc__algo_t *row = bpc__algo_by_id(&bpc__engine_scan, algorithm);
+  if (row == NULL || !bpc__scan_row(row)->exclusive)
     return BPC_SCAN_INCLUSIVE_GLOBAL; /* a call less per block, no message more */
   if (!(gamma > 0.0))
     gamma = 1e-3;
@@ -1298,8 +1269,8 @@ static int scan_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type
     *row = bpc__algo_by_id(&bpc__engine_scan, bpc__scan_auto(nb, R, P->op_seconds,
                                                              scan_alpha()));
   }
-  if ((*row)->info.id == BPC_SCAN_MPI)
-    return bpc__scan_mpi_check(ctx, assign, type, pos_of);
+  if (bpc__scan_row(*row)->check != NULL)
+    return bpc__scan_row(*row)->check(ctx, assign, type, pos_of);
   return BPC_OK;
 }
 
@@ -1382,11 +1353,11 @@ static int scan_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type
      * poll, so a value waits at most until then */
     bpc__exch_bundle(C.ex, 1);
     rc = row->run(&C);
-  } else if (row->run == bpc__scan_mpi) {
-    /* its MPI scan needs every rank: this one joins it as failed (its stage
-     * alone: without an exchange nothing else can run) */
+  } else if (bpc__scan_row(row)->join != NULL) {
+    /* its MPI collectives need every rank: this one joins them as failed
+     * (its stage alone: without an exchange nothing else can run) */
     bpc__scan_fail(&C, rc);
-    bpc__scan_mpi_join(&C);
+    bpc__scan_row(row)->join(&C);
   }
   /* the outcome, the same everywhere (a failure anywhere stops the others'
    * waits) */

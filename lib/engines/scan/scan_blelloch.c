@@ -91,3 +91,12 @@ int bpc__scan_blelloch(void *call)
 {
   return bpc__scan_run((bpc__scan_call_t *)call, &bpc__scan_sched_blelloch);
 }
+
+/* The row's cost model (bpc__scan_row_t.model). */
+void bpc__scan_model_blelloch(int P, double *rounds, double *depth, double *calls)
+{
+  const int K = bpc__scan_log2up(P);
+  *rounds = 2 * K; /* the root's clearing round sends nothing */
+  *depth = K > 1 ? 2 * K - 1 : K;
+  *calls = 2.0 * (P - 1) - K;
+}

@@ -70,3 +70,12 @@ int bpc__scan_brent_kung(void *call)
 {
   return bpc__scan_run((bpc__scan_call_t *)call, &bpc__scan_sched_brent_kung);
 }
+
+/* The row's cost model (bpc__scan_row_t.model). */
+void bpc__scan_model_brent_kung(int P, double *rounds, double *depth, double *calls)
+{
+  const int K = bpc__scan_log2up(P);
+  *rounds = K + (K > 1 ? K - 1 : 0) + (P > 1);
+  *depth = K > 1 ? 2 * K - 1 : K;
+  *calls = 2.0 * P - K - 2;
+}

@@ -122,14 +122,16 @@ void bpc__scan_combine(bpc__scan_call_t *C, const bpc__scan_val_t *a, const bpc_
 /* Run scan-then-propagate with this global schedule (scan.c). */
 int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *S);
 
-/* The cost model of "auto" (scan.c, doc/scan.md): the algorithm id
- * minimising rounds * alpha + gamma * max(depth, calls / min(R, P)) for P
- * blocks on R processes, operator time gamma (<= 0: 1 ms). Ties: the
- * earlier of sklansky, kogge-stone, brent-kung, blelloch, serial. */
+/* The cost model of "auto" (scan.c, doc/scan.md): the id of the row with
+ * a model minimising rounds * alpha + gamma * max(depth, calls / min(R, P))
+ * for P blocks on R processes, operator time gamma (<= 0: 1 ms). Ties: the
+ * row with the smaller `prefer` (sklansky, kogge-stone, brent-kung,
+ * blelloch, serial). */
 int bpc__scan_auto(int P, int R, double gamma, double alpha);
 /* The strategy BPC_SCAN_STRATEGY_AUTO runs (doc/scan.md "Choosing the
- * strategy"): from the mode, the global algorithm's id, the operator's cost
- * gamma (0 = 1 ms) and the message latency alpha. */
+ * strategy"): from the mode, the global algorithm's id (its row's
+ * `exclusive` trait), the operator's cost gamma (0 = 1 ms) and the message
+ * latency alpha. */
 bpc_scan_strategy_t bpc__scan_strategy_auto(bpc_scan_mode_t mode, int algorithm, double gamma,
                                             double alpha);
 
@@ -164,5 +166,42 @@ int bpc__scan_mpi_join(bpc__scan_call_t *C);
  * (BPC_ETYPE or BPC_EINVAL) with its message, the same on every rank. */
 int bpc__scan_mpi_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
                         const int *pos_of);
+
+/* The rows' cost models (their files): the global stage over P blocks as
+ * message rounds (the shift round included), operator depth and calls
+ * (doc/scan.md's table). */
+void bpc__scan_model_serial(int P, double *rounds, double *depth, double *calls);
+void bpc__scan_model_kogge_stone(int P, double *rounds, double *depth, double *calls);
+void bpc__scan_model_sklansky(int P, double *rounds, double *depth, double *calls);
+void bpc__scan_model_brent_kung(int P, double *rounds, double *depth, double *calls);
+void bpc__scan_model_blelloch(int P, double *rounds, double *depth, double *calls);
+
+/*
+ * What an algorithm is besides its run: every row's `data` (scan.c's
+ * table). The entry and "auto" read these traits and never the row's id,
+ * so a new algorithm is its file and its row (doc/contributing.md).
+ */
+typedef struct bpc__scan_row {
+  /* The global stage's cost model, or NULL: "auto" never picks the row. */
+  void (*model)(int P, double *rounds, double *depth, double *calls);
+  /* Among rows of equal modelled time "auto" takes the smallest. */
+  int prefer;
+  /* The global stage leaves exclusive prefixes (Blelloch): the strategy's
+   * "auto" weighs the successor's message against a call. */
+  int exclusive;
+  /* Checks of this rank's arguments the row needs beyond the entry's, or
+   * NULL (an error code with its message, the same on every rank). */
+  int (*check)(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
+               const int *pos_of);
+  /* A row made of MPI collectives: on a rank whose exchange did not open,
+   * joins them as failed (recorded with bpc__scan_fail), so no rank waits
+   * there for it. NULL: a point-to-point row. */
+  int (*join)(bpc__scan_call_t *C);
+} bpc__scan_row_t;
+
+static inline const bpc__scan_row_t *bpc__scan_row(const bpc__algo_t *row)
+{
+  return (const bpc__scan_row_t *)row->data;
+}
 
 #endif /* BPC_LIB_ENGINES_SCAN_INTERNAL_H */

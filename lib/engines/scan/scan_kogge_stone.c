@@ -46,3 +46,15 @@ int bpc__scan_kogge_stone(void *call)
 {
   return bpc__scan_run((bpc__scan_call_t *)call, &bpc__scan_sched_kogge_stone);
 }
+
+/* The row's cost model (bpc__scan_row_t.model). */
+void bpc__scan_model_kogge_stone(int P, double *rounds, double *depth, double *calls)
+{
+  const int K = bpc__scan_log2up(P);
+  double W = 0;
+  for (int r = 0; r < K; r++)
+    W += P - (1 << r);
+  *rounds = K + (P > 1);
+  *depth = K;
+  *calls = W;
+}

@@ -51,3 +51,11 @@ int bpc__scan_serial(void *call)
 {
   return bpc__scan_run((bpc__scan_call_t *)call, &bpc__scan_sched_serial);
 }
+
+/* The row's cost model (bpc__scan_row_t.model). */
+void bpc__scan_model_serial(int P, double *rounds, double *depth, double *calls)
+{
+  *rounds = P > 1 ? P : 0;
+  *depth = P - 1;
+  *calls = P - 1;
+}

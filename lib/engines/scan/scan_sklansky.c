@@ -48,3 +48,12 @@ int bpc__scan_sklansky(void *call)
 {
   return bpc__scan_run((bpc__scan_call_t *)call, &bpc__scan_sched_sklansky);
 }
+
+/* The row's cost model (bpc__scan_row_t.model). */
+void bpc__scan_model_sklansky(int P, double *rounds, double *depth, double *calls)
+{
+  const int K = bpc__scan_log2up(P);
+  *rounds = K + (P > 1);
+  *depth = K;
+  *calls = 0.5 * P * K;
+}

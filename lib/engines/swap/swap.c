@@ -31,13 +31,13 @@
 static const bpc__algo_t swap_rows[] = {
     {{BPC_SWAP_RADIXK, "radixk",
       "rounds of direct sends in groups of k[r] (k all 2: binary swap; one round: direct send)"},
-     bpc__swap_radixk, NULL},
+     bpc__swap_radixk, &(const bpc__swap_row_t){1, 1, bpc__swap_radixk_piece}},
     {{BPC_SWAP_SHIFT, "shift",
       "n-1 shift-permutation stages; reduces stage s-1 while stage s is in flight"},
-     bpc__swap_shift, NULL},
+     bpc__swap_shift, &(const bpc__swap_row_t){0, 0, bpc__swap_flat_piece}},
     {{BPC_SWAP_RING, "ring",
       "parallel pipeline: partial pieces travel along a ring (two-way line if not commutative)"},
-     bpc__swap_ring, NULL},
+     bpc__swap_ring, &(const bpc__swap_row_t){0, 0, bpc__swap_flat_piece}},
 };
 
 const bpc__engine_t bpc__engine_swap = {"swap", "BPC_SWAP_ALGORITHM", swap_rows,
@@ -59,32 +59,35 @@ int bpc_swap_piece_of(const bpc_swap_info_t *info, size_t count, int pos, bpc_sw
     return BPC_EINVAL;
   if (pos < 0 || pos >= info->nblocks)
     return BPC_ERANGE;
-  if (info->algorithm == BPC_SWAP_RADIXK) {
-    bpc__rounds_t R;
-    if (info->rounds < 0 || info->rounds > info->nk ||
-        bpc__rounds_init(&R, info->nblocks, info->k, info->nk, 0, NULL, 0) != BPC_OK)
-      return BPC_EINVAL;
-    bpc__radixk_piece(&R, info->rounds, count, pos, &piece->offset, &piece->count);
-    return BPC_OK;
-  }
-  if (info->algorithm != BPC_SWAP_SHIFT && info->algorithm != BPC_SWAP_RING)
+  const bpc__algo_t *row = bpc__algo_by_id(&bpc__engine_swap, (int)info->algorithm);
+  if (row == NULL)
     return BPC_EINVAL;
-  bpc__flat_piece(count, info->nblocks, pos, &piece->offset, &piece->count);
-  return BPC_OK;
+  return bpc__swap_row(row)->piece(info, count, pos, piece);
+}
+
+/* The first row whose rounds come from a k-vector: the built-in choice, and
+ * the schedule of a call that gives a k-vector or a partial swap. */
+static const bpc__algo_t *kvec_row(void)
+{
+  for (int i = 0; i < bpc__engine_swap.nrows; i++)
+    if (bpc__swap_row(&bpc__engine_swap.rows[i])->kvec)
+      return &bpc__engine_swap.rows[i];
+  return NULL;
 }
 
 /* ------------------------------------------------------------ the plan */
 
-/* Built-in rule for "auto": radix-k, with rounds of at most 8 members (the
+/* Built-in rule for "auto": the k-vector row (radix-k), with rounds of at
+ * most 8 members (the
  * Radix-k paper found k around 8 best at scale; on the 2-core test machine
  * every k-vector and schedule is within noise of the others, doc/swap.md).
  * bpc-tune finds the best choice for a given machine (BPC_TUNING_FILE). */
 #define BUILTIN_K_TARGET 8
 
-/* The schedule and, for radixk, the k-vector: forced by id, else the
+/* The schedule and, for a kvec row, the k-vector: forced by id, else the
  * registry's picker (a k-vector or a partial swap with "auto" and no
- * environment choice means radixk from the argument; the tuning file is
- * then not asked). */
+ * environment choice means the k-vector row, from the argument; the tuning
+ * file is then not asked). */
 static int choose(bpc__swap_plan_t *pl, int n, bpc_swap_algorithm_t forced)
 {
   bpc_ctx_t *ctx = pl->ctx;
@@ -109,13 +112,13 @@ static int choose(bpc__swap_plan_t *pl, int n, bpc_swap_algorithm_t forced)
     if (rc != BPC_OK)
       return rc;
     if (pl->row == NULL) {
-      pl->row = bpc__algo_by_id(&bpc__engine_swap, BPC_SWAP_RADIXK);
+      pl->row = kvec_row();
       if (user_k || P->rounds != 0)
         pl->source = BPC_SOURCE_ARGUMENT;
     }
   }
 
-  if (pl->row->info.id != BPC_SWAP_RADIXK)
+  if (!bpc__swap_row(pl->row)->kvec)
     return BPC_OK;
   if (pl->source == BPC_SOURCE_TUNING && tq.nk > 0 &&
       bpc__kvec_check(n, tq.k, tq.nk, NULL, 0) == BPC_OK) {
@@ -169,7 +172,7 @@ static int plan_checks(bpc__swap_plan_t *pl, const bpc_assign_t *a, const bpc_ty
   rc = choose(pl, n, forced);
   if (rc != BPC_OK)
     return rc;
-  if (pl->row->info.id == BPC_SWAP_RADIXK) {
+  if (bpc__swap_row(pl->row)->kvec) {
     if (bpc__rounds_init(&pl->R, n, pl->k, pl->nk, 0, msg, sizeof msg) != BPC_OK)
       return bpc__err(ctx, BPC_EKVEC, "swap: %s", msg);
     if (P->rounds < 0 || P->rounds > pl->nk)
@@ -177,7 +180,8 @@ static int plan_checks(bpc__swap_plan_t *pl, const bpc_assign_t *a, const bpc_ty
                                        "rounds; 0 = all)", P->rounds, pl->nk, pl->nk);
     pl->nrounds = P->rounds == 0 ? pl->nk : P->rounds;
   } else if (P->rounds != 0) {
-    return bpc__err(ctx, BPC_EINVAL, "bpc_swap: a partial swap (rounds %d) needs radixk, not %s",
+    return bpc__err(ctx, BPC_EINVAL, "bpc_swap: a partial swap (rounds %d) needs a schedule in "
+                                     "rounds of a k-vector (radixk), not %s",
                     P->rounds, pl->row->info.name);
   } else {
     pl->nrounds = 1;
@@ -269,7 +273,7 @@ static void fill_info(const bpc__swap_plan_t *pl, bpc_swap_info_t *info)
   snprintf(info->name, sizeof info->name, "%s", pl->row->info.name);
   info->nblocks = pl->assign->nblocks;
   info->source = pl->source;
-  if (pl->row->info.id == BPC_SWAP_RADIXK) {
+  if (bpc__swap_row(pl->row)->kvec) {
     info->nk = pl->nk;
     memcpy(info->k, pl->k, sizeof(int) * (size_t)pl->nk);
     info->rounds = pl->nrounds;
@@ -306,7 +310,7 @@ int bpc__swap_exec(bpc__swap_plan_t *pl, void *const *bufs, bpc_swap_piece_t *pi
   c.es = pl->es;
   c.op = &pl->op;
   c.deterministic = pl->params.deterministic != 0;
-  c.R = pl->row->info.id == BPC_SWAP_RADIXK ? &pl->R : NULL;
+  c.R = bpc__swap_row(pl->row)->kvec ? &pl->R : NULL;
   c.nrounds = pl->nrounds;
   c.tree.fn = pl->op.fn;
   c.tree.arg = pl->op.user;
@@ -318,8 +322,9 @@ int bpc__swap_exec(bpc__swap_plan_t *pl, void *const *bufs, bpc_swap_piece_t *pi
   c.codec = pl->params.codec;
   /* the sparse hooks: every schedule (radix-k, shift, ring) */
   c.sparse = pl->sparse;
-  /* an input apart from the buffers: radix-k reads round 0 from it */
-  if (pl->src != NULL && (c.R == NULL || c.sparse != NULL)) {
+  /* an input apart from the buffers: a reads_src row reads round 0 from
+   * it, any other is given it in the buffers */
+  if (pl->src != NULL && (!bpc__swap_row(pl->row)->reads_src || c.sparse != NULL)) {
     for (int b = 0; b < c.nlocal && pl->count > 0; b++)
       memcpy(c.buf[b], pl->src[b], pl->count * pl->es);
   } else {

@@ -5,6 +5,7 @@
  * decoding of received pieces, and the codec's scratch buffers.
  */
 #include "engines/swap/swap_common.h"
+#include "engines/swap/swap_internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -299,4 +300,13 @@ void bpc__swap_scratch_free(bpc__swap_call_t *c)
   c->scratch = NULL;
   c->scratch_cap = NULL;
   c->nscratch = c->scratch_max = 0;
+}
+
+/* The piece map of the schedules over all blocks at once (shift, ring):
+ * position p owns the p-th of nblocks equal element ranges. */
+int bpc__swap_flat_piece(const bpc_swap_info_t *info, size_t count, int pos,
+                         bpc_swap_piece_t *piece)
+{
+  bpc__flat_piece(count, info->nblocks, pos, &piece->offset, &piece->count);
+  return BPC_OK;
 }

@@ -97,7 +97,8 @@ typedef struct bpc__swap_call {
   const int *gids;   /* local gids (ascending) */
   const int *lpos;   /* position of each local block */
   char *const *buf;  /* each local block's buffer */
-  /* radix-k without sparse hooks, or NULL: each local block's input, when
+  /* a reads_src row (swap_internal.h) without sparse hooks, or NULL: each
+   * local block's input, when
    * its buffer does not hold it yet (round 0 sends its pieces for other
    * processes from here, and copies into the buffer the range the block
    * keeps and its pieces for blocks of this process) */
@@ -106,8 +107,8 @@ typedef struct bpc__swap_call {
   size_t es;         /* bytes per element */
   const bpc_swap_op_t *op;
   int deterministic;
-  const bpc__rounds_t *R; /* radixk: the rounds (k-vector), else NULL */
-  int nrounds;       /* radixk: rounds to perform (<= R->nrounds) */
+  const bpc__rounds_t *R; /* a kvec row's rounds (k-vector), else NULL */
+  int nrounds;       /* a kvec row's rounds to perform (<= R->nrounds) */
   bpc__tree_t tree;  /* the ordered tree reduction (fn/arg wrap op) */
   bpc_swap_piece_t *pieces; /* out, per local block */
   int err;           /* first recorded (non-messaging) failure; BPC_OK */

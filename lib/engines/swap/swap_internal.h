@@ -47,6 +47,44 @@
 extern const bpc__engine_t bpc__engine_swap;
 
 /*
+ * What a schedule is besides its run: every row's `data` (swap.c's table).
+ * The plan, the info, bpc_swap_piece_of and the tuning file read these
+ * traits and never the schedule's id, so a new schedule is its file and its
+ * row (doc/contributing.md).
+ */
+typedef struct bpc__swap_row {
+  /* Its rounds come from a k-vector (params k/nk, a tuning entry or the
+   * automatic one): the plan checks it and builds plan->R, a partial swap
+   * (params.rounds > 0) is allowed, and info reports k and the group of the
+   * rounds run. 0: one stage over all blocks (info.rounds 1, info.group
+   * nblocks); a k-vector is then ignored and a partial swap refused. The
+   * built-in choice ("auto" with nothing else deciding) and a call that
+   * gives a k-vector or rounds run the table's first row with kvec set. */
+  int kvec;
+  /* Without sparse hooks, reads round 0's pieces straight from plan->src
+   * (bpc__swap_call_t.src); 0: the input is copied into the buffers before
+   * the run. */
+  int reads_src;
+  /* The piece position `pos` owns after the call `info` describes (count
+   * elements a buffer; info->algorithm is this row's id). BPC_EINVAL when
+   * info's fields cannot come from this schedule. */
+  int (*piece)(const bpc_swap_info_t *info, size_t count, int pos, bpc_swap_piece_t *piece);
+} bpc__swap_row_t;
+
+/* The traits of a row of bpc__engine_swap. */
+static inline const bpc__swap_row_t *bpc__swap_row(const bpc__algo_t *row)
+{
+  return (const bpc__swap_row_t *)row->data;
+}
+
+/* The pieces of the schedules (swap_radixk.c: radix-k's; swap_common.c:
+ * equal ranges by position, shift's and ring's). */
+int bpc__swap_radixk_piece(const bpc_swap_info_t *info, size_t count, int pos,
+                           bpc_swap_piece_t *piece);
+int bpc__swap_flat_piece(const bpc_swap_info_t *info, size_t count, int pos,
+                         bpc_swap_piece_t *piece);
+
+/*
  * A planned call: everything bpc__swap_plan decided, owned by the plan
  * (free with bpc__swap_plan_free). Fields are read-only for callers; the
  * ones they may read: rc, row, source, k/nk, nrounds. A caller may set
@@ -62,10 +100,10 @@ typedef struct bpc__swap_plan {
   bpc_swap_params_t params;  /* copy; params.codec must stay valid until exec */
   const bpc__algo_t *row;    /* the schedule (NULL after an error) */
   bpc_algo_source_t source;  /* where the choice came from */
-  int k[BPC_SWAP_MAX_K];     /* radixk: the k-vector (all rounds) */
+  int k[BPC_SWAP_MAX_K];     /* a kvec row's k-vector (all rounds) */
   int nk;
-  bpc__rounds_t R;           /* radixk: the rounds of k */
-  int nrounds;               /* radixk: rounds to perform; else 1 */
+  bpc__rounds_t R;           /* a kvec row's rounds of k */
+  int nrounds;               /* a kvec row's rounds to perform; else 1 */
   int *order;                /* order[pos] = gid (a copy) */
   int *pos_of;               /* pos_of[gid] = pos */
   int *lpos;                 /* position of each local block */
@@ -76,10 +114,10 @@ typedef struct bpc__swap_plan {
   const struct bpc__swap_sparse *sparse;
   /* optional, set by the caller after planning: each local block's input
    * when its buffer does not hold it (the compositing plug-in's inputs,
-   * its buffers being the outputs). Radix-k without sparse hooks sends
-   * round 0's pieces for other processes straight from it and copies the
-   * range each block keeps and its pieces for blocks of this process; any
-   * other schedule copies it into the buffers first. NULL: the buffers
+   * its buffers being the outputs). A reads_src row without sparse hooks
+   * (radix-k) sends round 0's pieces for other processes straight from it
+   * and copies the range each block keeps and its pieces for blocks of this
+   * process; for any other the input is copied into the buffers first. NULL: the buffers
    * hold the input. */
   const void *const *src;
   /* out (bpc__swap_exec): bytes of the pieces this rank's blocks sent, as
@@ -132,7 +170,7 @@ void bpc__swap_plan_free(bpc__swap_plan_t *plan);
 /*
  * The tuning hook (swap_tuning.c), bpc__engine_swap.tune: `arg` is a
  * bpc__swap_tune_t describing the call; on an entry of BPC_TUNING_FILE for
- * it, sets *id and, for radixk, the entry's k-vector in arg->k / arg->nk
+ * it, sets *id and, for a kvec row, the entry's k-vector in arg->k / arg->nk
  * (nk 0: none given), and returns 1; else 0. The file is read once per
  * context.
  */

@@ -57,6 +57,7 @@
  * nor expected on either side.
  */
 #include "engines/swap/swap_common.h"
+#include "engines/swap/swap_internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -712,4 +713,17 @@ int bpc__swap_radixk(void *call)
   free(s.bwait);
   free(s.bmsg);
   return rc;
+}
+
+/* The row's piece map (bpc__swap_row_t.piece): the rounds of info's
+ * k-vector, of which info->rounds ran. */
+int bpc__swap_radixk_piece(const bpc_swap_info_t *info, size_t count, int pos,
+                           bpc_swap_piece_t *piece)
+{
+  bpc__rounds_t R;
+  if (info->rounds < 0 || info->rounds > info->nk ||
+      bpc__rounds_init(&R, info->nblocks, info->k, info->nk, 0, NULL, 0) != BPC_OK)
+    return BPC_EINVAL;
+  bpc__radixk_piece(&R, info->rounds, count, pos, &piece->offset, &piece->count);
+  return BPC_OK;
 }

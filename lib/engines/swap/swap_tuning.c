@@ -101,7 +101,7 @@ static void table_load(bpc_ctx_t *ctx, tune_table_t *t, const char *path)
     const bpc__algo_t *row = bpc__algo_find(&bpc__engine_swap, alg);
     e.algo = row != NULL ? row->info.id : 0;
     if (e.algo == 0 || parse_kvec(kv, e.k, &e.nk) != 0 ||
-        (e.algo == BPC_SWAP_RADIXK && bpc__kvec_check(nb, e.k, e.nk, NULL, 0) != BPC_OK)) {
+        (bpc__swap_row(row)->kvec && bpc__kvec_check(nb, e.k, e.nk, NULL, 0) != BPC_OK)) {
       bpc__log(ctx, BPC_LOG_DEBUG, "%s:%d: bad algorithm or k-vector, line skipped", path,
                lineno);
       continue;
