@@ -83,7 +83,7 @@ doc_examples_merge_LDADD = lib/libbpc.la
 
 # swap-reduce engine (lib/engines/swap), all-to-all, OpenMP tree (lib/threads):
 # serial suites, MPI suites, doc example.
-noinst_HEADERS += tests/common/swap_ops.h tests/common/swap_run.h
+noinst_HEADERS += tests/common/swap_ops.h tests/common/swap_run.h tests/common/swap_sparse.h
 check_PROGRAMS += tests/unit/test_threads tests/unit/test_swap_self tests/mpi/test_swap \
 	tests/mpi/test_alltoall doc/examples/swap
 TESTS += tests/unit/test_threads tests/unit/test_swap_self tests/mpi/test_swap \

@@ -17,12 +17,19 @@
 #include <string.h>
 
 #include "swap_ops.h"
+#include "swap_sparse.h"
 
 typedef struct so_case {
   int op;
   size_t count;
   bpc_swap_params_t params;
+  /* 0: bpc_swap on full inputs; 1, 2: inputs with holes through the
+   * sparse hooks (swap_sparse.h: 1 encoded when smaller, 2 always) */
+  int sparse;
 } so_case_t;
+
+/* Pieces this rank encoded in the last sparse so_run. */
+static long so_last_encoded __attribute__((unused)) = 0;
 
 /* Run the case on assignment `a`. Returns the number of failed checks on
  * this rank (messages to stderr with `tag`). *rc_out gets bpc_swap's code,
@@ -44,6 +51,7 @@ static inline int so_run(bpc_ctx_t *ctx, const bpc_assign_t *a, const so_case_t 
     order[i] = c->params.order ? c->params.order[i] : i;
   for (int i = 0; i < n; i++)
     pos_of[order[i]] = i;
+  so_holes = c->sparse != 0; /* the inputs and the reference alike */
   for (int i = 0; i < nl; i++) {
     bufs[i] = malloc(c->count * es + 1);
     so_fill(c->op, gids[i], bufs[i], c->count);
@@ -52,7 +60,9 @@ static inline int so_run(bpc_ctx_t *ctx, const bpc_assign_t *a, const so_case_t 
   bpc_swap_op_t op = so_op(c->op);
   bpc_swap_info_t info;
   memset(&info, 0, sizeof info);
-  int rc = bpc_swap(ctx, a, &type, bufs, c->count, &op, &c->params, pieces, &info);
+  int rc = c->sparse ? so_swap_sparse(ctx, a, &type, bufs, c->count, &op, c->op, &c->params,
+                                      pieces, &info, c->sparse, &so_last_encoded)
+                     : bpc_swap(ctx, a, &type, bufs, c->count, &op, &c->params, pieces, &info);
   *rc_out = rc;
   if (info_out)
     *info_out = info;
@@ -112,6 +122,7 @@ static inline int so_run(bpc_ctx_t *ctx, const bpc_assign_t *a, const so_case_t 
     }
   }
 done:
+  so_holes = 0;
   if (keep != NULL) {
     *keep = bufs;
   } else {

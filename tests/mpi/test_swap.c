@@ -13,7 +13,10 @@
  * test_bad_rank: every documented argument error and every field that must
  * match, bad on rank 0 only, on the last rank only and on all ranks, gives
  * the same code everywhere (BPC_EMISMATCH naming the field for the
- * must-match ones) and never hangs. Schedules come from the registry.
+ * must-match ones) and never hangs; test_sparse_hooks: every schedule
+ * through the sparse-piece hooks compositing uses (tests/common/
+ * swap_sparse.h), on inputs with holes. Schedules come from the registry,
+ * and k-vectors and partial swaps run on every row that declares them.
  */
 #include "mpi_check.h"
 #include "bad_case.h"
@@ -36,8 +39,8 @@ static bpc_assign_t *make_assign(int n, bpc_assign_mode_t mode)
   return a;
 }
 
-static void one_case(bpc_assign_t *a, int op, size_t count, const bpc_swap_params_t *P,
-                     const char *what)
+static void one_case_sparse(bpc_assign_t *a, int op, size_t count, const bpc_swap_params_t *P,
+                            const char *what, int sparse)
 {
   so_case_t c;
   char tag[256];
@@ -47,11 +50,19 @@ static void one_case(bpc_assign_t *a, int op, size_t count, const bpc_swap_param
   c.op = op;
   c.count = count;
   c.params = *P;
-  snprintf(tag, sizeof tag, "[rank %d/%d] %s n=%d op=%s count=%zu alg=%s nk=%d rounds=%d thr=%d",
-           t_rank, t_size, what, n, so_names[op], count, P->algorithm ? P->algorithm : "auto",
-           P->nk, P->rounds, P->nthreads);
+  c.sparse = sparse;
+  snprintf(tag, sizeof tag,
+           "[rank %d/%d] %s n=%d op=%s count=%zu alg=%s nk=%d rounds=%d thr=%d sparse=%d", t_rank,
+           t_size, what, n, so_names[op], count, P->algorithm ? P->algorithm : "auto", P->nk,
+           P->rounds, P->nthreads, sparse);
   int f = so_run(ctx, a, &c, tag, &rc, NULL, NULL);
   T_CHECK(f == 0, "%s: %d failure(s)", tag, f);
+}
+
+static void one_case(bpc_assign_t *a, int op, size_t count, const bpc_swap_params_t *P,
+                     const char *what)
+{
+  one_case_sparse(a, op, count, P, what, 0);
 }
 
 /* Every schedule and operator, 1..4 blocks per process (shift and ring,
@@ -121,6 +132,10 @@ END_TEST
 START_TEST(test_kvectors)
 {
   int order[64];
+  const char *kalgs[8];
+  const int nka = so_kvec_algos(kalgs, 8);
+  T_CHECK(nka >= 1, "no swap row declares k-vector rounds");
+  for (int ka = 0; ka < nka; ka++)
   for (int bpp = 1; bpp <= 2; bpp++) {
     const int n = bpp * t_size;
     bpc_assign_t *a = make_assign(n, BPC_ASSIGN_CONTIGUOUS);
@@ -144,7 +159,7 @@ START_TEST(test_kvectors)
     for (int v = 0; v < 3; v++)
       for (int op = 1; op < SO_NOPS; op++) {
         bpc_swap_params_t P = bpc_swap_params_default();
-        P.algorithm = "radixk";
+        P.algorithm = kalgs[ka];
         P.k = nk[v] ? kv[v] : NULL;
         P.nk = nk[v];
         P.nthreads = 1;
@@ -157,6 +172,56 @@ START_TEST(test_kvectors)
           P.rounds = nk[v] - 1;
           one_case(a, op, 29, &P, "partial");
         }
+      }
+    bpc_assign_destroy(&a);
+  }
+  T_SYNC();
+}
+END_TEST
+
+/* Every schedule through the sparse hooks (the compositing plug-in's path,
+ * with the test's own codec), pieces encoded when smaller and always
+ * encoded, on inputs with holes: sum and the non-commutative over and
+ * matrix product, 1..3 blocks per process, shuffled orders, k-vector
+ * rounds and a partial swap on the rows that declare them. Some rank must
+ * have encoded a piece, or the sparse path was not run. */
+START_TEST(test_sparse_hooks)
+{
+  const char *algs[16], *kalgs[8];
+  const int nalg = so_algos(algs, 16), nka = so_kvec_algos(kalgs, 8);
+  int order[64];
+  int idx = 0;
+  for (int bpp = 1; bpp <= 3; bpp++) {
+    const int n = bpp * t_size;
+    bpc_assign_t *a = make_assign(n, bpp == 2 ? BPC_ASSIGN_ROUND_ROBIN : BPC_ASSIGN_CONTIGUOUS);
+    for (int ai = 0; ai < nalg; ai++)
+      for (int op = 0; op < SO_NOPS; op++, idx++) {
+        const int mode = 1 + idx % 2;
+        if (bpp == 3 && op != SO_MAT)
+          continue;
+        bpc_swap_params_t P = bpc_swap_params_default();
+        P.algorithm = algs[ai];
+        P.nthreads = 1 + (idx / 2) % 2;
+        so_order(idx % 3, n, (uint32_t)(3000 + idx), order);
+        P.order = order;
+        so_last_encoded = 0;
+        one_case_sparse(a, op, 257, &P, "sparse", mode);
+        long enc = so_last_encoded, all = 0;
+        MPI_Allreduce(&enc, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+        T_CHECK(n < 2 || all > 0, "sparse n=%d alg=%s op=%s: no piece went encoded", n,
+                algs[ai], so_names[op]);
+        for (int ka = 0; ka < nka && op == SO_OVER; ka++)
+          if (strcmp(kalgs[ka], algs[ai]) == 0 && n >= 4 && n % 2 == 0) {
+            int k[2] = {2, n / 2};
+            P.k = k;
+            P.nk = 2;
+            one_case_sparse(a, op, 131, &P, "sparse-kvec", mode);
+            P.rounds = 1;
+            one_case_sparse(a, op, 131, &P, "sparse-partial", mode);
+            P.k = NULL;
+            P.nk = 0;
+            P.rounds = 0;
+          }
       }
     bpc_assign_destroy(&a);
   }
@@ -207,7 +272,7 @@ START_TEST(test_threads)
     P.nthreads = T;
     P.deterministic = 1;
     P.order = order;
-    so_case_t c = {SO_OVER, count, P};
+    so_case_t c = {SO_OVER, count, P, 0};
     int rc = 0;
     char tag[64];
     snprintf(tag, sizeof tag, "[rank %d] threads T=%d", t_rank, T);
@@ -515,6 +580,7 @@ static Suite *swap_suite(void)
   tcase_set_timeout(tc, 240);
   tcase_add_test(tc, test_schedules);
   tcase_add_test(tc, test_kvectors);
+  tcase_add_test(tc, test_sparse_hooks);
   tcase_add_test(tc, test_fewer_blocks);
   tcase_add_test(tc, test_threads);
   tcase_add_test(tc, test_bytes_model);

@@ -159,7 +159,7 @@ START_TEST(test_threads_identical)
       P.nthreads = T;
       P.deterministic = 1;
       P.order = order;
-      so_case_t c = {SO_OVER, count, P};
+      so_case_t c = {SO_OVER, count, P, 0};
       int rc = 0;
       int f = so_run(ctx, a, &c, "threads", &rc, NULL, &res[T - 1]);
       ck_assert_int_eq(f, 0);
@@ -338,7 +338,7 @@ START_TEST(test_env_and_tuning)
   bpc_assign_t *a = assign_n(n);
   bpc_swap_params_t P = bpc_swap_params_default();
   P.nthreads = 1;
-  so_case_t c = {SO_MAT, 50, P};
+  so_case_t c = {SO_MAT, 50, P, 0};
   bpc_swap_info_t info;
   int rc = 0;
 
@@ -482,7 +482,7 @@ START_TEST(test_registry)
     bpc_swap_params_t P = bpc_swap_params_default();
     P.algorithm = t[i].name;
     P.nthreads = 1;
-    so_case_t c = {SO_MAT, 30, P};
+    so_case_t c = {SO_MAT, 30, P, 0};
     bpc_swap_info_t info;
     int rc = 0;
     ck_assert_int_eq(so_run(ctx, a, &c, t[i].name, &rc, &info, NULL), 0);
