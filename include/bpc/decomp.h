@@ -186,7 +186,8 @@ typedef struct bpc_blocks bpc_blocks_t;
  * gid, in gid order). `a` must outlive the store. Ownership: the store owns
  * the blocks and calls destroy on each in bpc_blocks_destroy.
  * Errors: BPC_ENULL, BPC_ECALLBACK (create returned NULL; the blocks made so
- * far are destroyed), BPC_ENOMEM.
+ * far are destroyed), BPC_ENOMEM; on any error *out is NULL (when out is
+ * not NULL).
  */
 int bpc_blocks_create(const bpc_assign_t *a, bpc_block_create_fn create,
                       bpc_block_destroy_fn destroy, void *user, bpc_blocks_t **out);

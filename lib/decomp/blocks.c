@@ -19,10 +19,11 @@ int bpc_blocks_create(const bpc_assign_t *a, bpc_block_create_fn create,
   int rc = BPC_OK;
   bpc_blocks_t *b = NULL;
   bpc_ctx_t *ctx = a ? a->ctx : NULL;
+  if (out != NULL) /* a caller's cleanup after any failure is safe */
+    *out = NULL;
   if (a == NULL || create == NULL || out == NULL)
     return bpc__err(ctx, BPC_ENULL, "bpc_blocks_create: %s is NULL",
                     a == NULL ? "the assignment" : (create == NULL ? "create" : "out"));
-  *out = NULL;
   b = bpc__calloc(1, sizeof *b);
   if (b == NULL) {
     rc = bpc__err(ctx, BPC_ENOMEM, "bpc_blocks_create: out of memory");

@@ -43,6 +43,8 @@ static int assign_create(bpc_ctx_t *ctx, int nblocks, bpc_assign_mode_t mode, co
 int bpc_assign_create(bpc_ctx_t *ctx, int nblocks, bpc_assign_mode_t mode, const int *map,
                       bpc_assign_t **out)
 {
+  if (out != NULL) /* a caller's cleanup after any failure is safe */
+    *out = NULL;
   BPC__GUARDED_RETURN(ctx, "bpc_assign_create", assign_create(ctx, nblocks, mode, map, out));
 }
 
@@ -65,5 +67,7 @@ static int decomp_create(bpc_ctx_t *ctx, const bpc_decomp_params_t *params, bpc_
 
 int bpc_decomp_create(bpc_ctx_t *ctx, const bpc_decomp_params_t *params, bpc_decomp_t **out)
 {
+  if (out != NULL) /* a caller's cleanup after any failure is safe */
+    *out = NULL;
   BPC__GUARDED_RETURN(ctx, "bpc_decomp_create", decomp_create(ctx, params, out));
 }

@@ -909,6 +909,8 @@ cleanup:
 int bpc_io_read(bpc_ctx_t *ctx, const char *path, const bpc_assign_t *a, const bpc_type_t *type,
                 bpc_blocks_t **out)
 {
+  if (out != NULL) /* a caller's cleanup after any failure is safe */
+    *out = NULL;
   BPC__GUARDED_RETURN(ctx, "bpc_io_read", io_read_entry(ctx, path, a, type, out));
 }
 

@@ -373,6 +373,11 @@ static int merge_over(bpc_ctx_t *ctx, const bpc_assign_t *a)
 /* The creators are collective: a field that differs between ranks, or an
  * argument error on some ranks only, is the same error on every rank, and
  * no rank keeps an object. */
+/* What *out holds before a creator runs: a failure must replace it with
+ * NULL (a caller's cleanup is then safe), a success with the object. */
+static char out_sentinel;
+#define OUT_SENTINEL ((void *)&out_sentinel)
+
 START_TEST(test_creators_differ)
 {
   bpc_ctx_t *ctx = world_ctx();
@@ -401,9 +406,12 @@ START_TEST(test_creators_differ)
       bpc_decomp_params_t p = cube_params(nb);
       if (bad_here(m))
         spoil(&p, c, map);
-      bpc_decomp_t *d = NULL;
+      bpc_decomp_t *d = OUT_SENTINEL;
       int rc = bpc_decomp_create(ctx, &p, &d);
       bad_check(ctx, &cases[c], m, rc);
+      T_CHECK(d != OUT_SENTINEL, "%s, %s: *out left unset", cases[c].what, bad_mode_name(m));
+      if (d == OUT_SENTINEL)
+        d = NULL;
       T_CHECK((rc == BPC_OK) == (d != NULL), "%s, %s: object %p with %s", cases[c].what,
               bad_mode_name(m), (void *)d, bpc_err_name(rc));
       bpc_decomp_destroy(&d);
@@ -414,10 +422,13 @@ START_TEST(test_creators_differ)
       bpc_decomp_params_t p = cube_params(nb);
       if (bad_here(m))
         spoil_invalid(&p, c, map);
-      bpc_decomp_t *d = NULL;
+      bpc_decomp_t *d = OUT_SENTINEL;
       int rc = bpc_decomp_create(ctx, &p, &d);
       bad_check(ctx, &invalid[c], m, rc);
-      T_CHECK(d == NULL, "%s, %s: an object after a failure", invalid[c].what, bad_mode_name(m));
+      T_CHECK(d == NULL, "%s, %s: %s after a failure", invalid[c].what, bad_mode_name(m),
+              d == OUT_SENTINEL ? "*out left unset" : "an object");
+      if (d == OUT_SENTINEL)
+        d = NULL;
       bpc_decomp_destroy(&d);
     }
   }
@@ -452,9 +463,13 @@ START_TEST(test_creators_differ)
         else
           want_out = 0;
       }
-      bpc_assign_t *a = NULL;
+      bpc_assign_t *a = OUT_SENTINEL;
       int rc = bpc_assign_create(ctx, n, mode, mp, want_out ? &a : NULL);
       bad_check(ctx, &acases[c], m, rc);
+      T_CHECK(!want_out || a != OUT_SENTINEL, "%s, %s: *out left unset", acases[c].what,
+              bad_mode_name(m));
+      if (a == OUT_SENTINEL)
+        a = NULL;
       T_CHECK((rc == BPC_OK) == (a != NULL), "%s, %s: object %p with %s", acases[c].what,
               bad_mode_name(m), (void *)a, bpc_err_name(rc));
       bpc_assign_destroy(&a);

@@ -563,6 +563,8 @@ int bpc_neighbor_stats(const bpc_neighbor_t *nb, bpc_neighbor_stats_t *out)
 int bpc_neighbor_create_decomp(bpc_ctx_t *ctx, const bpc_decomp_t *d, const bpc_type_t *type,
                                const bpc_neighbor_params_t *params, bpc_neighbor_t **out)
 {
+  if (out != NULL) /* a caller's cleanup after any failure is safe */
+    *out = NULL;
   BPC__GUARDED_RETURN(ctx, "bpc_neighbor_create_decomp",
       neighbor_create_decomp_entry(ctx, d, type, params, out));
 }
@@ -572,6 +574,8 @@ int bpc_neighbor_create_graph(bpc_ctx_t *ctx, const bpc_assign_t *a, const int *
                               const int *targets, const bpc_type_t *type,
                               const bpc_neighbor_params_t *params, bpc_neighbor_t **out)
 {
+  if (out != NULL) /* a caller's cleanup after any failure is safe */
+    *out = NULL;
   BPC__GUARDED_RETURN(ctx, "bpc_neighbor_create_graph",
       neighbor_create_graph_entry(ctx, a, offsets, targets, type, params, out));
 }
