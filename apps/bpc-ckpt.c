@@ -90,13 +90,19 @@ int main(int argc, char **argv)
     MPI_Finalize();
     return 0;
   }
-  if (argc != 3 || (strcmp(argv[1], "info") != 0 && strcmp(argv[1], "verify") != 0)) {
-    if (rank == 0)
-      fprintf(stderr, "bpc-ckpt: %s\n%s",
-              argc < 3 ? "missing command or FILE"
-              : argc > 3 ? "too many arguments"
-                         : "unknown command (expected info or verify)",
-              usage_text);
+  const int known = argc >= 2 && (strcmp(argv[1], "info") == 0 || strcmp(argv[1], "verify") == 0);
+  if (argc != 3 || !known) {
+    if (rank == 0) {
+      if (argc >= 2 && argv[1][0] == '-')
+        fprintf(stderr, "bpc-ckpt: unknown option '%s'\n", argv[1]);
+      else if (argc >= 2 && !known)
+        fprintf(stderr, "bpc-ckpt: unknown command '%s' (expected info or verify)\n", argv[1]);
+      else if (argc < 3)
+        fprintf(stderr, "bpc-ckpt: missing %s\n", argc < 2 ? "command and FILE" : "FILE");
+      else
+        fprintf(stderr, "bpc-ckpt: too many arguments (first extra: '%s')\n", argv[3]);
+      fputs(usage_text, stderr);
+    }
     MPI_Finalize();
     return 2;
   }

@@ -1,9 +1,9 @@
 #!/bin/sh
 # tests/apps/test_badargs.sh - every app (bpc-render, bpc-decomp, bpc-entropy,
-# bpc-trace, bpc-tune, bpc-bench with each engine) with bad arguments at 1 and
-# 3 processes (run by make check from the top build directory). Each must
-# end with its documented status on every rank, never a signal or a hang
-# (timeout), with a message naming what was wrong:
+# bpc-trace, bpc-ckpt, bpc-tune, bpc-bench with each engine) with bad
+# arguments at 1 and 3 processes (run by make check from the top build
+# directory). Each must end with its documented status on every rank,
+# never a signal or a hang (timeout), with a message naming what was wrong:
 #   2  a rejected argument (unknown option, not a number, out of range, a
 #      missing value, an unknown name, a size too large);
 #   1  a run-time failure the arguments led to (a file that cannot be read,
@@ -38,6 +38,11 @@ for np in 3; do
   run $np 1 "/nonexistent" bpc-render --raw /nonexistent --dims 4,4,4 --out none
 
   run $np 2 "--domain" bpc-decomp --domain abc
+
+  run $np 2 "unknown command 'nope'" bpc-ckpt nope FILE
+  run $np 2 "unknown option '--bogus'" bpc-ckpt --bogus
+  run $np 2 "missing FILE" bpc-ckpt info
+  run $np 2 "first extra: 'b'" bpc-ckpt info a b
   run $np 2 "--dim" bpc-decomp --dim 9
   run $np 1 "nblocks is -1" bpc-decomp --blocks -1
 
