@@ -4,7 +4,11 @@
  * Every public bpc call returns int: BPC_OK (0) or a negative BPC_E* code.
  * Results are returned through out-parameters. After a failure,
  * bpc_last_error(ctx) gives the detailed message of the last failure on this
- * rank. The library never prints to stdout and never aborts.
+ * rank. The library never prints to stdout and never aborts, with one
+ * exception: when neither malloc nor the kernel's pages can give a buffer
+ * that an MPI collective already under way on the other ranks needs, it
+ * logs what it wanted and calls MPI_Abort instead of hanging them (see
+ * doc/design.md, "Departures from DESIGN.md").
  *
  * Re-entrancy: a collective call (any engine, bpc_neighbor_exchange/round/
  * iterate, the neighbour creators, bpc_composite, bpc_finalize,

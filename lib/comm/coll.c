@@ -16,6 +16,30 @@
 
 /* ------------------------------------------------------------------ MPI */
 
+void bpc__abort_job(const bpc_ctx_t *ctx, const char *why)
+{
+  bpc__log(ctx, BPC_LOG_ERROR, "%s: aborting the job", why);
+  MPI_Abort(ctx != NULL ? ctx->comm : MPI_COMM_WORLD, 1);
+}
+
+void *bpc__must_alloc(const bpc_ctx_t *ctx, size_t bytes, int *paged, const char *what)
+{
+  void *p = bpc__big_alloc(bytes, paged);
+  if (p != NULL)
+    return p;
+  char why[160];
+  snprintf(why, sizeof why, "no memory for %s (%zu bytes) in a collective under way", what,
+           bytes);
+  bpc__abort_job(ctx, why);
+  return NULL; /* not reached */
+}
+
+int bpc__world_size(void)
+{
+  int n = 0;
+  return MPI_Comm_size(MPI_COMM_WORLD, &n) == MPI_SUCCESS ? n : 0;
+}
+
 static MPI_Op mpi_op(bpc__redop_t op)
 {
   return op == BPC__RED_MIN ? MPI_MIN : op == BPC__RED_MAX ? MPI_MAX : MPI_SUM;

@@ -27,6 +27,24 @@
 struct bpc_assign;
 struct bpc_decomp;
 
+/*
+ * A buffer a rank must have to take part in a collective call already
+ * under way on the other ranks (leaving it would leave them waiting for
+ * ever): bpc__big_alloc's (malloc, else anonymous pages; free it with
+ * bpc__must_free). When even the kernel refuses the pages, the job is
+ * aborted (bpc__abort_job) with a message naming `what`. Never NULL.
+ */
+void *bpc__must_alloc(const bpc_ctx_t *ctx, size_t bytes, int *paged, const char *what);
+
+/* Log `why` and MPI_Abort the job: the library's only abort, for a rank
+ * that cannot take part in a collective or take a message off MPI's queue
+ * while the other ranks wait for it (doc/design.md, "Departures from
+ * DESIGN.md"). Does not return. */
+void bpc__abort_job(const bpc_ctx_t *ctx, const char *why);
+
+/* Processes in MPI_COMM_WORLD, or 0 when MPI cannot say. */
+int bpc__world_size(void);
+
 typedef enum bpc__redop { BPC__RED_SUM = 0, BPC__RED_MIN = 1, BPC__RED_MAX = 2 } bpc__redop_t;
 
 /* A non-blocking reduction in flight (bpc__iallreduce_ll / bpc__coll_test). */

@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -368,7 +369,8 @@ static int take_bundle(bpc__exch_t *ex, const bpc__hdr_t *h, void *buf, size_t c
  * buffer given a smaller count, as seen with this transport's headers), so
  * into a buffer of its size, from malloc or the kernel's pages (not the
  * pool: memory may be what ran out); without even those, the job is
- * aborted with a message instead of writing over memory (bpc__must_alloc). */
+ * aborted with a message instead of writing over memory (bpc__must_alloc,
+ * bpc__abort_job). */
 static void drop_message(bpc_ctx_t *ctx, msg_t *mm, MPI_Status *st)
 {
   MPI_Count n = 0;
@@ -387,9 +389,9 @@ static void drop_message(bpc_ctx_t *ctx, msg_t *mm, MPI_Status *st)
   if (bytes > (size_t)INT_MAX) {
     count = 1;
     if (big_bytes_type(bytes, &t) != MPI_SUCCESS) {
-      bpc__log(ctx, BPC_LOG_ERROR, "no MPI type to receive (and drop) a message of %zu bytes: "
-                                   "aborting the job", bytes);
-      MPI_Abort(ctx->comm, 1);
+      char why[128];
+      snprintf(why, sizeof why, "no MPI type to receive (and drop) a message of %zu bytes", bytes);
+      bpc__abort_job(ctx, why);
     }
   }
   msg_recv(buf, count, t, mm);

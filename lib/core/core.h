@@ -200,13 +200,11 @@ long long bpc__env_ll(const char *name, long long dflt);
 void *bpc__malloc(size_t n);
 void *bpc__calloc(size_t n, size_t size);
 
-/* A buffer a rank must have to take part in a collective call or to take
- * a message off MPI's queue (leaving either would leave other ranks
- * waiting for ever): malloc'ed, or, when malloc has no memory, anonymous
- * pages from the kernel (*paged = 1); when even those are refused, the job
- * is aborted (MPI_Abort) with a message naming `what`. Never NULL. Free it
- * with bpc__must_free(p, bytes, paged). */
-void *bpc__must_alloc(const bpc_ctx_t *ctx, size_t bytes, int *paged, const char *what);
+/* A buffer from malloc, or, when malloc has no memory, anonymous pages
+ * from the kernel (*paged = 1); NULL when even those are refused. Free it
+ * with bpc__must_free(p, bytes, paged). (bpc__must_alloc, lib/comm/comm.h,
+ * is the same for buffers a collective under way cannot do without.) */
+void *bpc__big_alloc(size_t bytes, int *paged);
 
 /* Scratch memory of at least `bytes` bytes in slot `slot` of the context,
  * kept between calls (grow-only: a call in steady state allocates nothing;

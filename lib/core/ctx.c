@@ -20,7 +20,7 @@
 void *bpc__malloc(size_t n) { return malloc(n ? n : 1); }
 void *bpc__calloc(size_t n, size_t size) { return calloc(n ? n : 1, size ? size : 1); }
 
-void *bpc__must_alloc(const bpc_ctx_t *ctx, size_t bytes, int *paged, const char *what)
+void *bpc__big_alloc(size_t bytes, int *paged)
 {
   if (bytes == 0)
     bytes = 1;
@@ -29,13 +29,10 @@ void *bpc__must_alloc(const bpc_ctx_t *ctx, size_t bytes, int *paged, const char
   if (p != NULL)
     return p;
   p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p != MAP_FAILED) {
-    *paged = 1;
-    return p;
-  }
-  bpc__log(ctx, BPC_LOG_ERROR, "no memory for %s (%zu bytes): aborting the job", what, bytes);
-  MPI_Abort(ctx != NULL ? ctx->comm : MPI_COMM_WORLD, 1);
-  return NULL; /* not reached */
+  if (p == MAP_FAILED)
+    return NULL;
+  *paged = 1;
+  return p;
 }
 
 void *bpc__scratch(bpc_ctx_t *ctx, int slot, size_t bytes)

@@ -20,7 +20,8 @@
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "io/io.h"
 
-#include <mpi.h>
+#include "comm/coll.h"
+
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -72,8 +73,7 @@ static int local_procs(void)
     if (v > 0 && v < (1 << 30))
       return (int)v;
   }
-  int world = 0;
-  return MPI_Comm_size(MPI_COMM_WORLD, &world) == MPI_SUCCESS && world == 1;
+  return bpc__world_size() == 1;
 }
 
 #if defined(__linux__)
