@@ -3,8 +3,14 @@
 #   tests/unit/*, the scripts: run directly, with a timeout.
 #   tests/mpi/*:  run under $MPIRUN at every process count listed for it in
 #                 $BPC_TESTLIST, with CK_FORK=no, a timeout per run
-#                 (BPC_TEST_TIMEOUT seconds, default 300), oversubscription
-#                 and OMP_WAIT_POLICY=passive (unless set).
+#                 (BPC_TEST_TIMEOUT seconds, default 300, times one more for
+#                 every 4 processes beyond 4: 600 s at 5-8, 900 s at 9-12),
+#                 oversubscription and OMP_WAIT_POLICY=passive (unless set).
+#                 The scaling is for a busy machine: an oversubscribed run
+#                 waits for time slices at every message, and other load
+#                 multiplies that (test_faults at 12 processes on 2 cores:
+#                 7 s idle, 122 s beside two busy loops, over 300 s on a
+#                 machine busier still).
 # Sanitizer build (BPC_LSAN_SUPP set by tests/Makefile.mk): LeakSanitizer
 # with whole stacks at every count, or, with BPC_LSAN_MAXNP=n, only up to n
 # processes; above n, AddressSanitizer and UBSan still run but without leak
@@ -97,7 +103,10 @@ for np in $counts; do
     leaks=""
   fi
   [ -n "${BPC_LSAN_SUPP:-}" ] && export ASAN_OPTIONS LSAN_OPTIONS
-  timeout -k 10 $((timeout_s + 30)) "$MPIRUN" -np "$np" "$prog"
+  limit=$((timeout_s * (1 + (np > 4 ? (np - 1) / 4 : 0))))
+  MPIEXEC_TIMEOUT=$limit
+  export MPIEXEC_TIMEOUT
+  timeout -k 10 $((limit + 30)) "$MPIRUN" -np "$np" "$prog"
   rc=$?
   end=$(date +%s)
   if [ $rc -eq 0 ]; then
@@ -106,7 +115,7 @@ for np in $counts; do
   else
     failed=$((failed + 1))
     status=1
-    [ $rc -eq 124 ] && echo "run-test.sh: $name np=$np TIMEOUT after $timeout_s s" >&2
+    [ $rc -eq 124 ] && echo "run-test.sh: $name np=$np TIMEOUT after $limit s" >&2
     echo "run-test.sh: $name np=$np FAIL (exit $rc$leaks)"
   fi
 done
