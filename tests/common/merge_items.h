@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "bpc.h"
+#include "engines/merge/merge.h"
 
 enum { MI_SUM = 0, MI_VSUM = 1, MI_MAT = 2, MI_LIST = 3, MI_CAT = 4, MI_NKINDS = 5 };
 
@@ -456,6 +457,15 @@ static inline int mi_verify(int kind, const void *items, int i, int gid, const i
     }
   }
   return 1;
+}
+
+/* Whether merge row `name` runs commutative merges only (its variant's
+ * trait, lib/engines/merge/merge.h: bpc_merge refuses it for others with
+ * BPC_EINVAL); 0 for an unknown name. */
+static inline int mi_row_commutative_only(const char *name)
+{
+  const bpc__algo_t *row = name != NULL ? bpc__algo_find(&bpc__engine_merge, name) : NULL;
+  return row != NULL && ((const bpc__merge_variant_t *)row->data)->commutative_only;
 }
 
 /* Insertion sort of n ints, ascending (test sizes). */
