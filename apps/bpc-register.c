@@ -56,9 +56,8 @@ static const char *usage_text =
     "                       in the order given (8/16-bit grey, all the same size)\n"
     "  --blocks B           blocks (runs of consecutive frames; default: the\n"
     "                       process count, at most the frames)\n"
-    "  --algorithm NAME     the scan's global algorithm (bpc_algorithms(\"scan\"):\n"
-    "                       serial, kogge-stone, sklansky, brent-kung, blelloch)\n"
-    "                       or auto (default)\n"
+    "  --algorithm NAME     the scan's global algorithm: a name of\n"
+    "                       bpc_algorithms(\"scan\") (listed below) or auto (default)\n"
     "  --strategy NAME      scan-then-propagate (default), reduce-then-scan or\n"
     "                       inclusive-global\n"
     "  --refine N           Gauss-Newton steps of operator B (default 3; 0 = compose only)\n"
@@ -72,6 +71,20 @@ static const char *usage_text =
     "  --json               print the result as one JSON object\n"
     "  --quiet              no progress on stderr\n"
     "  --help               this text\n";
+
+/* The scan's algorithm names from its table, comma separated. */
+static void scan_names(char *buf, size_t len)
+{
+  bpc_algo_info_t t[16];
+  int n = 0;
+  buf[0] = '\0';
+  if (bpc_algorithms("scan", t, 16, &n) != BPC_OK)
+    n = 0;
+  for (int k = 0; k < n && k < 16; k++) {
+    const size_t used = strlen(buf);
+    snprintf(buf + used, len - used, "%s%s", k > 0 ? ", " : "", t[k].name);
+  }
+}
 
 typedef struct opts {
   int synthetic, nframes, W, H;
@@ -218,8 +231,9 @@ static int parse_args(int argc, char **argv, opts_t *o, char *msg, size_t len)
       for (int k = 0; k < n && k < 16; k++)
         ok |= strcasecmp(val, t[k].name) == 0;
       if (!ok) {
-        snprintf(msg, len, "--algorithm '%s': want auto or a scan algorithm (serial, "
-                 "kogge-stone, sklansky, brent-kung, blelloch)", val);
+        char names[256];
+        scan_names(names, sizeof names);
+        snprintf(msg, len, "--algorithm '%s': want auto or a scan algorithm (%s)", val, names);
         return -1;
       }
       o->algorithm = val;
@@ -743,10 +757,13 @@ int main(int argc, char **argv)
       fprintf(stderr, "bpc-register: %s\n", msg);
     ret = 2;
   } else if (o.help) {
-    if (rank == 0)
-      printf("%s\nThis build: %s\n", usage_text,
+    if (rank == 0) {
+      char names[256];
+      scan_names(names, sizeof names);
+      printf("%s\nScan algorithms: %s\nThis build: %s\n", usage_text, names,
              reg_have_png() ? "with libpng (PNG input and output)"
                             : "without libpng (only --synthetic, no PNG output)");
+    }
     ret = 0;
   } else
     ret = run(&o, rank, size);

@@ -17,6 +17,14 @@ EXTRA_DIST += tests/check_exports.sh
 # no algorithm id compared outside the tables (the rows carry traits)
 TESTS += tests/check_rows.sh
 EXTRA_DIST += tests/check_rows.sh
+# every list of algorithm names in the docs, headers and help texts holds
+# its whole table (tests/list_algorithms prints the tables)
+check_PROGRAMS += tests/list_algorithms
+tests_list_algorithms_SOURCES = tests/list_algorithms.c
+tests_list_algorithms_CFLAGS = $(TEST_CFLAGS)
+tests_list_algorithms_LDADD = $(TEST_LDADD)
+TESTS += tests/check_names.sh
+EXTRA_DIST += tests/check_names.sh
 
 # The suites link the convenience library (internals visible, see
 # Makefile.am); the doc examples link the installed one (public calls only).

@@ -562,7 +562,7 @@ cleanup:
 
 const bench_engine_t bench_engine_swap = {
     .name = "swap",
-    .desc = "swap-reduce (radixk, shift, ring) vs MPI_Reduce_scatter_block and binary swap",
+    .desc = "swap-reduce (every schedule) vs MPI_Reduce_scatter_block and binary swap",
     .registry = "swap",
     .algorithms = sw_extra,
     .auto_algorithms = BENCH_AUTO_ROWS,
