@@ -6,11 +6,12 @@
 #
 # A list is recognised as the names are written for users: quoted (`name`,
 # "name" or 'name') in one paragraph (lines up to a blank or comment-only
-# line) that also offers `auto`, the choice every algorithm parameter
-# takes. Such a paragraph is taken to list the engine most of whose names
-# it quotes; when it quotes all but one or more of them (at least two), it
-# must quote them all. Prose that names a few rows, unquoted or without
-# auto, is not a list. LISTER (default tests/list_algorithms, run from the
+# line; a markdown table is one). A paragraph is taken to list the engine
+# most of whose names it quotes; when it quotes all of them but one (and at
+# least two), it must quote them all. An engine of two rows counts only in
+# a paragraph that also offers `auto`, the choice every algorithm
+# parameter takes. Prose that names rows unquoted is not a list, nor is C
+# code (in C sources only comments and string literals count). LISTER (default tests/list_algorithms, run from the
 # build tree as make check does) prints each engine's names from the
 # registry, one engine a line.
 set -u
@@ -33,12 +34,13 @@ awk -v tablefile="$tmp/names" '
     return match(text, "[`\"\x27]" name "[`\"\x27]") > 0
   }
   function check(    e, i, hits, frac, best, bestfrac, miss, nm) {
-    if (para == "" || !quoted("auto", para))
+    if (para == "")
       return
+    withauto = quoted("auto", para)
     best = ""
     bestfrac = 0
     for (e = 1; e <= ne; e++) {
-      if (cnt[e] < 2)
+      if (cnt[e] < 2 || (cnt[e] < 3 && !withauto))
         continue
       hits = 0
       for (i = 1; i <= cnt[e]; i++)
@@ -75,6 +77,12 @@ awk -v tablefile="$tmp/names" '
     t = $0
     gsub(/^[ \t]*(\/\*|\*\/|\*|\/\/)?[ \t]*/, "", t)
     if (t == "" || t == "*/") {
+      check()
+      para = ""
+      next
+    }
+    # in C, only comments and string literals are text a user reads
+    if (FILENAME ~ /\.[ch]$/ && $0 !~ /^[ \t]*(\/\*|\*|\/\/|")/) {
       check()
       para = ""
       next
