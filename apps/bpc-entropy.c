@@ -36,6 +36,7 @@
 #include <mpi.h>
 
 #include "bpc.h"
+#include "common/app_mix.h"
 
 static const char *usage_text =
     "usage: bpc-entropy [options]\n"
@@ -232,11 +233,8 @@ static int parse_args(int argc, char **argv, opts_t *o, char *msg, size_t len)
 
 static uint32_t hash3(uint64_t x, uint64_t y, uint64_t z)
 {
-  uint64_t h = x * 0x9e3779b97f4a7c15ull ^ y * 0xc2b2ae3d27d4eb4full ^ z * 0x165667b19e3779f9ull;
-  h ^= h >> 31;
-  h *= 0xbf58476d1ce4e5b9ull;
-  h ^= h >> 29;
-  return (uint32_t)(h >> 32);
+  return (uint32_t)(app_mix64(x * 0x9e3779b97f4a7c15ull ^ y * 0xc2b2ae3d27d4eb4full ^
+                              z * 0x165667b19e3779f9ull) >> 32);
 }
 
 /* The synthetic field: smooth waves whose amplitude grows with z, a ramp

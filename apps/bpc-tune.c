@@ -20,6 +20,8 @@
  */
 #include <bpc.h>
 
+#include "common/app_ops.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -29,31 +31,6 @@
 
 #define MAXC 128
 #define MAXK 64
-
-static int op_sum(void *io, const void *in, size_t n, int f, void *u)
-{
-  float *o = io;
-  const float *v = in;
-  (void)f;
-  (void)u;
-  for (size_t i = 0; i < n; i++)
-    o[i] += v[i];
-  return 0;
-}
-
-static int op_over(void *io, const void *in, size_t n, int f, void *u)
-{
-  float *o = io;
-  const float *v = in;
-  (void)u;
-  for (size_t i = 0; i < n; i++, o += 4, v += 4) {
-    const float *fr = f ? v : o, *bk = f ? o : v;
-    const float t = 1.0f - fr[3];
-    float r[4] = {fr[0] + t * bk[0], fr[1] + t * bk[1], fr[2] + t * bk[2], fr[3] + t * bk[3]};
-    memcpy(o, r, sizeof r);
-  }
-  return 0;
-}
 
 typedef struct cand {
   const char *algo;
@@ -258,7 +235,7 @@ int main(int argc, char **argv)
     if (!strstr(ops, opi == 0 ? "sum" : "over"))
       continue;
     const size_t es = opi == 0 ? 4 : 16;
-    bpc_swap_op_t op = {opi == 0 ? op_sum : op_over, opi == 0, NULL};
+    bpc_swap_op_t op = {opi == 0 ? app_op_sum : app_op_over, opi == 0, NULL};
     bpc_type_t type = bpc_type_contiguous(es, MPI_BYTE);
     for (int si = 0; si < nsizes; si++) {
       const size_t count = sizes[si] / es;

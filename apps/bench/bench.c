@@ -19,6 +19,8 @@
 
 #include "core/core.h"
 
+#include "../common/app_mix.h"
+
 /* ------------------------------------------------- allocation counting */
 
 /* With BENCH_COUNT_ALLOCS (apps/Makefile.mk: not under SMPI) bpc-bench is
@@ -104,21 +106,11 @@ static const bench_engine_t *find_engine(const char *name)
 
 /* -------------------------------------------------------------- payloads */
 
-static uint64_t mix64(uint64_t x)
-{
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return x;
-}
-
 static uint64_t pattern_word(uint64_t key, size_t j, size_t nwords, int rep)
 {
-  uint64_t w = mix64(mix64(key) ^ (uint64_t)j ^ 0x5bd1e9955bd1e995ull);
+  uint64_t w = app_mix64(app_mix64(key) ^ (uint64_t)j ^ 0x5bd1e9955bd1e995ull);
   if (j == 0 || j + 1 == nwords)
-    w ^= mix64(((uint64_t)(uint32_t)rep << 32) ^ key ^ 0xa5a5a5a5ull);
+    w ^= app_mix64(((uint64_t)(uint32_t)rep << 32) ^ key ^ 0xa5a5a5a5ull);
   return w;
 }
 

@@ -40,6 +40,8 @@
 
 #include "patterns/patterns.h"
 
+#include "../common/app_mix.h"
+
 enum { OP_SUM = 0, OP_OVER = 1 };
 
 typedef struct merge_state {
@@ -152,11 +154,7 @@ static int merge_over(bpc_merge_group_t *g, void *user)
 
 static uint32_t hash2(uint32_t a, uint32_t b)
 {
-  uint64_t x = ((uint64_t)a << 32) ^ b ^ 0x9e3779b97f4a7c15ull;
-  x ^= x >> 31;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 29;
-  return (uint32_t)(x >> 16);
+  return (uint32_t)(app_mix64(((uint64_t)a << 32) ^ b) >> 16);
 }
 
 static void fill_item(const merge_state_t *s, int gid, float *d)

@@ -39,53 +39,21 @@
 #include "patterns/patterns.h"
 #include "threads/threads.h"
 
+#include "../common/app_ops.h"
+
 enum { OP_SUM = 0, OP_OVER = 1 };
 enum { BASE_RSB = 0, BASE_BINSWAP = 1 };
 
 /* ------------------------------------------------------------ operators */
 
-static int op_sum(void *inout, const void *in, size_t count, int in_first, void *user)
-{
-  float *o = inout;
-  const float *v = in;
-  (void)in_first;
-  (void)user;
-  for (size_t i = 0; i < count; i++)
-    o[i] += v[i];
-  return 0;
-}
-
-static int op_over(void *inout, const void *in, size_t count, int in_first, void *user)
-{
-  float *o = inout;
-  const float *v = in;
-  (void)user;
-  if (in_first) {
-    for (size_t i = 0; i < count; i++, o += 4, v += 4) {
-      const float t = 1.0f - v[3];
-      o[0] = v[0] + t * o[0];
-      o[1] = v[1] + t * o[1];
-      o[2] = v[2] + t * o[2];
-      o[3] = v[3] + t * o[3];
-    }
-  } else {
-    for (size_t i = 0; i < count; i++, o += 4, v += 4) {
-      const float t = 1.0f - o[3];
-      o[0] += t * v[0];
-      o[1] += t * v[1];
-      o[2] += t * v[2];
-      o[3] += t * v[3];
-    }
-  }
-  return 0;
-}
+/* The operators: app_op_sum, app_op_over (apps/common/app_ops.h). */
 
 /* MPI user op: inoutvec = invec over inoutvec (invec from lower ranks). */
 static void mpi_over(void *invec, void *inoutvec, int *len, MPI_Datatype *dt)
 {
   (void)dt;
   const double t0 = bench_op_enter();
-  op_over(inoutvec, invec, (size_t)*len, 1, NULL);
+  app_op_over(inoutvec, invec, (size_t)*len, 1, NULL);
   bench_op_leave(t0);
 }
 
@@ -323,7 +291,7 @@ static int sw_alloc(sw_state_t *s, size_t bytes, int op)
       gen(op, 0, e, r);
       for (int g = 1; g < s->n; g++) {
         gen(op, g, e, x);
-        (op == OP_SUM ? op_sum : op_over)(r, x, 1, 0, NULL);
+        (op == OP_SUM ? app_op_sum : app_op_over)(r, x, 1, 0, NULL);
       }
     }
   }
@@ -486,7 +454,7 @@ static int sw_run(bench_env_t *env)
         MPI_Op_create(mpi_over, 0, &s.mop);
       }
       s.type = bpc_type_contiguous(s.es, s.pix);
-      s.bop.fn = op == OP_SUM ? op_sum : op_over;
+      s.bop.fn = op == OP_SUM ? app_op_sum : app_op_over;
       s.bop.commutative = op == OP_SUM;
       s.bop.user = NULL;
       if (!env->opts->json && env->rank == 0) {
@@ -606,7 +574,7 @@ static int tr_prepare(void *st, int rep, int is_bpc)
 static int tr_run(tr_state_t *s, float **w, int T)
 {
   if (s->swap_local) {
-    bpc_swap_op_t op = {op_over, 0, NULL};
+    bpc_swap_op_t op = {app_op_over, 0, NULL};
     bpc_swap_params_t P = bpc_swap_params_default();
     int k[1] = {s->m};
     P.algorithm = "radixk";
@@ -618,7 +586,7 @@ static int tr_run(tr_state_t *s, float **w, int T)
     return bpc_swap(s->env->ctx, s->assign, &t, (void *const *)w, s->count, &op, &P, s->pieces,
                     NULL);
   }
-  bpc__tree_t t = {op_over, NULL, 16, T, BPC__TREE_MIN_CHUNK};
+  bpc__tree_t t = {app_op_over, NULL, 16, T, BPC__TREE_MIN_CHUNK};
   return bpc__tree_reduce(&t, (void *const *)w, s->m, -1, s->count, NULL, NULL) == 0
              ? 0
              : BPC_ECALLBACK;

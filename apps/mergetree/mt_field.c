@@ -6,6 +6,8 @@
  */
 #include "mergetree/mt.h"
 
+#include "../common/app_mix.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -17,24 +19,14 @@
 
 /* ------------------------------------------------------------ synthetic */
 
-static uint64_t mix(uint64_t h)
-{
-  h ^= h >> 30;
-  h *= 0xbf58476d1ce4e5b9ull;
-  h ^= h >> 27;
-  h *= 0x94d049bb133111ebull;
-  h ^= h >> 31;
-  return h;
-}
-
 /* uniform in [0, 1) from (seed, a, b, c) */
 static double unit(unsigned seed, uint64_t a, uint64_t b, uint64_t c)
 {
-  uint64_t h = mix((uint64_t)seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull);
-  h = mix(h ^ a * 0xc2b2ae3d27d4eb4full);
-  h = mix(h ^ b * 0x165667b19e3779f9ull);
-  h = mix(h ^ c * 0xd6e8feb86659fd93ull);
-  return (double)(h >> 11) / 9007199254740992.0;
+  uint64_t h = app_mix64((uint64_t)seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull);
+  h = app_mix64(h ^ a * 0xc2b2ae3d27d4eb4full);
+  h = app_mix64(h ^ b * 0x165667b19e3779f9ull);
+  h = app_mix64(h ^ c * 0xd6e8feb86659fd93ull);
+  return app_unit(h);
 }
 
 double mt_synth_value(const mt_field_t *f, int64_t x, int64_t y, int64_t z)

@@ -7,6 +7,8 @@
  */
 #include "mergetree/mt.h"
 
+#include "../common/app_mix.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -154,10 +156,7 @@ int mt_write_seg_vtk(const char *path, const mt_field_t *f, const mt_seg_t *s, i
 /* A colour per label (hashed), the same on every run. */
 static void colour(int64_t label, unsigned char rgb[3])
 {
-  uint64_t h = (uint64_t)label * 0x9e3779b97f4a7c15ull;
-  h ^= h >> 29;
-  h *= 0xbf58476d1ce4e5b9ull;
-  h ^= h >> 32;
+  const uint64_t h = app_mix64((uint64_t)label);
   for (int i = 0; i < 3; i++)
     rgb[i] = (unsigned char)(60 + (h >> (8 * i)) % 190);
 }

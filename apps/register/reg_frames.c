@@ -10,19 +10,15 @@
 
 #include "register/register.h"
 
-static uint64_t mix(uint64_t x)
-{
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
+#include "../common/app_mix.h"
+
+/* one splitmix64 step from x */
+static uint64_t mix(uint64_t x) { return app_splitmix(&x); }
 
 /* uniform in [0, 1) from (seed, a, b, c) */
 static double unit(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
 {
-  uint64_t h = mix(seed ^ mix(a ^ mix(b ^ mix(c))));
-  return (double)(h >> 11) * (1.0 / 9007199254740992.0);
+  return app_unit(mix(seed ^ mix(a ^ mix(b ^ mix(c)))));
 }
 
 #define NWAVES 10

@@ -6,6 +6,8 @@
  */
 #include "trace.h"
 
+#include "../common/app_mix.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -197,14 +199,6 @@ int trace_rk4(const trace_box_t *b, const double p[3], double h, double q[3])
 
 /* ------------------------------------------------------------------ seeds */
 
-static uint64_t splitmix(uint64_t *s)
-{
-  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 int trace_seeds_random(int64_t n, uint64_t seed, const double lo[3], const double hi[3],
                        double **out)
 {
@@ -214,7 +208,7 @@ int trace_seeds_random(int64_t n, uint64_t seed, const double lo[3], const doubl
   uint64_t s = seed;
   for (int64_t i = 0; i < n; i++)
     for (int d = 0; d < 3; d++) {
-      double u = (double)(splitmix(&s) >> 11) * (1.0 / 9007199254740992.0);
+      double u = app_unit(app_splitmix(&s));
       (*out)[3 * i + d] = lo[d] + u * (hi[d] - lo[d]);
     }
   return 0;
