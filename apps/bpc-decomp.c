@@ -23,6 +23,7 @@
 #include <mpi.h>
 
 #include "bpc.h"
+#include "common/app_args.h"
 
 static const char *usage_text =
     "usage: bpc-decomp [options]\n"
@@ -61,28 +62,6 @@ typedef struct opts {
   bpc_assign_mode_t assign;
   int help;
 } opts_t;
-
-/* Parse a comma-separated list of integers in [lo, hi]; at most BPC_MAX_DIM. */
-static int parse_list(const char *s, long long lo, long long hi, long long *out, int *n)
-{
-  *n = 0;
-  const char *p = s;
-  while (1) {
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(p, &end, 10);
-    if (end == p || errno != 0 || v < lo || v > hi)
-      return -1;
-    if (*n >= BPC_MAX_DIM)
-      return -2;
-    out[(*n)++] = v;
-    if (*end == '\0')
-      return 0;
-    if (*end != ',')
-      return -1;
-    p = end + 1;
-  }
-}
 
 /* Parse argv; on a bad option write a message into err and return -1. */
 static int parse_args(int argc, char **argv, opts_t *o, char *err, size_t errlen)
@@ -138,7 +117,7 @@ static int parse_args(int argc, char **argv, opts_t *o, char *err, size_t errlen
     long long v[BPC_MAX_DIM];
     int n = 0, rc = 0;
     if (!strcmp(name, "--dim")) {
-      rc = parse_list(val, 1, BPC_MAX_DIM, v, &n);
+      rc = app_parse_ll_list(val, ",", 1, BPC_MAX_DIM, v, BPC_MAX_DIM, &n);
       if (rc != 0 || n != 1) {
         snprintf(err, errlen, "--dim '%s': expected one integer in 1..%d", val, BPC_MAX_DIM);
         return -1;
@@ -146,7 +125,7 @@ static int parse_args(int argc, char **argv, opts_t *o, char *err, size_t errlen
       o->dim = (int)v[0];
       o->dim_given = 1;
     } else if (!strcmp(name, "--domain")) {
-      rc = parse_list(val, 1, INT64_MAX, v, &n);
+      rc = app_parse_ll_list(val, ",", 1, INT64_MAX, v, BPC_MAX_DIM, &n);
       if (rc != 0) {
         snprintf(err, errlen, "--domain '%s': expected 1 to %d positive integers separated by commas",
                  val, BPC_MAX_DIM);
@@ -156,14 +135,14 @@ static int parse_args(int argc, char **argv, opts_t *o, char *err, size_t errlen
         o->domain[k] = v[k];
       o->ndomain = n;
     } else if (!strcmp(name, "--blocks")) {
-      rc = parse_list(val, INT_MIN, INT_MAX, v, &n);
+      rc = app_parse_ll_list(val, ",", INT_MIN, INT_MAX, v, BPC_MAX_DIM, &n);
       if (rc != 0 || n != 1) {
         snprintf(err, errlen, "--blocks '%s': expected one integer", val);
         return -1;
       }
       o->nblocks = (int)v[0];
     } else if (!strcmp(name, "--divs")) {
-      rc = parse_list(val, INT_MIN, INT_MAX, v, &n);
+      rc = app_parse_ll_list(val, ",", INT_MIN, INT_MAX, v, BPC_MAX_DIM, &n);
       if (rc != 0) {
         snprintf(err, errlen, "--divs '%s': expected 1 to %d integers separated by commas", val,
                  BPC_MAX_DIM);
@@ -173,7 +152,7 @@ static int parse_args(int argc, char **argv, opts_t *o, char *err, size_t errlen
         o->divs[k] = (int)v[k];
       o->ndivs = n;
     } else if (!strcmp(name, "--ghost")) {
-      rc = parse_list(val, INT_MIN, INT_MAX, v, &n);
+      rc = app_parse_ll_list(val, ",", INT_MIN, INT_MAX, v, BPC_MAX_DIM, &n);
       if (rc != 0) {
         snprintf(err, errlen, "--ghost '%s': expected 1 to %d integers separated by commas", val,
                  BPC_MAX_DIM);

@@ -36,6 +36,7 @@
 #include <mpi.h>
 
 #include "bpc.h"
+#include "common/app_args.h"
 #include "common/app_mix.h"
 
 static const char *usage_text =
@@ -100,26 +101,6 @@ typedef struct app {
 
 /* ------------------------------------------------------------ options */
 
-static int parse_ll_list(const char *s, long long lo, long long hi, long long *out, int cap,
-                         int *n)
-{
-  const char *p = s;
-  *n = 0;
-  for (;;) {
-    char *end;
-    errno = 0;
-    long long v = strtoll(p, &end, 10);
-    if (end == p || errno || v < lo || v > hi || *n >= cap)
-      return -1;
-    out[(*n)++] = v;
-    if (*end == '\0')
-      return 0;
-    if (*end != ',' && *end != 'x')
-      return -1;
-    p = end + 1;
-  }
-}
-
 static int parse_args(int argc, char **argv, opts_t *o, char *msg, size_t len)
 {
   memset(o, 0, sizeof *o);
@@ -160,7 +141,7 @@ static int parse_args(int argc, char **argv, opts_t *o, char *msg, size_t len)
     long long v[64];
     int n = 0;
     if (strcmp(name, "--dims") == 0) {
-      if (parse_ll_list(val, 1, (long long)1 << 40, v, 3, &n) || n != 3) {
+      if (app_parse_ll_list(val, ",x", 1, (long long)1 << 40, v, 3, &n) || n != 3) {
         snprintf(msg, len, "--dims '%s': want three positive sizes X,Y,Z", val);
         return -1;
       }
@@ -179,7 +160,7 @@ static int parse_args(int argc, char **argv, opts_t *o, char *msg, size_t len)
     } else if (strcmp(name, "--blocks") == 0 || strcmp(name, "--bins") == 0 ||
                strcmp(name, "--rounds") == 0) {
       long long lo = strcmp(name, "--rounds") == 0 ? 0 : 1;
-      if (parse_ll_list(val, lo, 1 << 24, v, 1, &n) || n != 1) {
+      if (app_parse_ll_list(val, ",x", lo, 1 << 24, v, 1, &n) || n != 1) {
         snprintf(msg, len, "%s '%s': want an integer in %lld..%d", name, val, lo, 1 << 24);
         return -1;
       }
@@ -203,7 +184,7 @@ static int parse_args(int argc, char **argv, opts_t *o, char *msg, size_t len)
       }
       o->range_given = 1;
     } else if (strcmp(name, "--k") == 0) {
-      if (parse_ll_list(val, 1, INT_MAX, v, 64, &n)) {
+      if (app_parse_ll_list(val, ",x", 1, INT_MAX, v, 64, &n)) {
         snprintf(msg, len, "--k '%s': want a list like 4,4,4", val);
         return -1;
       }

@@ -32,6 +32,7 @@
 
 #include "bpc.h"
 #include "mergetree/mt.h"
+#include "common/app_args.h"
 
 #define MAX_COUNTS 32
 #define MAX_THRESH 64
@@ -99,28 +100,10 @@ typedef struct opts {
 
 /* ------------------------------------------------------------ options */
 
-static int parse_list(const char *s, double *out, int cap, int *n)
-{
-  *n = 0;
-  for (const char *p = s;;) {
-    char *end;
-    errno = 0;
-    double v = strtod(p, &end);
-    if (end == p || errno || !isfinite(v) || *n >= cap)
-      return -1;
-    out[(*n)++] = v;
-    if (*end == '\0')
-      return 0;
-    if (*end != ',')
-      return -1;
-    p = end + 1;
-  }
-}
-
 /* a list of integers in [lo, hi] */
 static int parse_ints(const char *s, double lo, double hi, double *out, int cap, int *n)
 {
-  if (parse_list(s, out, cap, n) != 0)
+  if (app_parse_double_list(s, out, cap, n) != 0)
     return -1;
   for (int i = 0; i < *n; i++)
     if (out[i] != floor(out[i]) || out[i] < lo || out[i] > hi)
@@ -221,7 +204,7 @@ static int parse_args(int argc, char **argv, opts_t *o, char *msg, size_t len)
       }
       o->tile = (int)v[0];
     } else if (strcmp(a, "--noise") == 0 || strcmp(a, "--persistence") == 0) {
-      if (parse_list(val, v, 1, &n) || n != 1 || v[0] < 0) {
+      if (app_parse_double_list(val, v, 1, &n) || n != 1 || v[0] < 0) {
         snprintf(msg, len, "%s '%s': want a number >= 0", a, val);
         return -1;
       }
@@ -248,7 +231,7 @@ static int parse_args(int argc, char **argv, opts_t *o, char *msg, size_t len)
         o->counts[q] = (int)v[q];
       o->ncounts = n;
     } else if (strcmp(a, "--thresholds") == 0) {
-      if (parse_list(val, o->thresh, MAX_THRESH, &o->nthresh)) {
+      if (app_parse_double_list(val, o->thresh, MAX_THRESH, &o->nthresh)) {
         snprintf(msg, len, "--thresholds '%s': want finite numbers T1,T2,...", val);
         return -1;
       }

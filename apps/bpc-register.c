@@ -42,6 +42,7 @@
 
 #include "bpc.h"
 #include "register/register.h"
+#include "common/app_args.h"
 #ifdef REG_HAVE_PNG
 #include "common/png_out.h"
 #endif
@@ -103,17 +104,6 @@ typedef struct opts {
 
 /* ------------------------------------------------------------ options */
 
-static int parse_int(const char *s, long lo, long hi, long *v)
-{
-  char *end;
-  errno = 0;
-  long x = strtol(s, &end, 10);
-  if (end == s || *end != '\0' || errno || x < lo || x > hi)
-    return -1;
-  *v = x;
-  return 0;
-}
-
 static int parse_args(int argc, char **argv, opts_t *o, char *msg, size_t len)
 {
   memset(o, 0, sizeof *o);
@@ -164,14 +154,14 @@ static int parse_args(int argc, char **argv, opts_t *o, char *msg, size_t len)
       return -1;
     }
     const char *val = argv[++i];
-    long v[3];
+    long long v[3];
     if (strcmp(a, "--synthetic") == 0) {
       char buf[64], *p = buf, *tok;
       int n = 0;
       snprintf(buf, sizeof buf, "%s", val);
       while (n < 4 && (tok = strsep(&p, ",")) != NULL) {
-        long lo = n == 0 ? 0 : 16, hi = n == 0 ? 1000000 : 4096;
-        if (n == 3 || parse_int(tok, lo, hi, &v[n]) != 0) {
+        long long lo = n == 0 ? 0 : 16, hi = n == 0 ? 1000000 : 4096;
+        if (n == 3 || app_parse_ll(tok, lo, hi, &v[n]) != 0) {
           snprintf(msg, len, "--synthetic '%s': want N or N,W,H (frames 2..1000000, "
                    "sizes 16..4096)", val);
           return -1;
@@ -183,7 +173,7 @@ static int parse_args(int argc, char **argv, opts_t *o, char *msg, size_t len)
         return -1;
       }
       if (v[0] < 2) {
-        snprintf(msg, len, "--synthetic '%s': %ld frame%s, a series needs at least 2", val,
+        snprintf(msg, len, "--synthetic '%s': %lld frame%s, a series needs at least 2", val,
                  v[0], v[0] == 1 ? "" : "s");
         return -1;
       }
@@ -194,7 +184,7 @@ static int parse_args(int argc, char **argv, opts_t *o, char *msg, size_t len)
         o->H = (int)v[2];
       }
     } else if (strcmp(a, "--frame-cache") == 0) {
-      if (parse_int(val, 0, 100000, &v[0]) != 0) {
+      if (app_parse_ll(val, 0, 100000, &v[0]) != 0) {
         snprintf(msg, len, "--frame-cache '%s': want an integer in 0..100000", val);
         return -1;
       }
@@ -202,7 +192,7 @@ static int parse_args(int argc, char **argv, opts_t *o, char *msg, size_t len)
     } else if (strcmp(a, "--blocks") == 0 || strcmp(a, "--refine") == 0 ||
                strcmp(a, "--pair-iters") == 0) {
       int isb = a[2] == 'b';
-      if (parse_int(val, isb ? 1 : 0, isb ? 1000000 : 100, &v[0]) != 0) {
+      if (app_parse_ll(val, isb ? 1 : 0, isb ? 1000000 : 100, &v[0]) != 0) {
         snprintf(msg, len, "%s '%s': want an integer in %d..%d", a, val, isb ? 1 : 0,
                  isb ? 1000000 : 100);
         return -1;
