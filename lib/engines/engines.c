@@ -4,7 +4,7 @@
  * (each engine defines its bpc__engine_<name> beside its rows).
  */
 #include "core/registry.h"
-#include "engines/neighbor/neighbor.h"
+#include "engines/neighbor/neighbor_internal.h"
 
 extern const bpc__engine_t bpc__engine_merge;
 extern const bpc__engine_t bpc__engine_swap;

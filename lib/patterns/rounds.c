@@ -2,7 +2,7 @@
  * lib/patterns/rounds.c - rounds over a k-vector: the mixed-radix digit of a
  * position per round, strides and groups for distance doubling and halving.
  * (Which root a merge item reaches and what a root absorbed come from the
- * merge variants' own roles: lib/engines/merge/merge.h.)
+ * merge variants' own roles: lib/engines/merge/merge_internal.h.)
  *
  * A position p in 0..n-1 is written in mixed radix with one digit per round:
  * digit(r, p) = (p / stride(r)) % k[r]. Distance doubling uses

@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "bpc.h"
-#include "engines/merge/merge.h"
+#include "engines/merge/merge_internal.h"
 
 enum { MI_SUM = 0, MI_VSUM = 1, MI_MAT = 2, MI_LIST = 3, MI_CAT = 4, MI_NKINDS = 5 };
 
@@ -460,7 +460,7 @@ static inline int mi_verify(int kind, const void *items, int i, int gid, const i
 }
 
 /* Whether merge row `name` runs commutative merges only (its variant's
- * trait, lib/engines/merge/merge.h: bpc_merge refuses it for others with
+ * trait, lib/engines/merge/merge_internal.h: bpc_merge refuses it for others with
  * BPC_EINVAL); 0 for an unknown name. */
 static inline int mi_row_commutative_only(const char *name)
 {

@@ -57,7 +57,7 @@
 #include <bpc/scan.h>
 #include <bpc/swap.h>
 
-#include "engines/merge/merge.h"
+#include "engines/merge/merge_internal.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -20,7 +20,7 @@
 
 #include "../common/neighbor_items.h"
 #include "bpc.h"
-#include "engines/neighbor/neighbor.h"
+#include "engines/neighbor/neighbor_internal.h"
 
 static bpc_ctx_t *ctx;
 

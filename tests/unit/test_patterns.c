@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "bpc/core.h"
-#include "engines/merge/merge.h"
+#include "engines/merge/merge_internal.h"
 #include "patterns/patterns.h"
 
 /* Check's ck_assert_* record a mark point (a write to the runner) on every

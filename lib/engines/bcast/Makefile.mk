@@ -5,10 +5,10 @@ lib_libbpc_internal_la_SOURCES += \
 	lib/engines/bcast/bcast.c \
 	lib/engines/bcast/bcast_exec.c \
 	lib/engines/bcast/bcast_plan.c \
-	lib/engines/bcast/br_lin.c \
-	lib/engines/bcast/br_xy_source.c \
-	lib/engines/bcast/br_xy_dim.c \
-	lib/engines/bcast/twostep.c \
-	lib/engines/bcast/xor.c \
-	lib/engines/bcast/mpi.c
+	lib/engines/bcast/bcast_br_lin.c \
+	lib/engines/bcast/bcast_br_xy_source.c \
+	lib/engines/bcast/bcast_br_xy_dim.c \
+	lib/engines/bcast/bcast_2step.c \
+	lib/engines/bcast/bcast_xor.c \
+	lib/engines/bcast/bcast_mpi.c
 noinst_HEADERS += lib/engines/bcast/bcast_internal.h

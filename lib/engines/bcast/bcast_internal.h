@@ -3,9 +3,10 @@
  * registry entry, call state, schedule builder and executor (internal).
  *
  * bcast.c has the entry and the table; bcast_exec.c the schedule type and
- * the executor every algorithm shares; one file per algorithm (br_lin.c,
- * br_xy_source.c, br_xy_dim.c, twostep.c, xor.c) builds its schedule of
- * block-to-block transfers and hands it to the executor.
+ * the executor every algorithm shares; one file per algorithm
+ * (bcast_<name>.c: bcast_br_lin.c, bcast_br_xy_source.c, bcast_br_xy_dim.c,
+ * bcast_2step.c, bcast_xor.c) builds its schedule of block-to-block
+ * transfers and hands it to the executor; bcast_mpi.c is the MPI baseline.
  */
 #ifndef BPC_LIB_ENGINES_BCAST_INTERNAL_H
 #define BPC_LIB_ENGINES_BCAST_INTERNAL_H

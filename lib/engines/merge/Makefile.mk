@@ -4,4 +4,4 @@ lib_libbpc_internal_la_SOURCES += \
 	lib/engines/merge/merge_executor.c \
 	lib/engines/merge/merge_doubling.c \
 	lib/engines/merge/merge_halving.c
-noinst_HEADERS += lib/engines/merge/merge.h
+noinst_HEADERS += lib/engines/merge/merge_internal.h

@@ -14,7 +14,7 @@
  * the end (a callback failure on one rank is BPC_ECALLBACK on every rank,
  * with that rank's message: value, gid, round).
  */
-#include "engines/merge/merge.h"
+#include "engines/merge/merge_internal.h"
 
 #include <limits.h>
 #include <stdint.h>

@@ -27,7 +27,7 @@
  * Any n works: the k-vector is any factorisation of n (a prime n is one
  * round of k = n); there is no padding and no idle "virtual" block.
  */
-#include "engines/merge/merge.h"
+#include "engines/merge/merge_internal.h"
 
 /* Round r groups positions stride(r) = k[0]*...*k[r-1] apart: the stride
  * grows from 1 (neighbours first), so a root's group is the runs its

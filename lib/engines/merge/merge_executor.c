@@ -43,7 +43,7 @@
  * became the call's.) Argument errors never get here: the entry agrees on
  * them first.
  */
-#include "engines/merge/merge.h"
+#include "engines/merge/merge_internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>

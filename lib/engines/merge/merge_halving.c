@@ -21,7 +21,7 @@
  * Cost: the same alpha-beta-gamma terms as doubling (the final root
  * receives sum_r (k[r]-1) items). Any n (any factorisation of n).
  */
-#include "engines/merge/merge.h"
+#include "engines/merge/merge_internal.h"
 
 /* Round r groups positions stride(r) = k[r+1]*...*k[R-1] apart: the stride
  * shrinks from n / k[0] (farthest first) to 1 in the last round. */

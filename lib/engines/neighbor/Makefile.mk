@@ -5,4 +5,4 @@ lib_libbpc_internal_la_SOURCES += \
 	lib/engines/neighbor/neighbor_queue.c \
 	lib/engines/neighbor/neighbor_round.c \
 	lib/engines/neighbor/neighbor_iterate.c
-noinst_HEADERS += lib/engines/neighbor/neighbor.h
+noinst_HEADERS += lib/engines/neighbor/neighbor_internal.h

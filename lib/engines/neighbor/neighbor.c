@@ -15,7 +15,7 @@
  * messages a round owes them - and items between blocks of one process are
  * handed over in memory.
  */
-#include "engines/neighbor/neighbor.h"
+#include "engines/neighbor/neighbor_internal.h"
 
 #include <errno.h>
 #include <math.h>

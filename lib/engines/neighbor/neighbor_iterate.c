@@ -41,7 +41,7 @@
  * times after the computation ends. On one process (serial contexts too)
  * the in-process reduction completes at once: the waves cost nothing.
  */
-#include "engines/neighbor/neighbor.h"
+#include "engines/neighbor/neighbor_internal.h"
 
 #include <sched.h>
 #include <stdlib.h>

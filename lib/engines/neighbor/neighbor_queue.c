@@ -20,7 +20,7 @@
  * items in enqueue order. Contiguous items are handed out as views into the
  * received buffers (no copy); custom items are unpacked on dequeue.
  */
-#include "engines/neighbor/neighbor.h"
+#include "engines/neighbor/neighbor_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -41,7 +41,7 @@
  * Any process count works: processes without blocks (or links) have no
  * messages and their rounds return at once.
  */
-#include "engines/neighbor/neighbor.h"
+#include "engines/neighbor/neighbor_internal.h"
 
 #include <math.h>
 #include <sched.h>

@@ -1,5 +1,5 @@
 /*
- * lib/engines/bcast/br_xy_dim.c - br_xy_dim: as br_xy_source (br_lin in
+ * lib/engines/bcast/bcast_br_xy_dim.c - br_xy_dim: as br_xy_source (br_lin in
  * every row, then in every column, or the reverse) but the order follows
  * the mesh, not the sources: the longer lines go first (rows when cols >=
  * rows). The paper keeps it to show what choosing the wrong first

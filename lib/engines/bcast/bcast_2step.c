@@ -1,5 +1,5 @@
 /*
- * lib/engines/bcast/twostep.c - 2step: an s-to-one gather followed by a
+ * lib/engines/bcast/bcast_2step.c - 2step: an s-to-one gather followed by a
  * one-to-all broadcast. Step 0: every source sends its item straight to
  * the root (the lowest source gid); steps 1..: a binomial tree from the
  * root over the blocks in the order root, root+1, ..., root-1 (mod p):

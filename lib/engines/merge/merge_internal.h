@@ -1,5 +1,5 @@
 /*
- * lib/engines/merge/merge.h - internal view of the merge-reduce engine.
+ * lib/engines/merge/merge_internal.h - internal view of the merge-reduce engine.
  * Not installed.
  *
  *  - merge.c: the public entry (the engine frame: argument checks, the
@@ -14,8 +14,8 @@
  *    message arrival, merges in parallel with OpenMP, sends on the master
  *    thread; and the message count the built-in choice compares.
  */
-#ifndef BPC_LIB_ENGINES_MERGE_H
-#define BPC_LIB_ENGINES_MERGE_H
+#ifndef BPC_LIB_ENGINES_MERGE_INTERNAL_H
+#define BPC_LIB_ENGINES_MERGE_INTERNAL_H
 
 #include "bpc/merge.h"
 #include "comm/coll.h"
@@ -149,4 +149,4 @@ int bpc__merge_shape_absorbed(const bpc__merge_plan_t *P, int p, int *out, int c
  * schedule for P->rounds rounds: what the built-in choice compares. */
 long long bpc__merge_remote_msgs(const bpc__merge_plan_t *P, const bpc__merge_variant_t *v);
 
-#endif /* BPC_LIB_ENGINES_MERGE_H */
+#endif /* BPC_LIB_ENGINES_MERGE_INTERNAL_H */

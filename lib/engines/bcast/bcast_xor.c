@@ -1,5 +1,5 @@
 /*
- * lib/engines/bcast/xor.c - xor: recursive doubling on block ids. With q
+ * lib/engines/bcast/bcast_xor.c - xor: recursive doubling on block ids. With q
  * the largest power of two <= p: in step i (i = 0 .. log2 q - 1) block id
  * < q exchanges everything it has with id xor 2^i (combining), so after
  * log2 q steps every block below q has every item of the first q blocks.

@@ -1,5 +1,5 @@
 /*
- * lib/engines/bcast/br_xy_source.c - br_xy_source: on the mesh view
+ * lib/engines/bcast/bcast_br_xy_source.c - br_xy_source: on the mesh view
  * (rows x cols, gid = row * cols + col), br_lin inside every row at the
  * same time, then inside every column (or columns first). The order
  * follows the sources: with mr the largest number of sources in one row

@@ -1,5 +1,5 @@
 /*
- * lib/engines/bcast/mpi.c - mpi: the baseline users write by hand, one
+ * lib/engines/bcast/bcast_mpi.c - mpi: the baseline users write by hand, one
  * MPI_Allgatherv over ranks (through lib/comm's bpc__allgatherv) in which
  * every rank gives the items of its local sources, concatenated in gid
  * order, and ranks without sources give nothing. The item sizes travel

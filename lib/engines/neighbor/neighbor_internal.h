@@ -1,5 +1,5 @@
 /*
- * lib/engines/neighbor/neighbor.h - internal state of the neighbourhood
+ * lib/engines/neighbor/neighbor_internal.h - internal state of the neighbourhood
  * exchange engine, shared by its files:
  *   neighbor.c          public entry: parameters, the entry frame (argument
  *                       checks agreed over ranks), the algorithm table
@@ -22,8 +22,8 @@
  * whose part keys are (src gid << 32 | dst gid). seq BPC__NB_MARK_SEQ is the
  * drain marker (payload: the sender's round count as int64).
  */
-#ifndef BPC_LIB_ENGINES_NEIGHBOR_H
-#define BPC_LIB_ENGINES_NEIGHBOR_H
+#ifndef BPC_LIB_ENGINES_NEIGHBOR_INTERNAL_H
+#define BPC_LIB_ENGINES_NEIGHBOR_INTERNAL_H
 
 #include "bpc/neighbor.h"
 #include "comm/coll.h"
@@ -282,4 +282,4 @@ int bpc__nb_wave_test(bpc__nb_wave_t *w, int *rc);
  * process failed (a round then leaves what it has not taken to the drain). */
 int bpc__nb_wave_failed(const bpc__nb_wave_t *w);
 
-#endif /* BPC_LIB_ENGINES_NEIGHBOR_H */
+#endif /* BPC_LIB_ENGINES_NEIGHBOR_INTERNAL_H */

@@ -1,5 +1,5 @@
 /*
- * lib/engines/bcast/br_lin.c - br_lin: the blocks as one linear array in
+ * lib/engines/bcast/bcast_br_lin.c - br_lin: the blocks as one linear array in
  * snake-like row-major order of the mesh view (row i left to right when i
  * is even, right to left when odd, so neighbours in the order are mesh
  * neighbours). Step 0: the first half of the array exchanges with the
