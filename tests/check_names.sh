@@ -8,10 +8,13 @@
 # "name" or 'name') in one paragraph (lines up to a blank or comment-only
 # line; a markdown table is one). A paragraph is taken to list the engine
 # most of whose names it quotes; when it quotes all of them but one (and at
-# least two), it must quote them all. An engine of two rows counts only in
-# a paragraph that also offers `auto`, the choice every algorithm
-# parameter takes. Prose that names rows unquoted is not a list, nor is C
-# code (in C sources only comments and string literals count). LISTER (default tests/list_algorithms, run from the
+# least two), it must quote them all. An engine of one or two rows counts
+# only in a paragraph that also offers `auto`, the choice every algorithm
+# parameter takes, and there one quoted name of it makes a list. Prose that
+# names rows unquoted is not a list, nor is C code (in C sources only
+# comments and string literals count, and a help text printed by a call
+# rather than kept in a string is not seen). A list that leaves a row out
+# on purpose must say why in the same paragraph, quoting the row. LISTER (default tests/list_algorithms, run from the
 # build tree as make check does) prints each engine's names from the
 # registry, one engine a line.
 set -u
@@ -40,14 +43,14 @@ awk -v tablefile="$tmp/names" '
     best = ""
     bestfrac = 0
     for (e = 1; e <= ne; e++) {
-      if (cnt[e] < 2 || (cnt[e] < 3 && !withauto))
+      if (cnt[e] < 3 && !withauto)
         continue
       hits = 0
       for (i = 1; i <= cnt[e]; i++)
         if (quoted(nm_[e, i], para))
           hits++
       frac = hits / cnt[e]
-      if (hits >= 2 && frac > bestfrac) {
+      if (hits >= (cnt[e] < 3 ? 1 : 2) && frac > bestfrac) {
         best = e
         bestfrac = frac
         besthits = hits

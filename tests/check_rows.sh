@@ -16,14 +16,23 @@ if [ -z "$ids" ]; then
   echo "check_rows: found no algorithm ids in include/bpc/*.h"
   exit 1
 fi
-# a comparison with an id, a case label, or a test on a row's id, run or
-# algorithm field; comment lines (starting with * or //) are skipped, and
-# so is the registry (lib/core/registry.c: finding a row by its id)
-bad=$(cd "$top" && grep -nE \
-  "([!=]=[[:space:]]*($ids)\\b)|(\\b($ids)[[:space:]]*[!=]=)|(case[[:space:]]+($ids)\\b)|(info\\.id[[:space:]]*[!=]=)|([!=]=[[:space:]]*[A-Za-z_>.()-]*info\\.id\\b)|(->run[[:space:]]*[!=]=)|(->algorithm[[:space:]]*[!=]=)" \
-  lib/*/*.c lib/*/*.h lib/*/*/*.c lib/*/*/*.h 2>/dev/null |
-  grep -v '^lib/core/registry\.c:' |
-  grep -vE '^[^:]+:[0-9]+:[[:space:]]*(\*|//|/\*)')
+# a comparison with an id, a case label, a test or switch on a row's id,
+# run or algorithm field, a comparison with the address of an engine's
+# variant data; comment lines (starting with * or //) are skipped, and so
+# is the registry (lib/core/registry.c: finding a row by its id). A
+# comparison split over two lines is not seen.
+pat="([!=]=[[:space:]]*($ids)([^A-Za-z0-9_]|\$))|(($ids)[[:space:]]*[!=]=)|(case[[:space:]]+($ids)([^A-Za-z0-9_]|\$))"
+pat="$pat|(info\\.id[[:space:]]*([!=]=|[<>]))|([!=]=[[:space:]]*[A-Za-z_>.()-]*info\\.id([^A-Za-z0-9_]|\$))"
+pat="$pat|(switch[[:space:]]*\\([^)]*info\\.id)|((->|\\.)run[[:space:]]*[!=]=)|(->algorithm[[:space:]]*[!=]=)"
+pat="$pat|([!=]=[[:space:]]*&bpc__(merge|swap|bc|scan|cp|a2a|nb)_)"
+hits=$(cd "$top" && grep -nE "$pat" lib/*/*.c lib/*/*.h lib/*/*/*.c lib/*/*/*.h)
+st=$?
+if [ $st -gt 1 ]; then
+  echo "check_rows: grep failed (status $st)"
+  exit 1
+fi
+bad=$(printf '%s\n' "$hits" | grep -v '^lib/core/registry\.c:' |
+  grep -vE '^[^:]+:[0-9]+:[[:space:]]*(\*|//|/\*)' | grep -v '^$')
 if [ -n "$bad" ]; then
   echo "check_rows: behaviour chosen by an algorithm id outside the tables"
   echo "(give the row a trait in its table entry instead; doc/contributing.md):"

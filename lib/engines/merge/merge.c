@@ -147,43 +147,43 @@ int bpc__merge_shape_root(const bpc__merge_plan_t *P, int p)
   }
 }
 
-/* Root p (of its rounds' groups) and, after it, what the members of its
- * groups had absorbed before sending to it, from index w of out (NULL:
- * count only). Returns the index after the last. */
-static int shape_collect(const bpc__merge_plan_t *P, int p, int *out, int w)
-{
-  bpc__merge_role_t role;
-  P->variant->role(P, p, &role);
-  if (out != NULL)
-    out[w] = p;
-  w++;
-  for (int r = 0; r < role.m; r++)
-    for (int j = 1; j < P->R.k[r]; j++)
-      w = shape_collect(P, p + j * role.stride[r], out, w);
-  return w;
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-  const int x = *(const int *)a, y = *(const int *)b;
-  return (x > y) - (x < y);
-}
-
 int bpc__merge_shape_absorbed(const bpc__merge_plan_t *P, int p, int *out, int cap)
 {
-  const int total = shape_collect(P, p, NULL, 0);
-  if (out == NULL || cap <= 0)
-    return total;
-  int *all = cap >= total ? out : malloc(sizeof(int) * (size_t)total);
-  if (all == NULL)
-    return -1;
-  shape_collect(P, p, all, 0);
-  qsort(all, (size_t)total, sizeof(int), cmp_int);
-  if (all != out) {
-    memcpy(out, all, sizeof(int) * (size_t)cap);
-    free(all);
+  /* the root's groups, smallest stride first: positions p + sum d_r s_r
+   * (d_r < k_r), in ascending order when the digits advance like an
+   * odometer, fastest (smallest stride) first */
+  bpc__merge_role_t role;
+  P->variant->role(P, p, &role);
+  int ks[BPC__MAX_ROUNDS], ss[BPC__MAX_ROUNDS], dg[BPC__MAX_ROUNDS];
+  int count = 1;
+  for (int r = 0; r < role.m; r++) {
+    int i = r;
+    while (i > 0 && ss[i - 1] > role.stride[r]) { /* insertion by stride */
+      ss[i] = ss[i - 1];
+      ks[i] = ks[i - 1];
+      i--;
+    }
+    ss[i] = role.stride[r];
+    ks[i] = P->R.k[r];
+    dg[r] = 0;
+    count *= P->R.k[r];
   }
-  return total;
+  if (out == NULL || cap <= 0)
+    return count;
+  int pos = p;
+  const int lim = cap < count ? cap : count;
+  for (int w = 0; w < lim; w++) {
+    out[w] = pos;
+    for (int i = 0; i < role.m; i++) {
+      if (++dg[i] < ks[i]) {
+        pos += ss[i];
+        break;
+      }
+      pos -= (ks[i] - 1) * ss[i];
+      dg[i] = 0;
+    }
+  }
+  return count;
 }
 
 int bpc_merge_is_root(const bpc_merge_result_t *r, int gid, int *is_root)
@@ -217,9 +217,7 @@ int bpc_merge_absorbed(const bpc_merge_result_t *r, int gid, int *gids, int cap,
   int p = res_pos(r, gid);
   if (bpc__merge_shape_root(&r->shape, p) != p)
     return BPC_OK;
-  int total = bpc__merge_shape_absorbed(&r->shape, p, gids, cap > 0 ? cap : 0);
-  if (total < 0)
-    return BPC_ENOMEM;
+  const int total = bpc__merge_shape_absorbed(&r->shape, p, gids, cap > 0 ? cap : 0);
   int w = cap < total ? cap : total;
   for (int i = 0; i < w; i++)
     gids[i] = res_gid(r, gids[i]);
@@ -357,11 +355,13 @@ static const bpc__merge_variant_t *builtin_variant(const bpc__merge_plan_t *P)
   if (!(P->R.nrounds > 0 && P->rounds == P->R.nrounds && P->a->mode != BPC_ASSIGN_CONTIGUOUS &&
         P->n <= (1 << 14) && P->a->nranks > 1))
     return best;
-  long long fewest = bpc__merge_remote_msgs(P, best);
+  long long fewest = -1; /* counted once another row is a candidate */
   for (int i = 1; i < bpc__engine_merge.nrows; i++) {
     const bpc__merge_variant_t *v = variant_of(&bpc__engine_merge.rows[i]);
     if (v->commutative_only && !P->op.commutative)
       continue;
+    if (fewest < 0)
+      fewest = bpc__merge_remote_msgs(P, best);
     const long long m = bpc__merge_remote_msgs(P, v);
     if (m < fewest) {
       fewest = m;

@@ -60,7 +60,11 @@ typedef struct bpc__merge_variant {
   int commutative_only;
   /* The role of position p (0..n-1) in the first P->rounds rounds: what
    * the executor runs and what the result queries (roots, absorbed gids)
-   * walk, so a variant is described once. */
+   * walk, so a variant is described once. Groups must nest: a member that
+   * joins a root's group in round r has, in rounds 0..r-1, been the root
+   * of groups with the root's strides of those rounds, and the strides
+   * grow (or shrink) as mixed-radix digits, so a root's set is an
+   * odometer over its strides (the merge suites check it for every row). */
   void (*role)(const struct bpc__merge_plan *P, int p, bpc__merge_role_t *role);
 } bpc__merge_variant_t;
 
@@ -141,8 +145,10 @@ int bpc__merge_execute(bpc__merge_plan_t *P);
 int bpc__merge_shape_root(const bpc__merge_plan_t *P, int p);
 /* The positions whose items root p's holds (p included), ascending, at most
  * cap of them into out; returns how many there are (out NULL or cap 0: the
- * count only), or -1 when a temporary copy cannot be allocated. p must be
- * a root (bpc__merge_shape_root(P, p) == p). O(count * rounds). */
+ * count only). p must be a root (bpc__merge_shape_root(P, p) == p). Reads
+ * only p's role: the set is p + sum over its rounds r of d_r * stride[r]
+ * (d_r < k[r]), which holds when groups nest (see the role contract).
+ * O(rounds^2 + cap), no allocation. */
 int bpc__merge_shape_absorbed(const bpc__merge_plan_t *P, int p, int *out, int cap);
 
 /* Messages that cross processes (summed over all ranks) under `v`'s

@@ -113,6 +113,8 @@ static int choose(bpc__swap_plan_t *pl, int n, bpc_swap_algorithm_t forced)
       return rc;
     if (pl->row == NULL) {
       pl->row = kvec_row();
+      if (pl->row == NULL) /* a table without a k-vector row */
+        pl->row = &bpc__engine_swap.rows[0];
       if (user_k || P->rounds != 0)
         pl->source = BPC_SOURCE_ARGUMENT;
     }
