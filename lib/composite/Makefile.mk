@@ -6,9 +6,9 @@ lib_libbpc_internal_la_SOURCES += \
 	lib/composite/layout.c \
 	lib/composite/active.c \
 	lib/composite/order.c \
-	lib/composite/strategies/radixk.c \
-	lib/composite/strategies/binary_swap.c \
-	lib/composite/strategies/direct_send.c \
-	lib/composite/strategies/shift.c \
-	lib/composite/strategies/pipeline.c
+	lib/composite/strategies/composite_radixk.c \
+	lib/composite/strategies/composite_binary_swap.c \
+	lib/composite/strategies/composite_direct_send.c \
+	lib/composite/strategies/composite_shift.c \
+	lib/composite/strategies/composite_pipeline.c
 noinst_HEADERS += lib/composite/composite_internal.h

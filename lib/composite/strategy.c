@@ -11,7 +11,7 @@
  */
 #include "composite/composite_internal.h"
 
-/* The strategies' runs (lib/composite/strategies/<name>.c). */
+/* The strategies' runs (lib/composite/strategies/composite_<name>.c). */
 int bpc__cp_radixk(void *call);
 int bpc__cp_binary_swap(void *call);
 int bpc__cp_direct_send(void *call);

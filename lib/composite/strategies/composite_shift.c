@@ -1,5 +1,5 @@
 /*
- * lib/composite/strategies/shift.c - shift-based compositing (Shift-Based
+ * lib/composite/strategies/composite_shift.c - shift-based compositing (Shift-Based
  * paper), the swap engine's shift schedule.
  *
  * Schedule: n-1 stages; at stage s block p sends flat piece (p+s) mod n to

@@ -1,5 +1,5 @@
 /*
- * lib/composite/strategies/pipeline.c - parallel pipeline (Lee et al.), the
+ * lib/composite/strategies/composite_pipeline.c - parallel pipeline (Lee et al.), the
  * swap engine's ring schedule.
  *
  * Schedule: n-1 steps; partial composites of the n flat pieces travel

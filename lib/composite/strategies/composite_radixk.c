@@ -1,5 +1,5 @@
 /*
- * lib/composite/strategies/radixk.c - radix-k compositing (Radix-k paper).
+ * lib/composite/strategies/composite_radixk.c - radix-k compositing (Radix-k paper).
  *
  * Schedule: the swap engine's radixk over a k-vector k[0..R-1] whose
  * product is the number of blocks n (given in params.k, or automatic: the

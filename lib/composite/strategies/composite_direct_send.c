@@ -1,5 +1,5 @@
 /*
- * lib/composite/strategies/direct_send.c - direct send (Hsu; Neumann), as
+ * lib/composite/strategies/composite_direct_send.c - direct send (Hsu; Neumann), as
  * one radix-k round of k = n on the swap engine.
  *
  * Schedule: the image is cut into n flat pieces; block p owns piece p

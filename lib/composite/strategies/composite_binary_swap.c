@@ -1,5 +1,5 @@
 /*
- * lib/composite/strategies/binary_swap.c - binary swap (Ma et al.), as
+ * lib/composite/strategies/composite_binary_swap.c - binary swap (Ma et al.), as
  * radix-k rounds of 2 on the swap engine.
  *
  * Schedule: log2 n rounds; in round r block p pairs with the block whose
