@@ -20,9 +20,6 @@ EXTRA_DIST += tests/check_rows.sh
 # every list of algorithm names in the docs, headers and help texts holds
 # its whole table (tests/list_algorithms prints the tables)
 check_PROGRAMS += tests/list_algorithms
-tests_list_algorithms_SOURCES = tests/list_algorithms.c
-tests_list_algorithms_CFLAGS = $(TEST_CFLAGS)
-tests_list_algorithms_LDADD = $(TEST_LDADD)
 TESTS += tests/check_names.sh
 EXTRA_DIST += tests/check_names.sh
 
@@ -30,6 +27,13 @@ EXTRA_DIST += tests/check_names.sh
 # Makefile.am); the doc examples link the installed one (public calls only).
 TEST_LDADD = lib/libbpc_internal.la $(CHECK_LIBS)
 TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+# Every test program's defaults, in one place: it builds from <name>.c,
+# links TEST_LDADD (LDADD: the apps and the doc examples, which link
+# otherwise, set their own _LDADD) and compiles with Check's flags
+# (AM_CFLAGS). A program lists only what differs: more sources, -lm, the
+# allocation wrappers, an include folder.
+LDADD = $(TEST_LDADD)
+AM_CFLAGS += $(CHECK_CFLAGS)
 noinst_HEADERS += tests/unit/unit_check.h tests/mpi/mpi_check.h tests/mpi/bad_rank.h tests/mpi/bad_case.h tests/common/comm_pattern.h
 
 unit_tests = \
@@ -45,32 +49,6 @@ mpi_tests = \
 check_PROGRAMS += $(unit_tests) $(mpi_tests)
 TESTS += $(unit_tests) $(mpi_tests)
 
-tests_unit_test_core_SOURCES = tests/unit/test_core.c
-tests_unit_test_core_CFLAGS = $(TEST_CFLAGS)
-tests_unit_test_core_LDADD = $(TEST_LDADD)
-tests_unit_test_patterns_SOURCES = tests/unit/test_patterns.c
-tests_unit_test_patterns_CFLAGS = $(TEST_CFLAGS)
-tests_unit_test_patterns_LDADD = $(TEST_LDADD)
-tests_unit_test_decomp_SOURCES = tests/unit/test_decomp.c
-tests_unit_test_decomp_CFLAGS = $(TEST_CFLAGS)
-tests_unit_test_decomp_LDADD = $(TEST_LDADD)
-tests_unit_test_datatype_SOURCES = tests/unit/test_datatype.c
-tests_unit_test_datatype_CFLAGS = $(TEST_CFLAGS)
-tests_unit_test_datatype_LDADD = $(TEST_LDADD)
-tests_unit_test_comm_self_SOURCES = tests/unit/test_comm_self.c
-tests_unit_test_comm_self_CFLAGS = $(TEST_CFLAGS)
-tests_unit_test_comm_self_LDADD = $(TEST_LDADD)
-
-tests_mpi_test_core_mpi_SOURCES = tests/mpi/test_core_mpi.c
-tests_mpi_test_core_mpi_CFLAGS = $(TEST_CFLAGS)
-tests_mpi_test_core_mpi_LDADD = $(TEST_LDADD)
-tests_mpi_test_decomp_mpi_SOURCES = tests/mpi/test_decomp_mpi.c
-tests_mpi_test_decomp_mpi_CFLAGS = $(TEST_CFLAGS)
-tests_mpi_test_decomp_mpi_LDADD = $(TEST_LDADD)
-tests_mpi_test_comm_SOURCES = tests/mpi/test_comm.c
-tests_mpi_test_comm_CFLAGS = $(TEST_CFLAGS)
-tests_mpi_test_comm_LDADD = $(TEST_LDADD)
-
 # Documentation examples: built by make check so they stay true to the API.
 check_PROGRAMS += doc/examples/blocks
 doc_examples_blocks_SOURCES = doc/examples/blocks.c
@@ -80,12 +58,6 @@ doc_examples_blocks_LDADD = lib/libbpc.la
 noinst_HEADERS += tests/common/merge_items.h
 check_PROGRAMS += tests/unit/test_merge_serial tests/mpi/test_merge doc/examples/merge
 TESTS += tests/unit/test_merge_serial tests/mpi/test_merge
-tests_unit_test_merge_serial_SOURCES = tests/unit/test_merge_serial.c
-tests_unit_test_merge_serial_CFLAGS = $(TEST_CFLAGS)
-tests_unit_test_merge_serial_LDADD = $(TEST_LDADD)
-tests_mpi_test_merge_SOURCES = tests/mpi/test_merge.c
-tests_mpi_test_merge_CFLAGS = $(TEST_CFLAGS)
-tests_mpi_test_merge_LDADD = $(TEST_LDADD)
 doc_examples_merge_SOURCES = doc/examples/merge.c
 doc_examples_merge_LDADD = lib/libbpc.la
 
@@ -96,18 +68,6 @@ check_PROGRAMS += tests/unit/test_threads tests/unit/test_swap_self tests/mpi/te
 	tests/mpi/test_alltoall doc/examples/swap
 TESTS += tests/unit/test_threads tests/unit/test_swap_self tests/mpi/test_swap \
 	tests/mpi/test_alltoall
-tests_unit_test_threads_SOURCES = tests/unit/test_threads.c
-tests_unit_test_threads_CFLAGS = $(TEST_CFLAGS)
-tests_unit_test_threads_LDADD = $(TEST_LDADD)
-tests_unit_test_swap_self_SOURCES = tests/unit/test_swap_self.c
-tests_unit_test_swap_self_CFLAGS = $(TEST_CFLAGS)
-tests_unit_test_swap_self_LDADD = $(TEST_LDADD)
-tests_mpi_test_swap_SOURCES = tests/mpi/test_swap.c
-tests_mpi_test_swap_CFLAGS = $(TEST_CFLAGS)
-tests_mpi_test_swap_LDADD = $(TEST_LDADD)
-tests_mpi_test_alltoall_SOURCES = tests/mpi/test_alltoall.c
-tests_mpi_test_alltoall_CFLAGS = $(TEST_CFLAGS)
-tests_mpi_test_alltoall_LDADD = $(TEST_LDADD)
 doc_examples_swap_SOURCES = doc/examples/swap.c
 doc_examples_swap_LDADD = lib/libbpc.la
 
@@ -115,12 +75,6 @@ doc_examples_swap_LDADD = lib/libbpc.la
 noinst_HEADERS += tests/common/neighbor_items.h
 check_PROGRAMS += tests/unit/test_neighbor_serial tests/mpi/test_neighbor doc/examples/neighbor
 TESTS += tests/unit/test_neighbor_serial tests/mpi/test_neighbor
-tests_unit_test_neighbor_serial_SOURCES = tests/unit/test_neighbor_serial.c
-tests_unit_test_neighbor_serial_CFLAGS = $(TEST_CFLAGS)
-tests_unit_test_neighbor_serial_LDADD = $(TEST_LDADD)
-tests_mpi_test_neighbor_SOURCES = tests/mpi/test_neighbor.c
-tests_mpi_test_neighbor_CFLAGS = $(TEST_CFLAGS)
-tests_mpi_test_neighbor_LDADD = $(TEST_LDADD)
 doc_examples_neighbor_SOURCES = doc/examples/neighbor.c
 doc_examples_neighbor_LDADD = lib/libbpc.la
 
@@ -140,7 +94,6 @@ TESTS += tests/apps/test_badargs.sh
 EXTRA_DIST += tests/apps/test_badargs.sh
 # bpc-mergetree against its own serial union-find reference (tests/apps/mt_ref)
 check_PROGRAMS += tests/apps/mt_ref
-tests_apps_mt_ref_SOURCES = tests/apps/mt_ref.c
 tests_apps_mt_ref_LDADD = -lm
 TESTS += tests/apps/test_mergetree.sh tests/apps/test_mergetree_io.sh
 EXTRA_DIST += tests/apps/test_mergetree.sh tests/apps/test_mergetree_io.sh
@@ -162,26 +115,18 @@ EXTRA_DIST += tests/apps/test_trace_ckpt.sh
 noinst_HEADERS += tests/common/composite_run.h
 check_PROGRAMS += tests/unit/test_composite_serial tests/mpi/test_composite doc/examples/composite
 TESTS += tests/unit/test_composite_serial tests/mpi/test_composite
-tests_unit_test_composite_serial_SOURCES = tests/unit/test_composite_serial.c
-tests_unit_test_composite_serial_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_composite_serial_LDADD = $(TEST_LDADD) -lm
-tests_mpi_test_composite_SOURCES = tests/mpi/test_composite.c
-tests_mpi_test_composite_CFLAGS = $(TEST_CFLAGS)
 tests_mpi_test_composite_LDADD = $(TEST_LDADD) -lm
 # out of memory on one rank inside a call (every allocation in turn): the
 # library's allocations go through the suite's wrappers (-Wl,--wrap)
 check_PROGRAMS += tests/mpi/test_faults
 TESTS += tests/mpi/test_faults
-tests_mpi_test_faults_SOURCES = tests/mpi/test_faults.c
-tests_mpi_test_faults_CFLAGS = $(TEST_CFLAGS)
 tests_mpi_test_faults_LDFLAGS = $(BPC_WRAP_ALLOC)
 tests_mpi_test_faults_LDADD = $(TEST_LDADD) -lm
 # a call in steady state allocates nothing: the library's allocations go
 # through the suite's counting wrappers (-Wl,--wrap, as test_faults)
 check_PROGRAMS += tests/mpi/test_alloc
 TESTS += tests/mpi/test_alloc
-tests_mpi_test_alloc_SOURCES = tests/mpi/test_alloc.c
-tests_mpi_test_alloc_CFLAGS = $(TEST_CFLAGS)
 tests_mpi_test_alloc_LDFLAGS = $(BPC_WRAP_ALLOC)
 tests_mpi_test_alloc_LDADD = $(TEST_LDADD) -lm
 doc_examples_composite_SOURCES = doc/examples/composite.c
@@ -199,12 +144,6 @@ tests_mpi_test_render_LDADD = $(TEST_LDADD) -lm
 noinst_HEADERS += tests/common/bcast_run.h tests/common/str_type.h
 check_PROGRAMS += tests/unit/test_bcast_serial tests/mpi/test_bcast doc/examples/bcast
 TESTS += tests/unit/test_bcast_serial tests/mpi/test_bcast
-tests_unit_test_bcast_serial_SOURCES = tests/unit/test_bcast_serial.c
-tests_unit_test_bcast_serial_CFLAGS = $(TEST_CFLAGS)
-tests_unit_test_bcast_serial_LDADD = $(TEST_LDADD)
-tests_mpi_test_bcast_SOURCES = tests/mpi/test_bcast.c
-tests_mpi_test_bcast_CFLAGS = $(TEST_CFLAGS)
-tests_mpi_test_bcast_LDADD = $(TEST_LDADD)
 doc_examples_bcast_SOURCES = doc/examples/bcast.c
 doc_examples_bcast_LDADD = lib/libbpc.la
 
@@ -212,20 +151,12 @@ doc_examples_bcast_LDADD = lib/libbpc.la
 noinst_HEADERS += tests/common/scan_run.h
 check_PROGRAMS += tests/unit/test_scan_serial tests/mpi/test_scan doc/examples/scan
 TESTS += tests/unit/test_scan_serial tests/mpi/test_scan
-tests_unit_test_scan_serial_SOURCES = tests/unit/test_scan_serial.c
-tests_unit_test_scan_serial_CFLAGS = $(TEST_CFLAGS)
-tests_unit_test_scan_serial_LDADD = $(TEST_LDADD)
-tests_mpi_test_scan_SOURCES = tests/mpi/test_scan.c
-tests_mpi_test_scan_CFLAGS = $(TEST_CFLAGS)
-tests_mpi_test_scan_LDADD = $(TEST_LDADD)
 doc_examples_scan_SOURCES = doc/examples/scan.c
 doc_examples_scan_LDADD = lib/libbpc.la -lm
 
 # thousands of blocks per process, every engine (tests/testlist: 2 and 4 only)
 check_PROGRAMS += tests/mpi/test_scale
 TESTS += tests/mpi/test_scale
-tests_mpi_test_scale_SOURCES = tests/mpi/test_scale.c
-tests_mpi_test_scale_CFLAGS = $(TEST_CFLAGS)
 tests_mpi_test_scale_LDADD = $(TEST_LDADD) -lm
 
 # block checkpoint and restart (lib/io): MPI suite; io_step writes and checks
@@ -234,8 +165,4 @@ noinst_HEADERS += tests/common/io_items.h
 check_PROGRAMS += tests/mpi/test_io tests/apps/io_step
 TESTS += tests/mpi/test_io tests/apps/test_io_restart.sh
 EXTRA_DIST += tests/apps/test_io_restart.sh
-tests_mpi_test_io_SOURCES = tests/mpi/test_io.c
-tests_mpi_test_io_CFLAGS = $(TEST_CFLAGS)
-tests_mpi_test_io_LDADD = $(TEST_LDADD)
-tests_apps_io_step_SOURCES = tests/apps/io_step.c
 tests_apps_io_step_LDADD = lib/libbpc.la
