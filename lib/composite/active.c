@@ -39,7 +39,7 @@
  * image: one run), and is blended into both planes. No interleaved copy
  * of the image is made, and nothing is copied back.
  *
- * bpc__cp_unpack_runs writes an encoded piece out dense (the empty pattern,
+ * bpc__composite_unpack_runs writes an encoded piece out dense (the empty pattern,
  * then the runs): the sparse gather's receiver.
  */
 #include "composite/composite_internal.h"
@@ -49,8 +49,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define px_empty bpc__cp_px_empty
-#define fbits bpc__cp_fbits
+#define px_empty bpc__composite_px_empty
+#define fbits bpc__composite_fbits
 
 /* A well-mixed 64-bit hash of x (the SplitMix64 finaliser). */
 static inline uint64_t mix64(uint64_t x)
@@ -61,8 +61,8 @@ static inline uint64_t mix64(uint64_t x)
   return x ^ (x >> 31);
 }
 
-double bpc__cp_active_fraction(const float *px, size_t width, size_t x0, size_t y0, size_t w,
-                               size_t h, int stride, float empty_depth)
+double bpc__composite_active_fraction(const float *px, size_t width, size_t x0, size_t y0, size_t w,
+                                      size_t h, int stride, float empty_depth)
 {
   /* An estimate (it only decides whether encoding is worth trying; results
    * never depend on it) from BPC__CP_SAMPLES pixels of the rectangle: one in
@@ -108,7 +108,7 @@ static inline uint64_t get64(const unsigned char *p, size_t at)
 /* ------------------------------------------------------- the run lists */
 
 /* Append run [s, e) to L (merged with the last run when they touch). */
-static int runs_push(bpc__cp_runs_t *L, size_t s, size_t e)
+static int runs_push(bpc__composite_runs_t *L, size_t s, size_t e)
 {
   if (L->n > 0 && L->r[2 * L->n - 1] >= s) {
     if (e > L->r[2 * L->n - 1])
@@ -160,8 +160,8 @@ static size_t skip_empty(const float *px, const float *dp, size_t p, size_t p1, 
 }
 
 /* The active runs of pixels [p0, p1) of px, appended to L. */
-static int runs_scan(bpc__cp_runs_t *L, const float *px, const float *dp, size_t p0, size_t p1,
-                     int st, uint32_t ed)
+static int runs_scan(bpc__composite_runs_t *L, const float *px, const float *dp, size_t p0,
+                     size_t p1, int st, uint32_t ed)
 {
   size_t p = p0;
   while (p < p1) {
@@ -178,7 +178,7 @@ static int runs_scan(bpc__cp_runs_t *L, const float *px, const float *dp, size_t
 }
 
 /* First run of L whose end is after pixel p. */
-static size_t runs_find(const bpc__cp_runs_t *L, size_t p)
+static size_t runs_find(const bpc__composite_runs_t *L, size_t p)
 {
   size_t lo = 0, hi = L->n;
   while (lo < hi) {
@@ -192,7 +192,7 @@ static size_t runs_find(const bpc__cp_runs_t *L, size_t p)
 }
 
 /* L becomes the single run [p0, p1) (always possible: cap >= 1). */
-static void runs_whole(bpc__cp_runs_t *L, size_t p0, size_t p1)
+static void runs_whole(bpc__composite_runs_t *L, size_t p0, size_t p1)
 {
   L->n = 0;
   if (p1 > p0 && L->cap >= 1) {
@@ -204,12 +204,13 @@ static void runs_whole(bpc__cp_runs_t *L, size_t p0, size_t p1)
 
 /* Out is the union of the sorted lists a and b (runs that touch merge).
  * -1: out of memory. */
-static int runs_union(bpc__cp_runs_t *out, const bpc__cp_runs_t *a, const bpc__cp_runs_t *b)
+static int runs_union(bpc__composite_runs_t *out, const bpc__composite_runs_t *a,
+                      const bpc__composite_runs_t *b)
 {
   out->n = 0;
   size_t i = 0, j = 0;
   while (i < a->n || j < b->n) {
-    const bpc__cp_runs_t *f = j >= b->n || (i < a->n && a->r[2 * i] <= b->r[2 * j]) ? a : b;
+    const bpc__composite_runs_t *f = j >= b->n || (i < a->n && a->r[2 * i] <= b->r[2 * j]) ? a : b;
     size_t *k = f == a ? &i : &j;
     if (runs_push(out, f->r[2 * *k], f->r[2 * *k + 1]) != 0)
       return -1;
@@ -219,7 +220,8 @@ static int runs_union(bpc__cp_runs_t *out, const bpc__cp_runs_t *a, const bpc__c
 }
 
 /* Out is list a less the range [p0, p1). -1: out of memory. */
-static int runs_minus(bpc__cp_runs_t *out, const bpc__cp_runs_t *a, size_t p0, size_t p1)
+static int runs_minus(bpc__composite_runs_t *out, const bpc__composite_runs_t *a, size_t p0,
+                      size_t p1)
 {
   out->n = 0;
   for (size_t i = 0; i < a->n; i++) {
@@ -233,7 +235,7 @@ static int runs_minus(bpc__cp_runs_t *out, const bpc__cp_runs_t *a, size_t p0, s
 }
 
 /* L keeps only what lies in [p0, p1) (no allocation). */
-static void runs_cut(bpc__cp_runs_t *L, size_t p0, size_t p1)
+static void runs_cut(bpc__composite_runs_t *L, size_t p0, size_t p1)
 {
   const size_t first = runs_find(L, p0);
   size_t last = first;
@@ -252,16 +254,16 @@ static void runs_cut(bpc__cp_runs_t *L, size_t p0, size_t p1)
 }
 
 /* L takes the list built in the spare; the spare keeps L's old memory. */
-static void runs_swap_in(bpc__cp_runs_t *L, bpc__cp_runs_t *spare)
+static void runs_swap_in(bpc__composite_runs_t *L, bpc__composite_runs_t *spare)
 {
-  bpc__cp_runs_t t = *L;
+  bpc__composite_runs_t t = *L;
   *L = *spare;
   *spare = t;
 }
 
 /* L gains the runs of the spare list cp->tmp: their union is built in
  * cp->tmp2 and swapped in. -1: out of memory (L unchanged). */
-static int runs_join(bpc__cp_t *cp, bpc__cp_runs_t *L)
+static int runs_join(bpc__composite_t *cp, bpc__composite_runs_t *L)
 {
   if (runs_union(&cp->tmp2, L, &cp->tmp) != 0)
     return -1;
@@ -270,7 +272,7 @@ static int runs_join(bpc__cp_t *cp, bpc__cp_runs_t *L)
 }
 
 /* L gains the range [p0, p1). -1: out of memory. */
-static int runs_add(bpc__cp_t *cp, bpc__cp_runs_t *L, size_t p0, size_t p1)
+static int runs_add(bpc__composite_t *cp, bpc__composite_runs_t *L, size_t p0, size_t p1)
 {
   cp->tmp.n = 0;
   return runs_push(&cp->tmp, p0, p1) != 0 ? -1 : runs_join(cp, L);
@@ -295,13 +297,13 @@ static int runs_add(bpc__cp_t *cp, bpc__cp_runs_t *L, size_t p0, size_t p1)
 typedef struct {
   size_t lo, hi;
   int rect;
-  bpc__cp_runs_t L;
+  bpc__composite_runs_t L;
 } scan_task_t;
 
 /* Task t of block lb: its runs appended to L, or (L NULL) only the pixels
  * it reads added to *npx. -1: out of memory. */
-static int task_walk(const bpc__cp_t *cp, int lb, const scan_task_t *t, bpc__cp_runs_t *L,
-                     size_t *npx)
+static int task_walk(const bpc__composite_t *cp, int lb, const scan_task_t *t,
+                     bpc__composite_runs_t *L, size_t *npx)
 {
   const float *px = cp->px[lb], *dp = cp->planar ? cp->dpx[lb] : NULL;
   const uint32_t ed = fbits(cp->empty_depth);
@@ -325,11 +327,11 @@ static int task_walk(const bpc__cp_t *cp, int lb, const scan_task_t *t, bpc__cp_
   return 0;
 }
 
-static void init_all(bpc__cp_t *cp, int lb);
+static void init_all(bpc__composite_t *cp, int lb);
 
 /* The whole image one run, known: the answer to running out of memory
  * (an output filled on demand is then filled whole: the run is read). */
-static void runs_give_up(bpc__cp_t *cp, int lb)
+static void runs_give_up(bpc__composite_t *cp, int lb)
 {
   runs_whole(&cp->runs[lb], 0, cp->npix);
   runs_whole(&cp->known[lb], 0, cp->npix);
@@ -339,9 +341,9 @@ static void runs_give_up(bpc__cp_t *cp, int lb)
 }
 
 /* Make block lb's list cover [p0, p1): scan what it does not know yet. */
-static void runs_learn(bpc__cp_t *cp, int lb, size_t p0, size_t p1)
+static void runs_learn(bpc__composite_t *cp, int lb, size_t p0, size_t p1)
 {
-  bpc__cp_runs_t *K = &cp->known[lb], *D = &cp->dirty[lb];
+  bpc__composite_runs_t *K = &cp->known[lb], *D = &cp->dirty[lb];
   scan_task_t small[8], *t = small;
   size_t nt = 0, capt = 8, total = 0;
   int bad = 0;
@@ -416,7 +418,7 @@ static void runs_learn(bpc__cp_t *cp, int lb, size_t p0, size_t p1)
           bad = 1;
         }
     }
-    bpc__cp_runs_t *S = &cp->tmp;
+    bpc__composite_runs_t *S = &cp->tmp;
     S->n = 0;
     for (size_t i = 0; i < nu && !bad; i++)
       for (size_t j = 0; j < u[i].L.n && !bad; j++)
@@ -435,7 +437,7 @@ static void runs_learn(bpc__cp_t *cp, int lb, size_t p0, size_t p1)
     runs_give_up(cp, lb);
 }
 
-int bpc__cp_runs_init(bpc__cp_t *cp)
+int bpc__composite_runs_init(bpc__composite_t *cp)
 {
   cp->runs = calloc((size_t)cp->nlocal, sizeof *cp->runs);
   cp->known = calloc((size_t)cp->nlocal, sizeof *cp->known);
@@ -444,14 +446,14 @@ int bpc__cp_runs_init(bpc__cp_t *cp)
     return -1;
   /* every list has room for a run, and lists only trade memory with each
    * other: giving up never needs an allocation */
-  bpc__cp_runs_t *all[2] = {&cp->tmp, &cp->tmp2};
+  bpc__composite_runs_t *all[2] = {&cp->tmp, &cp->tmp2};
   for (int i = 0; i < 2; i++)
     if ((all[i]->r = malloc(2 * sizeof(size_t) * 64)) != NULL)
       all[i]->cap = 64;
   if (cp->tmp.r == NULL || cp->tmp2.r == NULL)
     return -1;
   for (int i = 0; i < cp->nlocal; i++) {
-    bpc__cp_runs_t *l[3] = {&cp->runs[i], &cp->known[i], &cp->dirty[i]};
+    bpc__composite_runs_t *l[3] = {&cp->runs[i], &cp->known[i], &cp->dirty[i]};
     for (int j = 0; j < 3; j++) {
       if ((l[j]->r = malloc(2 * sizeof(size_t) * 16)) == NULL)
         return -1;
@@ -463,7 +465,7 @@ int bpc__cp_runs_init(bpc__cp_t *cp)
   return 0;
 }
 
-void bpc__cp_runs_free(bpc__cp_t *cp)
+void bpc__composite_runs_free(bpc__composite_t *cp)
 {
   for (int i = 0; i < cp->nlocal; i++) {
     if (cp->runs != NULL)
@@ -482,7 +484,7 @@ void bpc__cp_runs_free(bpc__cp_t *cp)
   cp->runs = cp->known = cp->dirty = cp->init = NULL;
   free(cp->tmp.r);
   free(cp->tmp2.r);
-  cp->tmp = cp->tmp2 = (bpc__cp_runs_t){NULL, 0, 0};
+  cp->tmp = cp->tmp2 = (bpc__composite_runs_t){NULL, 0, 0};
   scan_task_t *u = cp->units;
   for (size_t i = 0; i < cp->nunits; i++)
     free(u[i].L.r);
@@ -500,14 +502,14 @@ void bpc__cp_runs_free(bpc__cp_t *cp)
  * written only where the call needs it, with the empty pattern (what the
  * input holds outside the rectangle, by the rectangle's contract): under
  * the runs of an encoded piece and the whole range of a dense one before
- * they are blended there (bpc__cp_prepare), under a piece before it is sent
- * dense, and over the block's final piece at the end (bpc__cp_finish).
+ * they are blended there (bpc__composite_prepare), under a piece before it is sent
+ * dense, and over the block's final piece at the end (bpc__composite_finish).
  * cp->init[lb] lists the ranges of the buffer that hold the call's data.
  * Out of memory for a list: the whole buffer is filled. */
 
 /* The empty pattern over pixels [s, e) of block lb's buffer (rgba 4 floats
  * a pixel; planar: depth too; never interleaved). */
-static void px_clear(const bpc__cp_t *cp, int lb, size_t s, size_t e)
+static void px_clear(const bpc__composite_t *cp, int lb, size_t s, size_t e)
 {
   memset(cp->px[lb] + 4 * s, 0, (e - s) * 4 * sizeof(float));
   if (cp->planar) {
@@ -518,9 +520,9 @@ static void px_clear(const bpc__cp_t *cp, int lb, size_t s, size_t e)
 }
 
 /* Clear what the runs of A hold that block lb's init list does not. */
-static void init_clear_gaps(const bpc__cp_t *cp, int lb, const bpc__cp_runs_t *A)
+static void init_clear_gaps(const bpc__composite_t *cp, int lb, const bpc__composite_runs_t *A)
 {
-  const bpc__cp_runs_t *I = &cp->init[lb];
+  const bpc__composite_runs_t *I = &cp->init[lb];
   size_t j = A->n > 0 ? runs_find(I, A->r[0]) : 0;
   for (size_t i = 0; i < A->n; i++) {
     size_t p = A->r[2 * i];
@@ -541,16 +543,16 @@ static void init_clear_gaps(const bpc__cp_t *cp, int lb, const bpc__cp_runs_t *A
 }
 
 /* All of block lb's buffer filled (no allocation). */
-static void init_all(bpc__cp_t *cp, int lb)
+static void init_all(bpc__composite_t *cp, int lb)
 {
   size_t r[2] = {0, cp->npix};
-  const bpc__cp_runs_t W = {r, 1, 1};
+  const bpc__composite_runs_t W = {r, 1, 1};
   init_clear_gaps(cp, lb, &W);
   runs_whole(&cp->init[lb], 0, cp->npix);
 }
 
 /* Block lb's buffer filled over the runs of cp->tmp. */
-static void init_cover_tmp(bpc__cp_t *cp, int lb)
+static void init_cover_tmp(bpc__composite_t *cp, int lb)
 {
   init_clear_gaps(cp, lb, &cp->tmp);
   if (runs_join(cp, &cp->init[lb]) != 0)
@@ -558,7 +560,7 @@ static void init_cover_tmp(bpc__cp_t *cp, int lb)
 }
 
 /* Block lb's buffer filled over pixels [p0, p1). */
-static void init_cover(bpc__cp_t *cp, int lb, size_t p0, size_t p1)
+static void init_cover(bpc__composite_t *cp, int lb, size_t p0, size_t p1)
 {
   if (cp->init == NULL || p1 <= p0)
     return;
@@ -569,9 +571,9 @@ static void init_cover(bpc__cp_t *cp, int lb, size_t p0, size_t p1)
     init_cover_tmp(cp, lb);
 }
 
-int bpc__cp_outputs_on_demand(bpc__cp_t *cp, const bpc_image_t *in)
+int bpc__composite_outputs_on_demand(bpc__composite_t *cp, const bpc_image_t *in)
 {
-  bpc__cp_runs_t *I = calloc((size_t)cp->nlocal, sizeof *I);
+  bpc__composite_runs_t *I = calloc((size_t)cp->nlocal, sizeof *I);
   int bad = I == NULL;
   for (int i = 0; i < cp->nlocal && !bad; i++) {
     /* room for a run from the start: init_all never allocates */
@@ -601,7 +603,7 @@ int bpc__cp_outputs_on_demand(bpc__cp_t *cp, const bpc_image_t *in)
   return 0;
 }
 
-void bpc__cp_finish(bpc__cp_t *cp, int lb, size_t off, size_t count)
+void bpc__composite_finish(bpc__composite_t *cp, int lb, size_t off, size_t count)
 {
   init_cover(cp, lb, off * cp->px_per_elem, (off + count) * cp->px_per_elem);
 }
@@ -611,9 +613,9 @@ void bpc__cp_finish(bpc__cp_t *cp, int lb, size_t off, size_t count)
 /* Write the encoding of pixels [p0, p1) from the runs of L (from index
  * `first`, clipped to the range): n runs, px the pixels of L's index space
  * (stride floats each, or rgba 4 floats with depth in dp). Returns its size. */
-static size_t runs_write(const bpc__cp_t *cp, unsigned char *o, const bpc__cp_runs_t *L,
-                         size_t first, size_t n, size_t p0, size_t p1, const float *px,
-                         const float *dp)
+static size_t runs_write(const bpc__composite_t *cp, unsigned char *o,
+                         const bpc__composite_runs_t *L, size_t first, size_t n, size_t p0,
+                         size_t p1, const float *px, const float *dp)
 {
   const size_t st = (size_t)cp->stride, ps = sizeof(float) * st;
   put64(o, 0, p1 - p0);
@@ -640,8 +642,8 @@ static size_t runs_write(const bpc__cp_t *cp, unsigned char *o, const bpc__cp_ru
 }
 
 /* Runs of L from index `first` that meet [p0, p1): their count and pixels. */
-static void runs_count(const bpc__cp_runs_t *L, size_t first, size_t p0, size_t p1, size_t *n,
-                       size_t *act)
+static void runs_count(const bpc__composite_runs_t *L, size_t first, size_t p0, size_t p1,
+                       size_t *n, size_t *act)
 {
   *n = *act = 0;
   for (size_t i = first; i < L->n && L->r[2 * i] < p1; i++) {
@@ -652,10 +654,11 @@ static void runs_count(const bpc__cp_runs_t *L, size_t first, size_t p0, size_t 
   }
 }
 
-size_t bpc__cp_encode_block(void *dst, size_t cap, int lb, size_t off, size_t count, void *user)
+size_t bpc__composite_encode_block(void *dst, size_t cap, int lb, size_t off, size_t count,
+                                   void *user)
 {
-  bpc__cp_t *cp = user;
-  const bpc__cp_runs_t *L = &cp->runs[lb];
+  bpc__composite_t *cp = user;
+  const bpc__composite_runs_t *L = &cp->runs[lb];
   const size_t ps = sizeof(float) * (size_t)cp->stride;
   const size_t p0 = off * cp->px_per_elem, p1 = (off + count) * cp->px_per_elem;
   cp->bytes_dense += cp->planar ? (p1 - p0) * ps : cap;
@@ -681,9 +684,9 @@ size_t bpc__cp_encode_block(void *dst, size_t cap, int lb, size_t off, size_t co
   return size;
 }
 
-int bpc__cp_check(const void *src, size_t bytes, size_t count, void *user)
+int bpc__composite_check(const void *src, size_t bytes, size_t count, void *user)
 {
-  const bpc__cp_t *cp = user;
+  const bpc__composite_t *cp = user;
   const unsigned char *in = src;
   const size_t ps = sizeof(float) * (size_t)cp->stride;
   if (bytes < 16)
@@ -706,20 +709,20 @@ int bpc__cp_check(const void *src, size_t bytes, size_t count, void *user)
   return 0;
 }
 
-size_t bpc__cp_bound(size_t count, void *user)
+size_t bpc__composite_bound(size_t count, void *user)
 {
-  const bpc__cp_t *cp = user;
+  const bpc__composite_t *cp = user;
   const size_t np = count * cp->px_per_elem;
   /* runs are at least a pixel apart: at most (np + 1) / 2 of them */
   return 16 + 8 * ((np + 1) / 2) + sizeof(float) * (size_t)cp->stride * np;
 }
 
-int bpc__cp_blend(int lb, size_t off, void *inout, size_t count, const void *src, size_t bytes,
-                  size_t lo, size_t len, int in_first, void *user)
+int bpc__composite_blend(int lb, size_t off, void *inout, size_t count, const void *src,
+                         size_t bytes, size_t lo, size_t len, int in_first, void *user)
 {
   (void)count;
   (void)bytes;
-  const bpc__cp_t *cp = user;
+  const bpc__composite_t *cp = user;
   float *od = cp->planar ? cp->dpx[lb] + off * cp->px_per_elem : NULL;
   const unsigned char *in = src;
   const size_t st = (size_t)cp->stride;
@@ -734,9 +737,10 @@ int bpc__cp_blend(int lb, size_t off, void *inout, size_t count, const void *src
       break;
     const size_t cs = s > w0 ? s : w0, ce = s + l < w1 ? s + l : w1;
     if (cs < ce) {
-      int rc = od != NULL ? bpc__cp_px_planar(cp, o + cs * 4, od + cs, data + (d + cs - s) * st,
-                                              ce - cs, in_first)
-                          : bpc__cp_px(cp, o + cs * st, data + (d + cs - s) * st, ce - cs, in_first);
+      int rc = od != NULL ? bpc__composite_px_planar(cp, o + cs * 4, od + cs,
+                                                     data + (d + cs - s) * st, ce - cs, in_first)
+                          : bpc__composite_px(cp, o + cs * st, data + (d + cs - s) * st, ce - cs,
+                                              in_first);
       if (rc != 0)
         return rc;
     }
@@ -747,7 +751,7 @@ int bpc__cp_blend(int lb, size_t off, void *inout, size_t count, const void *src
 
 /* The runs of a checked encoding of a piece starting at pixel p0, into
  * cp->tmp (image pixel indices). -1: out of memory. */
-static int encoding_runs(bpc__cp_t *cp, const void *src, size_t p0)
+static int encoding_runs(bpc__composite_t *cp, const void *src, size_t p0)
 {
   const unsigned char *in = src;
   const size_t n = (size_t)get64(in, 8);
@@ -760,10 +764,11 @@ static int encoding_runs(bpc__cp_t *cp, const void *src, size_t p0)
   return 0;
 }
 
-void bpc__cp_prepare(int lb, size_t off, size_t count, const void *src, size_t bytes, void *user)
+void bpc__composite_prepare(int lb, size_t off, size_t count, const void *src, size_t bytes,
+                            void *user)
 {
   (void)bytes;
-  bpc__cp_t *cp = user;
+  bpc__composite_t *cp = user;
   const size_t p0 = off * cp->px_per_elem, p1 = (off + count) * cp->px_per_elem;
   if (cp->init == NULL || p1 == p0)
     return;
@@ -778,11 +783,12 @@ void bpc__cp_prepare(int lb, size_t off, size_t count, const void *src, size_t b
     init_cover_tmp(cp, lb);
 }
 
-void bpc__cp_absorb(int lb, size_t off, size_t count, const void *src, size_t bytes, void *user)
+void bpc__composite_absorb(int lb, size_t off, size_t count, const void *src, size_t bytes,
+                           void *user)
 {
   (void)bytes;
-  bpc__cp_t *cp = user;
-  bpc__cp_runs_t *L = &cp->runs[lb];
+  bpc__composite_t *cp = user;
+  bpc__composite_runs_t *L = &cp->runs[lb];
   const size_t p0 = off * cp->px_per_elem, p1 = (off + count) * cp->px_per_elem;
   if (p1 == p0)
     return;
@@ -802,9 +808,9 @@ void bpc__cp_absorb(int lb, size_t off, size_t count, const void *src, size_t by
     runs_give_up(cp, lb); /* no memory: the whole image (a superset) */
 }
 
-void bpc__cp_keep(int lb, size_t off, size_t count, void *user)
+void bpc__composite_keep(int lb, size_t off, size_t count, void *user)
 {
-  bpc__cp_t *cp = user;
+  bpc__composite_t *cp = user;
   const size_t p0 = off * cp->px_per_elem, p1 = (off + count) * cp->px_per_elem;
   runs_cut(&cp->runs[lb], p0, p1);
   runs_cut(&cp->known[lb], p0, p1);
@@ -816,8 +822,8 @@ void bpc__cp_keep(int lb, size_t off, size_t count, void *user)
 
 /* ------------------------------------------------- unpacking runs */
 
-void bpc__cp_unpack_runs(const bpc__cp_t *cp, const void *src, size_t np, float *rgba,
-                         size_t rs, float *depth, size_t ds)
+void bpc__composite_unpack_runs(const bpc__composite_t *cp, const void *src, size_t np, float *rgba,
+                                size_t rs, float *depth, size_t ds)
 {
   const size_t st = (size_t)cp->stride;
   /* the empty pattern everywhere */

@@ -33,7 +33,7 @@ bpc_composite_params_t bpc_composite_params_default(void)
 /* This rank's arguments (before any message): the first problem is
  * recorded and returned. Sets c->width/height/hasdepth from the local
  * blocks (all alike) or leaves them 0 (no blocks). */
-static int check_local(bpc__cp_call_t *c, int nranks)
+static int check_local(bpc__composite_call_t *c, int nranks)
 {
   bpc_ctx_t *ctx = c->ctx;
   const bpc_composite_params_t *P = c->P;
@@ -109,7 +109,7 @@ static int check_local(bpc__cp_call_t *c, int nranks)
 
 /* The schedule's k-vector, checked against the block count (a given
  * params.k, or one the strategy computed). */
-static int check_schedule(bpc__cp_call_t *c)
+static int check_schedule(bpc__composite_call_t *c)
 {
   char msg[256];
   if (c->k == NULL || c->nk == 0)
@@ -130,7 +130,7 @@ static int composite_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, bpc_image
   const bpc_composite_params_t P = params != NULL ? *params : bpc_composite_params_default();
   const bpc__algo_t *row = NULL;
   bpc_algo_source_t source = BPC_SOURCE_BUILTIN;
-  bpc__cp_call_t c;
+  bpc__composite_call_t c;
   memset(&c, 0, sizeof c);
   c.ctx = ctx;
   c.assign = assign;
@@ -148,14 +148,14 @@ static int composite_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, bpc_image
     bpc_assign_local(assign, &c.lgids, &c.nlocal);
     rc = check_local(&c, nranks);
   }
-  int rc2 = bpc__cp_pick(ctx, P.algorithm, &row, &source);
+  int rc2 = bpc__composite_pick(ctx, P.algorithm, &row, &source);
   rc = rc != BPC_OK ? rc : rc2;
   if (rc == BPC_OK)
     rc = row->run(&c);
   if (rc == BPC_OK)
     rc = check_schedule(&c);
   if (rc == BPC_OK)
-    rc = bpc__cp_pack(&c);
+    rc = bpc__composite_pack(&c);
 
   /* 3. what must match, 4. one agreement */
   enum { F_WIDTH, F_HEIGHT, F_DEPTH, F_SPARSE, NF_MAX = BPC__SIG_MAX };
@@ -185,7 +185,7 @@ static int composite_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, bpc_image
   bpc__sig_int(&sig, "gather_rank", P.gather_rank);
   bpc__sig_int(&sig, "user_op.commutative",
                P.op == BPC_COMPOSITE_USER ? P.user_op.commutative != 0 : 0);
-  bpc__sig_int(&sig, "BPC_COMPOSITE_INTERLEAVE", bpc__cp_interleave_env());
+  bpc__sig_int(&sig, "BPC_COMPOSITE_INTERLEAVE", bpc__composite_interleave_env());
   rc = bpc__agree_args_vals(ctx, "composite", rc, &sig, vals);
   if (rc != BPC_OK)
     goto cleanup;
@@ -194,18 +194,18 @@ static int composite_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, bpc_image
     c.height = (int)vals[F_HEIGHT];
     c.hasdepth = (int)vals[F_DEPTH];
   } /* else no block has an image anywhere: 0 x 0 */
-  bpc__cp_format(&c);
+  bpc__composite_format(&c);
   c.cp.encode = P.active_pixels && vals[F_SPARSE] != 0;
 
   /* 5. the strategy's schedule on the swap engine (planned and run; no second
    * agreement on the arguments) */
-  rc = bpc__cp_swap(&c);
+  rc = bpc__composite_swap(&c);
   if (rc != BPC_OK)
     goto cleanup;
-  bpc__cp_unpack(&c, pieces);
+  bpc__composite_unpack(&c, pieces);
   /* 6. the gather (its exchange's end agrees on its outcome) */
   if (P.gather_rank >= 0)
-    rc = bpc__cp_gather(&c);
+    rc = bpc__composite_gather(&c);
   if (rc == BPC_OK && info != NULL) {
     memset(info, 0, sizeof *info);
     info->algorithm = (bpc_composite_strategy_t)row->info.id;
@@ -218,7 +218,7 @@ static int composite_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, bpc_image
   }
 
 cleanup:
-  bpc__cp_free(&c);
+  bpc__composite_free(&c);
   return rc;
 }
 

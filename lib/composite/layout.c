@@ -6,7 +6,7 @@
  *    hooks carry depth), except beyond 2^32 pixels, where they are
  *    interleaved into one buffer per block (5 floats a pixel); a swap
  *    element is one pixel, or one row (row splits);
- *  - the one call into the swap engine (bpc__cp_swap), with the strategy's
+ *  - the one call into the swap engine (bpc__composite_swap), with the strategy's
  *    schedule as data;
  *  - unpack: each block's owned piece back into its rgba (and depth);
  *  - gather: every block's piece to the gather rank through the exchange
@@ -26,18 +26,18 @@
  * starts, or the internal test switch BPC_COMPOSITE_INTERLEAVE=1 asks for
  * the interleaved layout (tests/mpi/test_composite keeps that path tested;
  * it must be the same on every rank: a difference is BPC_EMISMATCH). */
-int bpc__cp_interleave_env(void)
+int bpc__composite_interleave_env(void)
 {
   const char *e = getenv("BPC_COMPOSITE_INTERLEAVE");
   return e != NULL && strcmp(e, "1") == 0;
 }
 
-static int cp_planar(int hasdepth, size_t npix)
+static int composite_planar(int hasdepth, size_t npix)
 {
-  return hasdepth && npix <= UINT32_MAX && !bpc__cp_interleave_env();
+  return hasdepth && npix <= UINT32_MAX && !bpc__composite_interleave_env();
 }
 
-int bpc__cp_pack(bpc__cp_call_t *c)
+int bpc__composite_pack(bpc__composite_call_t *c)
 {
   bpc_ctx_t *ctx = c->ctx;
   const bpc_composite_params_t *P = c->P;
@@ -60,9 +60,9 @@ int bpc__cp_pack(bpc__cp_call_t *c)
   }
   /* depth: rgba and depth stay in their planes (active.c; the encoding's
    * run starts are 32-bit, so not beyond 2^32 pixels); from this rank's
-   * format here, from the agreed one in bpc__cp_format (the same where
+   * format here, from the agreed one in bpc__composite_format (the same where
    * this rank has blocks; a rank without blocks learns it there) */
-  c->planar = cp_planar(c->hasdepth, npix);
+  c->planar = composite_planar(c->hasdepth, npix);
   if (c->planar && (c->cp.dpx = calloc((size_t)nl, sizeof *c->cp.dpx)) == NULL)
     return bpc__err(ctx, BPC_ENOMEM, "composite: out of memory for %d blocks", c->nlocal);
   /* Within one process no piece travels: a dense piece is merged straight
@@ -82,7 +82,7 @@ int bpc__cp_pack(bpc__cp_call_t *c)
   double minfrac = 1.0, sumfrac = 0.0;
   for (int i = 0; i < c->nlocal; i++) {
     const bpc_image_t *im = &c->images[i];
-    if (c->planar) { /* an output is filled in bpc__cp_runs (outputs_fill) */
+    if (c->planar) { /* an output is filled in bpc__composite_runs (outputs_fill) */
       const bpc_image_t *w = P->output != NULL ? &P->output[i] : im;
       c->bufs[i] = w->rgba;
       c->cp.dpx[i] = w->depth;
@@ -97,7 +97,7 @@ int bpc__cp_pack(bpc__cp_call_t *c)
         pk[5 * p + 4] = im->depth[p];
       }
       c->bufs[i] = pk;
-    } else if (P->output != NULL) { /* filled in bpc__cp_runs (outputs_fill) */
+    } else if (P->output != NULL) { /* filled in bpc__composite_runs (outputs_fill) */
       c->bufs[i] = P->output[i].rgba;
     } else {
       c->bufs[i] = im->rgba;
@@ -113,11 +113,11 @@ int bpc__cp_pack(bpc__cp_call_t *c)
       /* the input's pixels (an output is not filled yet) */
       const float *px = c->hasdepth && !c->planar ? c->bufs[i] : im->rgba;
       if (v == NULL) {
-        f = bpc__cp_active_fraction(px, W, 0, 0, W, (size_t)c->height, est, P->empty_depth);
+        f = bpc__composite_active_fraction(px, W, 0, 0, W, (size_t)c->height, est, P->empty_depth);
       } else if (npix > 0 && v->width > 0 && v->height > 0) {
         const size_t vw = (size_t)v->width, vh = (size_t)v->height;
-        f = bpc__cp_active_fraction(px, W, (size_t)v->x, (size_t)v->y, vw, vh, est,
-                                    P->empty_depth) *
+        f = bpc__composite_active_fraction(px, W, (size_t)v->x, (size_t)v->y, vw, vh, est,
+                                           P->empty_depth) *
             ((double)vw * (double)vh / (double)npix);
       }
       if (f < minfrac)
@@ -129,10 +129,10 @@ int bpc__cp_pack(bpc__cp_call_t *c)
   return BPC_OK;
 }
 
-void bpc__cp_format(bpc__cp_call_t *c)
+void bpc__composite_format(bpc__composite_call_t *c)
 {
   const bpc_composite_params_t *P = c->P;
-  bpc__cp_t *cp = &c->cp;
+  bpc__composite_t *cp = &c->cp;
   cp->op = P->op;
   cp->stride = c->hasdepth ? 5 : 4;
   cp->px_per_elem = P->split == BPC_COMPOSITE_ROWS ? (size_t)c->width : 1;
@@ -142,7 +142,7 @@ void bpc__cp_format(bpc__cp_call_t *c)
   c->npix = (size_t)c->width * (size_t)c->height;
   cp->npix = c->npix;
   c->count = c->npix == 0 ? 0 : P->split == BPC_COMPOSITE_ROWS ? (size_t)c->height : c->npix;
-  c->planar = cp_planar(c->hasdepth, c->npix);
+  c->planar = composite_planar(c->hasdepth, c->npix);
   cp->planar = c->planar;
   c->es = sizeof(float) * (size_t)(c->planar ? 4 : cp->stride) *
           (cp->px_per_elem > 0 ? cp->px_per_elem : 1);
@@ -159,7 +159,7 @@ void bpc__cp_format(bpc__cp_call_t *c)
  * their outcome (an allocation may fail on one rank), execute (which
  * agrees on the result). The statistics record is "composite".
  */
-int bpc__cp_swap(bpc__cp_call_t *c)
+int bpc__composite_swap(bpc__composite_call_t *c)
 {
   const bpc_composite_params_t *P = c->P;
   bpc_swap_params_t S = bpc_swap_params_default();
@@ -167,15 +167,15 @@ int bpc__cp_swap(bpc__cp_call_t *c)
   S.nk = c->nk;
   S.order = P->order;
   S.nthreads = P->nthreads;
-  const bpc__swap_sparse_t sparse = {bpc__cp_encode_block,
-                                     bpc__cp_check,
-                                     bpc__cp_blend,
-                                     bpc__cp_prepare,
-                                     bpc__cp_absorb,
-                                     bpc__cp_keep,
-                                     c->planar ? bpc__cp_bound : NULL,
+  const bpc__swap_sparse_t sparse = {bpc__composite_encode_block,
+                                     bpc__composite_check,
+                                     bpc__composite_blend,
+                                     bpc__composite_prepare,
+                                     bpc__composite_absorb,
+                                     bpc__composite_keep,
+                                     c->planar ? bpc__composite_bound : NULL,
                                      &c->cp};
-  const bpc_swap_op_t op = {bpc__cp_op,
+  const bpc_swap_op_t op = {bpc__composite_op,
                             P->op == BPC_COMPOSITE_ZBUFFER ||
                                 (P->op == BPC_COMPOSITE_USER && P->user_op.commutative),
                             &c->cp};
@@ -184,7 +184,7 @@ int bpc__cp_swap(bpc__cp_call_t *c)
   int rc = bpc__swap_plan_by_id(c->ctx, c->assign, &type, c->count, &op, &S,
                                 (bpc_swap_algorithm_t)c->swap_algo, &plan);
   if (rc == BPC_OK) /* each block's run lists (filled as pieces are sent) */
-    rc = bpc__cp_runs(c);
+    rc = bpc__composite_runs(c);
   rc = bpc__agree(c->ctx, rc);
   if (rc == BPC_OK) {
     plan.engine = "composite";
@@ -197,13 +197,13 @@ int bpc__cp_swap(bpc__cp_call_t *c)
       c->cp.bytes_sent += plan.bytes_sent;
     }
     for (int i = 0; rc == BPC_OK && c->cp.init != NULL && i < c->nlocal; i++)
-      bpc__cp_finish(&c->cp, i, c->sp[i].offset, c->sp[i].count); /* outputs on demand */
+      bpc__composite_finish(&c->cp, i, c->sp[i].offset, c->sp[i].count); /* outputs on demand */
   }
   bpc__swap_plan_free(&plan);
   return rc;
 }
 
-void bpc__cp_unpack(bpc__cp_call_t *c, bpc_composite_piece_t *pieces)
+void bpc__composite_unpack(bpc__composite_call_t *c, bpc_composite_piece_t *pieces)
 {
   const size_t ppe = c->cp.px_per_elem;
   for (int i = 0; i < c->nlocal; i++) {
@@ -224,7 +224,7 @@ void bpc__cp_unpack(bpc__cp_call_t *c, bpc_composite_piece_t *pieces)
 }
 
 /* The number of non-empty pieces the gather rank receives (per plane). */
-static int gather_pieces(const bpc__cp_call_t *c)
+static int gather_pieces(const bpc__composite_call_t *c)
 {
   int n = 0;
   for (int g = 0; g < c->nblocks; g++) {
@@ -237,7 +237,7 @@ static int gather_pieces(const bpc__cp_call_t *c)
 
 /* The gid of a gathered message and its piece (*pc); a sender that has no
  * non-empty piece is a malformed message (*rc). */
-static int gather_piece(const bpc__cp_call_t *c, const bpc__msg_t *m, bpc_swap_piece_t *pc,
+static int gather_piece(const bpc__composite_call_t *c, const bpc__msg_t *m, bpc_swap_piece_t *pc,
                         int *rc)
 {
   const int g = m->src_gid;
@@ -254,7 +254,7 @@ static int gather_piece(const bpc__cp_call_t *c, const bpc__msg_t *m, bpc_swap_p
  * and one virtual block, gid nblocks, on the gather rank. */
 static int gather_rank_of(const void *arg, int gid)
 {
-  const bpc__cp_call_t *c = arg;
+  const bpc__composite_call_t *c = arg;
   int r = -1;
   if (gid == c->nblocks)
     return c->P->gather_rank;
@@ -278,11 +278,11 @@ static int gather_rank_of(const void *arg, int gid)
 /* With active pixels: every block's piece travels encoded from
  * its runs (an empty piece: 16 bytes) and the gather rank writes the empty
  * pattern and the runs into place. */
-static int gather_sparse(bpc__cp_call_t *c)
+static int gather_sparse(bpc__composite_call_t *c)
 {
   bpc_ctx_t *ctx = c->ctx;
   const bpc_composite_params_t *P = c->P;
-  bpc__cp_t *cp = &c->cp;
+  bpc__composite_t *cp = &c->cp;
   const int root = P->gather_rank, vgid = c->nblocks;
   const size_t ppe = cp->px_per_elem > 0 ? cp->px_per_elem : 1;
   const unsigned long long bd = cp->bytes_dense, bs = cp->bytes_sent, pe = cp->pieces_encoded;
@@ -306,13 +306,15 @@ static int gather_sparse(bpc__cp_call_t *c)
   for (int i = 0; i < c->nlocal && rc == BPC_OK; i++) {
     if (c->sp[i].count == 0)
       continue;
-    const size_t bound = bpc__cp_bound(c->sp[i].count, cp) + 8; /* room: never "send dense" */
+    const size_t bound =
+        bpc__composite_bound(c->sp[i].count, cp) + 8; /* room: never "send dense" */
     void *buf = bufs[i] = bpc__pool_get(ctx, bound, &caps[i]);
     if (buf == NULL) {
       rc = bpc__err(ctx, BPC_ENOMEM, "composite: out of memory for a %zu-byte piece", bound);
       break;
     }
-    const size_t eb = bpc__cp_encode_block(buf, bound, i, c->sp[i].offset, c->sp[i].count, cp);
+    const size_t eb =
+        bpc__composite_encode_block(buf, bound, i, c->sp[i].offset, c->sp[i].count, cp);
     rc = bpc__exch_send(ex, c->lgids[i], vgid, 0, buf, eb, 0);
   }
   cp->bytes_dense = bd; /* the counters are the swap's */
@@ -326,13 +328,14 @@ static int gather_sparse(bpc__cp_call_t *c)
     bpc__msg_t *m = NULL;
     int rc2 = bpc__exch_wait(ex, vgid, -1, 0, &m);
     const int g = rc2 == BPC_OK ? gather_piece(c, m, &pc, &rc2) : -1;
-    if (rc2 == BPC_OK && bpc__cp_check(m->data, m->bytes, pc.count, cp) != 0)
+    if (rc2 == BPC_OK && bpc__composite_check(m->data, m->bytes, pc.count, cp) != 0)
       rc2 = bpc__err(ctx, BPC_ETRUNC, "composite: block %d's gathered piece (%zu bytes) is "
                                       "malformed", g, m->bytes);
     if (rc2 == BPC_OK) {
       const size_t p0 = pc.offset * ppe;
-      bpc__cp_unpack_runs(cp, m->data, pc.count * ppe, P->gather_rgba + 4 * p0, 4,
-                          c->hasdepth && P->gather_depth != NULL ? P->gather_depth + p0 : NULL, 1);
+      bpc__composite_unpack_runs(
+          cp, m->data, pc.count * ppe, P->gather_rgba + 4 * p0, 4,
+          c->hasdepth && P->gather_depth != NULL ? P->gather_depth + p0 : NULL, 1);
     }
     bpc__msg_release(ex, m);
     rc = rc2;
@@ -345,7 +348,7 @@ static int gather_sparse(bpc__cp_call_t *c)
   return rc;
 }
 
-int bpc__cp_gather(bpc__cp_call_t *c)
+int bpc__composite_gather(bpc__composite_call_t *c)
 {
   /* the same choice on every rank (from agreed values only) */
   if (c->cp.encode && c->npix <= UINT32_MAX)
@@ -428,14 +431,14 @@ int bpc__cp_gather(bpc__cp_call_t *c)
 /* The outputs (params.output; not with depth interleaved, whose buffers
  * are packed from the input): filled on demand where the run lists and
  * valid rectangles allow it (active.c), else copied from the inputs whole. */
-static void outputs_fill(bpc__cp_call_t *c)
+static void outputs_fill(bpc__composite_call_t *c)
 {
   const bpc_composite_params_t *P = c->P;
-  bpc__cp_t *cp = &c->cp;
+  bpc__composite_t *cp = &c->cp;
   if (P->output == NULL || (c->hasdepth && !c->planar) || c->npix == 0)
     return;
   if (cp->runs != NULL && cp->encode && P->valid != NULL &&
-      bpc__cp_outputs_on_demand(cp, c->images) == 0)
+      bpc__composite_outputs_on_demand(cp, c->images) == 0)
     return;
   /* dense: the swap takes the inputs apart from the outputs
    * (bpc__swap_plan_t.src: radix-k sends round 0 from them and copies only
@@ -453,9 +456,9 @@ static void outputs_fill(bpc__cp_call_t *c)
   }
 }
 
-static int runs_setup(bpc__cp_call_t *c)
+static int runs_setup(bpc__composite_call_t *c)
 {
-  bpc__cp_t *cp = &c->cp;
+  bpc__composite_t *cp = &c->cp;
   if ((!cp->encode && !c->planar) || c->nlocal == 0)
     return BPC_OK;
   if (c->nblocks == 1 && c->P->gather_rank < 0)
@@ -466,13 +469,13 @@ static int runs_setup(bpc__cp_call_t *c)
   cp->width = (size_t)c->width;
   cp->nthreads = bpc__threads_resolve(c->P->nthreads);
   cp->min_chunk = bpc__swap_min_chunk(); /* least pixels a thread scans */
-  if (bpc__cp_runs_init(cp) != 0)
+  if (bpc__composite_runs_init(cp) != 0)
     return bpc__err(c->ctx, BPC_ENOMEM, "composite: out of memory for the active pixels of %d "
                                         "block(s)", c->nlocal);
   return BPC_OK;
 }
 
-int bpc__cp_runs(bpc__cp_call_t *c)
+int bpc__composite_runs(bpc__composite_call_t *c)
 {
   int rc = runs_setup(c);
   if (rc == BPC_OK)
@@ -480,9 +483,9 @@ int bpc__cp_runs(bpc__cp_call_t *c)
   return rc;
 }
 
-void bpc__cp_free(bpc__cp_call_t *c)
+void bpc__composite_free(bpc__composite_call_t *c)
 {
-  bpc__cp_runs_free(&c->cp);
+  bpc__composite_runs_free(&c->cp);
   free(c->cp.dpx);
   for (int i = 0; c->packed != NULL && c->packed_cap != NULL && i < c->nlocal; i++)
     bpc__pool_put(c->ctx, c->packed[i], c->packed_cap[i]);

@@ -13,15 +13,15 @@
 #include <stdint.h>
 #include <string.h>
 
-int bpc__cp_op(void *inout, const void *in, size_t count, int in_first, void *user)
+int bpc__composite_op(void *inout, const void *in, size_t count, int in_first, void *user)
 {
-  const bpc__cp_t *cp = user;
+  const bpc__composite_t *cp = user;
   if (cp->planar) /* planar pieces only ever meet the buffer through the blend */
     return -1;
-  return bpc__cp_px(cp, inout, in, count * cp->px_per_elem, in_first);
+  return bpc__composite_px(cp, inout, in, count * cp->px_per_elem, in_first);
 }
 
-int bpc__cp_px(const bpc__cp_t *cp, float *o, const float *a, size_t n, int in_first)
+int bpc__composite_px(const bpc__composite_t *cp, float *o, const float *a, size_t n, int in_first)
 {
   const int st = cp->stride;
   if (cp->op == BPC_COMPOSITE_USER)
@@ -42,7 +42,7 @@ int bpc__cp_px(const bpc__cp_t *cp, float *o, const float *a, size_t n, int in_f
         memcpy(o + i, r, sizeof r);
       }
     } else {
-      const uint32_t ed = bpc__cp_fbits(cp->empty_depth);
+      const uint32_t ed = bpc__composite_fbits(cp->empty_depth);
       for (size_t i = 0; i < 5 * n; i += 5) {
         const float *f = in_first ? a + i : o + i; /* front */
         const float *b = in_first ? o + i : a + i; /* back */
@@ -50,7 +50,7 @@ int bpc__cp_px(const bpc__cp_t *cp, float *o, const float *a, size_t n, int in_f
         float r[5];
         for (int c = 0; c < 4; c++)
           r[c] = f[c] + t * b[c];
-        r[4] = bpc__cp_px_empty(f, 5, ed) ? b[4] : f[4];
+        r[4] = bpc__composite_px_empty(f, 5, ed) ? b[4] : f[4];
         memcpy(o + i, r, sizeof r);
       }
     }
@@ -75,10 +75,10 @@ int bpc__cp_px(const bpc__cp_t *cp, float *o, const float *a, size_t n, int in_f
   return 0;
 }
 
-int bpc__cp_px_planar(const bpc__cp_t *cp, float *o4, float *od, const float *a, size_t n,
-                      int in_first)
+int bpc__composite_px_planar(const bpc__composite_t *cp, float *o4, float *od, const float *a,
+                             size_t n, int in_first)
 {
-  const uint32_t ed = bpc__cp_fbits(cp->empty_depth);
+  const uint32_t ed = bpc__composite_fbits(cp->empty_depth);
   if (cp->op == BPC_COMPOSITE_USER) { /* through an interleaved scratch */
     enum { CH = 64 };
     float t[5 * CH];
@@ -109,7 +109,7 @@ int bpc__cp_px_planar(const bpc__cp_t *cp, float *o4, float *od, const float *a,
       const float t = 1.0f - f[3];
       for (int c = 0; c < 4; c++)
         r[c] = f[c] + t * b[c];
-      od[i] = bpc__cp_px_empty(f, 5, ed) ? b[4] : f[4];
+      od[i] = bpc__composite_px_empty(f, 5, ed) ? b[4] : f[4];
       memcpy(o, r, sizeof r);
     }
     return 0;

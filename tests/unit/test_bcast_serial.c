@@ -230,16 +230,16 @@ END_TEST
  * 8 bytes, then rounded up by at most a quarter of the octave. */
 START_TEST(test_model_size)
 {
-  ck_assert_int_eq(bpc__bc_model_L(0), 0);
-  ck_assert_int_eq(bpc__bc_model_L(8), 8);
-  ck_assert_int_eq(bpc__bc_model_L(9), 10);
-  ck_assert_int_eq(bpc__bc_model_L(32), 32);
-  ck_assert_int_eq(bpc__bc_model_L(33), 40);
-  ck_assert_int_eq(bpc__bc_model_L(1000), 1024);
-  ck_assert_int_eq(bpc__bc_model_L(1100), 1280);
+  ck_assert_int_eq(bpc__bcast_model_L(0), 0);
+  ck_assert_int_eq(bpc__bcast_model_L(8), 8);
+  ck_assert_int_eq(bpc__bcast_model_L(9), 10);
+  ck_assert_int_eq(bpc__bcast_model_L(32), 32);
+  ck_assert_int_eq(bpc__bcast_model_L(33), 40);
+  ck_assert_int_eq(bpc__bcast_model_L(1000), 1024);
+  ck_assert_int_eq(bpc__bcast_model_L(1100), 1280);
   long long prev = 0;
   for (long long L = 1; L <= 100000; L++) {
-    const long long q = bpc__bc_model_L(L);
+    const long long q = bpc__bcast_model_L(L);
     ck_assert_msg(q >= L && q >= prev && (L <= 8 ? q == L : 4 * q < 5 * L),
                   "L=%lld -> %lld", L, q);
     prev = q;

@@ -275,8 +275,9 @@ START_TEST(test_active_estimate)
               act += (size_t)est_active(kind, x, y, W, H);
           const size_t n = (size_t)rw[r] * (size_t)rh[r];
           const double truth = (double)act / (double)n;
-          const double f = bpc__cp_active_fraction(px, (size_t)W, (size_t)rx[r], (size_t)ry[r],
-                                                   (size_t)rw[r], (size_t)rh[r], stride, ed);
+          const double f =
+              bpc__composite_active_fraction(px, (size_t)W, (size_t)rx[r], (size_t)ry[r],
+                                             (size_t)rw[r], (size_t)rh[r], stride, ed);
           /* exact where every pixel is sampled, and for empty or full;
            * else within 0.06 (random sampling of 1024: a standard deviation
            * of at most 0.016) */
@@ -287,8 +288,8 @@ START_TEST(test_active_estimate)
         }
         free(px);
       }
-  ck_assert(bpc__cp_active_fraction(NULL, 8, 0, 0, 0, 4, 4, ed) == 0.0);
-  ck_assert(bpc__cp_active_fraction(NULL, 8, 0, 0, 8, 0, 4, ed) == 0.0);
+  ck_assert(bpc__composite_active_fraction(NULL, 8, 0, 0, 0, 4, 4, ed) == 0.0);
+  ck_assert(bpc__composite_active_fraction(NULL, 8, 0, 0, 8, 0, 4, ed) == 0.0);
 }
 END_TEST
 

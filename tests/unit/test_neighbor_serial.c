@@ -74,7 +74,8 @@ static void check_bundle_matches(int custom, int nitems, size_t big)
     const void *bundle;
     size_t bytes, cap;
     void *buf;
-    ck_assert_int_eq(bpc__nb_chan_finish(nb, &nb->local, &bundle, &bytes, &buf, &cap), BPC_OK);
+    ck_assert_int_eq(bpc__neighbor_chan_finish(nb, &nb->local, &bundle, &bytes, &buf, &cap),
+                     BPC_OK);
     size_t want = 0, used = 0;
     ck_assert_int_eq(bpc__pack_many_size(ctx, &type, nitems, (const void *const *)items, &want),
                      BPC_OK);

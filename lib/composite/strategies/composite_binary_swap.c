@@ -22,9 +22,9 @@
 #include "composite/composite_internal.h"
 #include "patterns/patterns.h"
 
-int bpc__cp_binary_swap(void *call)
+int bpc__composite_binary_swap(void *call)
 {
-  bpc__cp_call_t *c = call;
+  bpc__composite_call_t *c = call;
   c->swap_algo = BPC_SWAP_RADIXK;
   c->k = c->kbuf;
   return bpc__kvec_primes(c->nblocks, c->kbuf, BPC_SWAP_MAX_K, &c->nk);

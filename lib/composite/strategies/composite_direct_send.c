@@ -13,9 +13,9 @@
  */
 #include "composite/composite_internal.h"
 
-int bpc__cp_direct_send(void *call)
+int bpc__composite_direct_send(void *call)
 {
-  bpc__cp_call_t *c = call;
+  bpc__composite_call_t *c = call;
   c->swap_algo = BPC_SWAP_RADIXK;
   c->kbuf[0] = c->nblocks;
   c->k = c->kbuf;

@@ -15,9 +15,9 @@
  */
 #include "composite/composite_internal.h"
 
-int bpc__cp_pipeline(void *call)
+int bpc__composite_pipeline(void *call)
 {
-  bpc__cp_call_t *c = call;
+  bpc__composite_call_t *c = call;
   c->swap_algo = BPC_SWAP_RING;
   c->k = NULL;
   c->nk = 0;

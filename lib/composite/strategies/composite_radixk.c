@@ -18,9 +18,9 @@
  */
 #include "composite/composite_internal.h"
 
-int bpc__cp_radixk(void *call)
+int bpc__composite_radixk(void *call)
 {
-  bpc__cp_call_t *c = call;
+  bpc__composite_call_t *c = call;
   c->swap_algo = BPC_SWAP_RADIXK;
   c->k = c->P->k != NULL && c->P->nk > 0 ? c->P->k : NULL; /* NULL: the swap engine's own */
   c->nk = c->k != NULL ? c->P->nk : 0;

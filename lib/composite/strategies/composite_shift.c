@@ -14,9 +14,9 @@
  */
 #include "composite/composite_internal.h"
 
-int bpc__cp_shift(void *call)
+int bpc__composite_shift(void *call)
 {
-  bpc__cp_call_t *c = call;
+  bpc__composite_call_t *c = call;
   c->swap_algo = BPC_SWAP_SHIFT;
   c->k = NULL;
   c->nk = 0;

@@ -10,7 +10,7 @@
  * bad or differing argument on any rank fails everywhere before a message
  * is sent; open one exchange, run the row, close the exchange, return the
  * bundles still lent to the pool (the routing returns those of finished
- * rounds itself: bpc__a2a_unlend), and agree on the outcome.
+ * rounds itself: bpc__alltoall_unlend), and agree on the outcome.
  */
 #include "engines/alltoall/alltoall_internal.h"
 
@@ -26,14 +26,15 @@
 /* Built-in k-vector: rounds of at most 8 members. */
 #define A2A_K_TARGET 8
 
-static const bpc__algo_t a2a_rows[] = {
+static const bpc__algo_t alltoall_rows[] = {
     {{BPC_ALLTOALL_ROUNDS, "rounds",
       "k-ary swap rounds: items bundled by destination digit, sum(k[r]-1) messages per block"},
-     bpc__a2a_rounds, NULL},
+     bpc__alltoall_rounds,
+     NULL},
 };
 
-const bpc__engine_t bpc__engine_alltoall = {"alltoall", "BPC_ALLTOALL_ALGORITHM", a2a_rows,
-                                            BPC__NROWS(a2a_rows), NULL};
+const bpc__engine_t bpc__engine_alltoall = {"alltoall", "BPC_ALLTOALL_ALGORITHM", alltoall_rows,
+                                            BPC__NROWS(alltoall_rows), NULL};
 
 bpc_alltoall_params_t bpc_alltoall_params_default(void)
 {
@@ -43,11 +44,11 @@ bpc_alltoall_params_t bpc_alltoall_params_default(void)
   return p;
 }
 
-int bpc__a2a_lend(bpc__a2a_call_t *C, void *buf, size_t cap)
+int bpc__alltoall_lend(bpc__alltoall_call_t *C, void *buf, size_t cap)
 {
   if (C->nlent == C->caplent) {
     int nc = C->caplent ? 2 * C->caplent : 32;
-    struct bpc__a2a_lent *nl = realloc(C->lent, sizeof *nl * (size_t)nc);
+    struct bpc__alltoall_lent *nl = realloc(C->lent, sizeof *nl * (size_t)nc);
     if (nl == NULL)
       return BPC_ENOMEM;
     C->lent = nl;
@@ -62,7 +63,7 @@ int bpc__a2a_lend(bpc__a2a_call_t *C, void *buf, size_t cap)
   return BPC_OK;
 }
 
-void bpc__a2a_unlend(bpc__a2a_call_t *C, int from, int to)
+void bpc__alltoall_unlend(bpc__alltoall_call_t *C, int from, int to)
 {
   if (from < 0)
     from = 0;
@@ -80,9 +81,10 @@ void bpc__a2a_unlend(bpc__a2a_call_t *C, int from, int to)
 
 /* This rank's checks, the pick and the k-vector (first error; no early
  * return to the caller: it agrees on the code). */
-static int a2a_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
-                     bpc_a2a_send_fn send, bpc_a2a_recv_fn recv, const bpc_alltoall_params_t *P,
-                     const bpc__algo_t **row, bpc_algo_source_t *source, bpc__rounds_t *R)
+static int alltoall_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
+                          bpc_a2a_send_fn send, bpc_a2a_recv_fn recv,
+                          const bpc_alltoall_params_t *P, const bpc__algo_t **row,
+                          bpc_algo_source_t *source, bpc__rounds_t *R)
 {
   char msg[256];
   int kk[BPC__MAX_ROUNDS], nk = 0;
@@ -134,7 +136,7 @@ static int alltoall_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_
   bpc__rounds_t R;
   bpc__sig_t sig;
   memset(&R, 0, sizeof R);
-  int rc = a2a_check(ctx, assign, type, send, recv, &P, &row, &source, &R);
+  int rc = alltoall_check(ctx, assign, type, send, recv, &P, &row, &source, &R);
 
   bpc__sig_init(&sig);
   bpc__sig_int(&sig, "algorithm", rc == BPC_OK ? row->info.id : 0);
@@ -146,7 +148,7 @@ static int alltoall_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_
   if (rc != BPC_OK)
     return rc;
 
-  bpc__a2a_call_t C;
+  bpc__alltoall_call_t C;
   memset(&C, 0, sizeof C);
   C.ctx = ctx;
   C.assign = assign;
@@ -162,7 +164,7 @@ static int alltoall_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_
   /* the outcome, the same everywhere (a failure anywhere stops the others'
    * waits); the lent items back once no send reads them */
   rc = bpc__exch_end(ctx, &C.ex, rc);
-  bpc__a2a_unlend(&C, 0, C.nlent);
+  bpc__alltoall_unlend(&C, 0, C.nlent);
   free(C.lent);
   if (rc == BPC_OK && info != NULL) {
     memset(info, 0, sizeof *info);

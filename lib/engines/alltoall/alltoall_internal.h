@@ -19,7 +19,7 @@ extern const bpc__engine_t bpc__engine_alltoall;
 
 /* One call, as the entry hands it to a routing's run function (after the
  * arguments were agreed; the exchange is open). */
-typedef struct bpc__a2a_call {
+typedef struct bpc__alltoall_call {
   bpc_ctx_t *ctx;
   bpc__exch_t *ex;
   const bpc_assign_t *assign;
@@ -30,29 +30,29 @@ typedef struct bpc__a2a_call {
   const bpc__rounds_t *R; /* the k-vector's rounds (distance doubling) */
   int nthreads;           /* resolved (>= 1) */
   /* pool buffers lent to the exchange (BPC__SEND_BORROW), in the order
-   * lent: the routing adds them (bpc__a2a_lend) and gives back those it no
-   * longer needs (bpc__a2a_unlend); the entry returns the rest to the pool
+   * lent: the routing adds them (bpc__alltoall_lend) and gives back those it no
+   * longer needs (bpc__alltoall_unlend); the entry returns the rest to the pool
    * after closing the exchange */
-  struct bpc__a2a_lent {
+  struct bpc__alltoall_lent {
     void *buf;
     size_t cap;
-  } *lent;
+  } * lent;
   int nlent, caplent;
   unsigned long long held, peak; /* capacity lent now, and at most (info) */
-} bpc__a2a_call_t;
+} bpc__alltoall_call_t;
 
 /* Keep a pool buffer until it is given back (alltoall.c). BPC_OK or
  * BPC_ENOMEM (the buffer is then not kept; no message recorded). */
-int bpc__a2a_lend(bpc__a2a_call_t *C, void *buf, size_t cap);
+int bpc__alltoall_lend(bpc__alltoall_call_t *C, void *buf, size_t cap);
 
 /* Return the buffers lent[from .. to) to the pool (their sends must have
  * completed and no message may still point into them); later ones move
  * down to index from. */
-void bpc__a2a_unlend(bpc__a2a_call_t *C, int from, int to);
+void bpc__alltoall_unlend(bpc__alltoall_call_t *C, int from, int to);
 
-/* Routings (rows' run functions; `call` is a bpc__a2a_call_t). Return a
+/* Routings (rows' run functions; `call` is a bpc__alltoall_call_t). Return a
  * messaging error at once; other failures (callbacks, malformed bundles)
  * are returned after the routing has completed, so no peer waits forever. */
-int bpc__a2a_rounds(void *call);
+int bpc__alltoall_rounds(void *call);
 
 #endif /* BPC_LIB_ENGINES_ALLTOALL_INTERNAL_H */

@@ -40,7 +40,7 @@
 #include "datatype/datatype.h"
 #include "decomp/decomp.h"
 
-typedef struct a2a_state {
+typedef struct alltoall_state {
   bpc_ctx_t *ctx;
   bpc__exch_t *ex;
   const bpc_type_t *type;
@@ -49,16 +49,16 @@ typedef struct a2a_state {
   int n, nl;
   const int *gids;
   int err; /* first non-messaging failure (callbacks, sizes) */
-  bpc__a2a_call_t *call; /* every bundle buffer is lent to it (bpc__a2a_lend) */
+  bpc__alltoall_call_t *call; /* every bundle buffer is lent to it (bpc__alltoall_lend) */
   /* per local block: what it holds between rounds */
   bpc__msg_t **msgs; /* nl * (kmax - 1) */
   int *nmsgs;
   void **self;       /* kept bundle */
   size_t *self_bytes;
   int kmax;
-} a2a_state_t;
+} alltoall_state_t;
 
-static int a2a_record(a2a_state_t *s, int rc)
+static int alltoall_record(alltoall_state_t *s, int rc)
 {
   if (rc != BPC_OK && s->err == BPC_OK)
     s->err = rc;
@@ -68,27 +68,28 @@ static int a2a_record(a2a_state_t *s, int rc)
 /* Pack `m` items (of type t) with keys into a new pool buffer (kept until
  * the exchange is closed). On a failure an empty bundle is made instead, so the schedule
  * goes on. */
-static int a2a_bundle(a2a_state_t *s, const bpc_type_t *t, int m, const void *const *items,
-                      const int64_t *keys, void **out, size_t *out_bytes)
+static int alltoall_bundle(alltoall_state_t *s, const bpc_type_t *t, int m,
+                           const void *const *items, const int64_t *keys, void **out,
+                           size_t *out_bytes)
 {
   size_t bytes = 0, cap = 0, used = 0;
   int rc = bpc__pack_many_size(s->ctx, t, m, items, &bytes);
   if (rc != BPC_OK) {
-    a2a_record(s, rc);
+    alltoall_record(s, rc);
     m = 0;
     bpc__pack_many_size(s->ctx, t, 0, NULL, &bytes);
   }
   void *buf = bpc__pool_get(s->ctx, bytes, &cap);
   if (buf == NULL)
     return bpc__err(s->ctx, BPC_ENOMEM, "all-to-all: out of memory for a %zu-byte bundle", bytes);
-  rc = bpc__a2a_lend(s->call, buf, cap);
+  rc = bpc__alltoall_lend(s->call, buf, cap);
   if (rc != BPC_OK) {
     bpc__pool_put(s->ctx, buf, cap);
     return bpc__err(s->ctx, rc, "all-to-all: out of memory");
   }
   rc = bpc__pack_many(s->ctx, t, m, items, keys, buf, cap, &used);
   if (rc != BPC_OK) {
-    a2a_record(s, rc);
+    alltoall_record(s, rc);
     bpc__pack_many(s->ctx, t, 0, NULL, NULL, buf, cap, &used);
   }
   *out = buf;
@@ -98,7 +99,7 @@ static int a2a_bundle(a2a_state_t *s, const bpc_type_t *t, int m, const void *co
 
 /* The parts block b holds (its self bundle and the messages of the last
  * round), as one array (malloc'd; *np entries). */
-static int a2a_parts(a2a_state_t *s, int b, bpc__part_t **out, int *np)
+static int alltoall_parts(alltoall_state_t *s, int b, bpc__part_t **out, int *np)
 {
   int total = 0, rc = BPC_OK;
   bpc__part_t *all = NULL;
@@ -115,7 +116,7 @@ static int a2a_parts(a2a_state_t *s, int b, bpc__part_t **out, int *np)
     bpc__part_t *p = NULL;
     rc = bpc__unpack_many(s->ctx, data, bytes, &m, &p);
     if (rc != BPC_OK) {
-      a2a_record(s, rc);
+      alltoall_record(s, rc);
       rc = BPC_OK;
       continue;
     }
@@ -142,7 +143,7 @@ static int a2a_parts(a2a_state_t *s, int b, bpc__part_t **out, int *np)
 }
 
 /* Give back what block b held from the previous round. */
-static void a2a_drop(a2a_state_t *s, int b)
+static void alltoall_drop(alltoall_state_t *s, int b)
 {
   for (int x = 0; x < s->nmsgs[b]; x++) {
     bpc__msg_t **m = &s->msgs[(size_t)b * (size_t)(s->kmax - 1) + (size_t)x];
@@ -157,7 +158,7 @@ static void a2a_drop(a2a_state_t *s, int b)
 /* Round r for local block b: bundle what it holds by destination digit
  * (one counting sort: time linear in its items plus k), send k-1 bundles,
  * keep one. */
-static int a2a_send_round(a2a_state_t *s, int b, int r, const void *const *items0)
+static int alltoall_send_round(alltoall_state_t *s, int b, int r, const void *const *items0)
 {
   const int n = s->n, k = s->R.k[r], gid = s->gids[b];
   int rc = BPC_OK, np = 0, m = 0;
@@ -178,7 +179,7 @@ static int a2a_send_round(a2a_state_t *s, int b, int r, const void *const *items
     for (int dst = 0; dst < n; dst++)
       m += items0[dst] != NULL;
   } else {
-    rc = a2a_parts(s, b, &parts, &np);
+    rc = alltoall_parts(s, b, &parts, &np);
     if (rc != BPC_OK)
       goto cleanup;
     m = np;
@@ -231,8 +232,8 @@ static int a2a_send_round(a2a_state_t *s, int b, int r, const void *const *items
     const int lo = i > 0 ? start[i - 1] : 0, cnt = start[i] - lo;
     void *bundle = NULL;
     size_t bytes = 0;
-    rc = a2a_bundle(s, r == 0 ? s->type : &s->bytes_type, cnt, items + lo, keys + lo, &bundle,
-                    &bytes);
+    rc = alltoall_bundle(s, r == 0 ? s->type : &s->bytes_type, cnt, items + lo, keys + lo, &bundle,
+                         &bytes);
     if (rc != BPC_OK)
       break;
     if (i == j) {
@@ -243,7 +244,7 @@ static int a2a_send_round(a2a_state_t *s, int b, int r, const void *const *items
     }
   }
   if (r > 0)
-    a2a_drop(s, b);
+    alltoall_drop(s, b);
   s->self[b] = self;
   s->self_bytes[b] = self_bytes;
 
@@ -265,11 +266,11 @@ static int cmp_part(const void *a, const void *b)
 }
 
 /* Deliver what block b holds after the last round. */
-static int a2a_deliver(a2a_state_t *s, int b, bpc_a2a_recv_fn recv, void *user)
+static int alltoall_deliver(alltoall_state_t *s, int b, bpc_a2a_recv_fn recv, void *user)
 {
   bpc__part_t *parts = NULL;
   int np = 0;
-  int rc = a2a_parts(s, b, &parts, &np);
+  int rc = alltoall_parts(s, b, &parts, &np);
   if (rc != BPC_OK)
     return rc;
   if (np > 1)
@@ -277,8 +278,10 @@ static int a2a_deliver(a2a_state_t *s, int b, bpc_a2a_recv_fn recv, void *user)
   for (int x = 0; x < np && s->err == BPC_OK; x++) {
     const int src = (int)(parts[x].key / s->n), dst = (int)(parts[x].key % s->n);
     if (dst != s->gids[b]) {
-      a2a_record(s, bpc__err(s->ctx, BPC_ESTATE, "all-to-all: block %d holds an item for block "
-                                                 "%d at the end", s->gids[b], dst));
+      alltoall_record(s, bpc__err(s->ctx, BPC_ESTATE,
+                                  "all-to-all: block %d holds an item for block "
+                                  "%d at the end",
+                                  s->gids[b], dst));
       break;
     }
     bpc_buf_t view;
@@ -286,28 +289,28 @@ static int a2a_deliver(a2a_state_t *s, int b, bpc_a2a_recv_fn recv, void *user)
     int owned = 0;
     int vrc = bpc__type_view(s->ctx, s->type, parts[x].data, parts[x].bytes, &view, &item, &owned);
     if (vrc != BPC_OK) {
-      a2a_record(s, vrc);
+      alltoall_record(s, vrc);
       break;
     }
     int urc = recv(dst, src, item, user);
     bpc__type_release(s->type, item, owned);
     if (urc != 0)
-      a2a_record(s, bpc__err(s->ctx, BPC_ECALLBACK,
-                             "all-to-all: recv callback returned %d for item %d -> %d", urc, src,
-                             dst));
+      alltoall_record(s, bpc__err(s->ctx, BPC_ECALLBACK,
+                                  "all-to-all: recv callback returned %d for item %d -> %d", urc,
+                                  src, dst));
   }
   free(parts);
   return BPC_OK;
 }
 
-int bpc__a2a_rounds(void *call)
+int bpc__alltoall_rounds(void *call)
 {
-  bpc__a2a_call_t *C = call;
+  bpc__alltoall_call_t *C = call;
   bpc_ctx_t *ctx = C->ctx;
   const bpc_type_t *type = C->type;
   bpc_a2a_send_fn send = C->send;
   void *user = C->user;
-  a2a_state_t s;
+  alltoall_state_t s;
   int rc = BPC_OK;
   const void **items0 = NULL;
   memset(&s, 0, sizeof s);
@@ -351,14 +354,14 @@ int bpc__a2a_rounds(void *call)
             continue;
           int urc = send(s.gids[b], dst, &items0[dst], user);
           if (urc != 0) {
-            a2a_record(&s, bpc__err(ctx, BPC_ECALLBACK,
-                                    "all-to-all: send callback returned %d for item %d -> %d",
-                                    urc, s.gids[b], dst));
+            alltoall_record(&s, bpc__err(ctx, BPC_ECALLBACK,
+                                         "all-to-all: send callback returned %d for item %d -> %d",
+                                         urc, s.gids[b], dst));
             items0[dst] = NULL;
           }
         }
       }
-      rc = a2a_send_round(&s, b, r, items0);
+      rc = alltoall_send_round(&s, b, r, items0);
     }
     for (int b = 0; b < s.nl && rc == BPC_OK; b++) {
       const int k = s.R.k[r];
@@ -381,30 +384,30 @@ int bpc__a2a_rounds(void *call)
     if (rc == BPC_OK && prev > 0)
       rc = bpc__exch_flush(s.ex);
     if (rc == BPC_OK)
-      bpc__a2a_unlend(C, 0, prev);
+      bpc__alltoall_unlend(C, 0, prev);
   }
   /* n == 1: no round; the block still sends to itself */
   if (rc == BPC_OK && nk == 0) {
     for (int b = 0; b < s.nl && rc == BPC_OK; b++) {
       int urc = send(s.gids[b], s.gids[b], &items0[0], user);
       if (urc != 0) {
-        a2a_record(&s, bpc__err(ctx, BPC_ECALLBACK,
-                                "all-to-all: send callback returned %d for item %d -> %d", urc,
-                                s.gids[b], s.gids[b]));
+        alltoall_record(&s, bpc__err(ctx, BPC_ECALLBACK,
+                                     "all-to-all: send callback returned %d for item %d -> %d", urc,
+                                     s.gids[b], s.gids[b]));
         items0[0] = NULL;
       }
       int64_t key = (int64_t)s.gids[b] * s.n + s.gids[b];
       void *bundle = NULL;
       size_t bytes = 0;
-      rc = a2a_bundle(&s, type, items0[0] != NULL ? 1 : 0, items0, &key, &bundle, &bytes);
+      rc = alltoall_bundle(&s, type, items0[0] != NULL ? 1 : 0, items0, &key, &bundle, &bytes);
       s.self[b] = bundle;
       s.self_bytes[b] = bytes;
     }
   }
   for (int b = 0; b < s.nl && rc == BPC_OK; b++)
-    rc = a2a_deliver(&s, b, C->recv, user);
+    rc = alltoall_deliver(&s, b, C->recv, user);
   for (int b = 0; b < s.nl; b++)
-    a2a_drop(&s, b);
+    alltoall_drop(&s, b);
   if (rc == BPC_OK)
     rc = s.err;
 

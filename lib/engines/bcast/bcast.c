@@ -22,26 +22,31 @@
 #include "decomp/decomp.h"
 #include "patterns/patterns.h"
 
-static const bpc__algo_t bc_rows[] = {
+static const bpc__algo_t bcast_rows[] = {
     {{BPC_BCAST_BR_LIN, "br_lin",
       "recursive halving along the snake order of the mesh, messages combined"},
-     bpc__bc_br_lin, &(const bpc__bc_row_t){BPC__BDIST_LDIAG, 1, NULL, NULL}},
+     bpc__bcast_br_lin,
+     &(const bpc__bcast_row_t){BPC__BDIST_LDIAG, 1, NULL, NULL}},
     {{BPC_BCAST_BR_XY_SOURCE, "br_xy_source",
       "br_lin in rows then columns, the dimension with fewer sources per line first"},
-     bpc__bc_br_xy_source, &(const bpc__bc_row_t){BPC__BDIST_ROW, 1, NULL, NULL}},
+     bpc__bcast_br_xy_source,
+     &(const bpc__bcast_row_t){BPC__BDIST_ROW, 1, NULL, NULL}},
     {{BPC_BCAST_BR_XY_DIM, "br_xy_dim", "br_lin in rows then columns, the longer lines first"},
-     bpc__bc_br_xy_dim, &(const bpc__bc_row_t){BPC__BC_DIST_LONGER, 1, NULL, NULL}},
+     bpc__bcast_br_xy_dim,
+     &(const bpc__bcast_row_t){BPC__BC_DIST_LONGER, 1, NULL, NULL}},
     {{BPC_BCAST_2STEP, "2step", "gather at the first source, then a binomial broadcast"},
-     bpc__bc_2step, &(const bpc__bc_row_t){BPC__BC_DIST_NONE, 1, NULL, NULL}},
+     bpc__bcast_2step,
+     &(const bpc__bcast_row_t){BPC__BC_DIST_NONE, 1, NULL, NULL}},
     {{BPC_BCAST_XOR, "xor", "recursive doubling with partner id xor 2^i, messages combined"},
-     bpc__bc_xor, &(const bpc__bc_row_t){BPC__BDIST_EQUAL, 1, NULL, NULL}},
+     bpc__bcast_xor,
+     &(const bpc__bcast_row_t){BPC__BDIST_EQUAL, 1, NULL, NULL}},
     {{BPC_BCAST_MPI, "mpi", "baseline: one MPI_Allgatherv over ranks (sizes by one reduction)"},
-     bpc__bc_mpi, &(const bpc__bc_row_t){BPC__BC_DIST_NONE, 0, bpc__bc_mpi_model,
-                                         bpc__bc_mpi_join}},
+     bpc__bcast_mpi,
+     &(const bpc__bcast_row_t){BPC__BC_DIST_NONE, 0, bpc__bcast_mpi_model, bpc__bcast_mpi_join}},
 };
 
-const bpc__engine_t bpc__engine_bcast = {"bcast", "BPC_BCAST_ALGORITHM", bc_rows,
-                                         BPC__NROWS(bc_rows), NULL};
+const bpc__engine_t bpc__engine_bcast = {"bcast", "BPC_BCAST_ALGORITHM", bcast_rows,
+                                         BPC__NROWS(bcast_rows), NULL};
 
 bpc_bcast_params_t bpc_bcast_params_default(void)
 {
@@ -63,7 +68,7 @@ bpc_bcast_params_t bpc_bcast_params_default(void)
 /* A model constant: environment variable `name` (seconds, resp. seconds
  * per byte: what `bpc-bench bcast --calibrate` prints) when it holds a
  * positive number, else the built-in value. */
-static double bc_const(const char *name, double dflt)
+static double bcast_const(const char *name, double dflt)
 {
   const char *e = getenv(name);
   char *end = NULL;
@@ -73,7 +78,7 @@ static double bc_const(const char *name, double dflt)
 
 /* The row's schedule in two halves plus the final exchange, built only
  * (C->S); positions = where the sources start (ascending). */
-static int bc_partition(bpc__bc_call_t *C, const bpc__algo_t *row, const int *pos)
+static int bcast_partition(bpc__bcast_call_t *C, const bpc__algo_t *row, const int *pos)
 {
   const int R = C->rows, Cc = C->cols, p = C->p, s = C->s;
   const int by_rows = R >= 2;
@@ -101,7 +106,7 @@ static int bc_partition(bpc__bc_call_t *C, const bpc__algo_t *row, const int *po
   int rc = BPC_OK;
   for (int h = 0; h < 2 && rc == BPC_OK; h++) {
     const int off = h ? p1 : 0, n = h ? p2 : p1;
-    bpc__bc_call_t H = *C;
+    bpc__bcast_call_t H = *C;
     H.p = n;
     H.rows = by_rows ? (h ? R - r1 : r1) : 1;
     H.cols = by_rows ? Cc : (h ? Cc - c1 : c1);
@@ -122,9 +127,9 @@ static int bc_partition(bpc__bc_call_t *C, const bpc__algo_t *row, const int *po
     const int t = C->S.nsteps - C->S.base;
     for (int v = 0; v < p2; v++) {
       if (v < p1)
-        bpc__bc_xchg(&C->S, t, map[v], map[p1 + v]);
+        bpc__bcast_xchg(&C->S, t, map[v], map[p1 + v]);
       else
-        bpc__bc_add(&C->S, t, map[v % p1], map[p1 + v]);
+        bpc__bcast_add(&C->S, t, map[v % p1], map[p1 + v]);
     }
   }
   free(map);
@@ -136,17 +141,17 @@ static int bc_partition(bpc__bc_call_t *C, const bpc__algo_t *row, const int *po
 /* The flags that take effect for the row: repositioning needs sources and
  * a schedule that starts from them (the row's dist), partitioning a row
  * that partitions and 2 blocks or more. */
-static void bc_effective(const bpc__bc_call_t *C, const bpc__algo_t *row, int *rep, int *part)
+static void bcast_effective(const bpc__bcast_call_t *C, const bpc__algo_t *row, int *rep, int *part)
 {
-  *rep = C->reposition && C->s > 0 && bpc__bc_row(row)->dist != BPC__BC_DIST_NONE;
-  *part = C->partition && bpc__bc_row(row)->partitions && C->p >= 2;
+  *rep = C->reposition && C->s > 0 && bpc__bcast_row(row)->dist != BPC__BC_DIST_NONE;
+  *part = C->partition && bpc__bcast_row(row)->partitions && C->p >= 2;
 }
 
-int bpc__bc_run_row(bpc__bc_call_t *C, const bpc__algo_t *row)
+int bpc__bcast_run_row(bpc__bcast_call_t *C, const bpc__algo_t *row)
 {
   const int s = C->s, p = C->p;
   int rep, part;
-  bc_effective(C, row, &rep, &part);
+  bcast_effective(C, row, &rep, &part);
   if (!rep && !part)
     return row->run(C);
   int *T = malloc(sizeof(int) * (size_t)(s + 1));
@@ -157,7 +162,7 @@ int bpc__bc_run_row(bpc__bc_call_t *C, const bpc__algo_t *row)
     goto out;
   }
   if (rep) {
-    const int dist = bpc__bc_row(row)->dist;
+    const int dist = bpc__bcast_row(row)->dist;
     const int kind = dist != BPC__BC_DIST_LONGER     ? dist
                      : C->cols >= C->rows ? BPC__BDIST_COL
                                           : BPC__BDIST_ROW;
@@ -176,7 +181,7 @@ int bpc__bc_run_row(bpc__bc_call_t *C, const bpc__algo_t *row)
         while (used[T[j]])
           j++;
         used[T[j]] = 1;
-        bpc__bc_add(&C->S, 0, C->ids[i], T[j]);
+        bpc__bcast_add(&C->S, 0, C->ids[i], T[j]);
       }
     if (C->S.nsteps < 1)
       C->S.nsteps = 1;
@@ -186,10 +191,10 @@ int bpc__bc_run_row(bpc__bc_call_t *C, const bpc__algo_t *row)
       T[i] = C->ids[i];
   }
   if (part) {
-    rc = bc_partition(C, row, T);
+    rc = bcast_partition(C, row, T);
     C->S.base = 0;
     if (rc == BPC_OK)
-      rc = C->plan_only ? BPC_OK : bpc__bc_exec(C);
+      rc = C->plan_only ? BPC_OK : bpc__bcast_exec(C);
   } else {
     const int *save = C->sources;
     C->sources = T;
@@ -204,7 +209,7 @@ out:
   return rc;
 }
 
-long long bpc__bc_model_L(long long L)
+long long bpc__bcast_model_L(long long L)
 {
   if (L <= 8)
     return L < 0 ? 0 : L;
@@ -215,8 +220,8 @@ long long bpc__bc_model_L(long long L)
   return e + (L - e + q - 1) / q * q;
 }
 
-int bpc__bc_choose(bpc__bc_call_t *C, double L, const bpc__algo_t **row, int *reposition,
-                   int *partition, double *T)
+int bpc__bcast_choose(bpc__bcast_call_t *C, double L, const bpc__algo_t **row, int *reposition,
+                      int *partition, double *T)
 {
   const int rep0 = C->reposition, part0 = C->partition;
   const bpc__algo_t *best_row = NULL;
@@ -225,12 +230,12 @@ int bpc__bc_choose(bpc__bc_call_t *C, double L, const bpc__algo_t **row, int *re
   for (int k = 0; k < bpc__engine_bcast.nrows; k++)
     for (int v = 0; v < 4; v++) {
       const bpc__algo_t *r = &bpc__engine_bcast.rows[k];
-      if (((v & 1) && bpc__bc_row(r)->dist == BPC__BC_DIST_NONE) ||
-          ((v >> 1) && !bpc__bc_row(r)->partitions))
+      if (((v & 1) && bpc__bcast_row(r)->dist == BPC__BC_DIST_NONE) ||
+          ((v >> 1) && !bpc__bcast_row(r)->partitions))
         continue; /* variants without effect */
       C->reposition = v & 1;
       C->partition = v >> 1;
-      const double t = bpc__bc_model(C, r, L);
+      const double t = bpc__bcast_model(C, r, L);
       if (best_row == NULL || t < best) {
         best = t;
         best_row = r;
@@ -248,26 +253,26 @@ int bpc__bc_choose(bpc__bc_call_t *C, double L, const bpc__algo_t **row, int *re
   return best < 1e30 && !C->model_oom ? BPC_OK : BPC_ENOMEM;
 }
 
-double bpc__bc_model(bpc__bc_call_t *C0, const bpc__algo_t *row, double L)
+double bpc__bcast_model(bpc__bcast_call_t *C0, const bpc__algo_t *row, double L)
 {
   const int nr = C0->ctx->size, s = C0->s;
   const double alpha = C0->alpha, beta = C0->beta;
-  if (bpc__bc_row(row)->model != NULL)
-    return bpc__bc_row(row)->model(C0, L);
-  bpc__bc_call_t C = *C0;
+  if (bpc__bcast_row(row)->model != NULL)
+    return bpc__bcast_row(row)->model(C0, L);
+  bpc__bcast_call_t C = *C0;
   memset(&C.S, 0, sizeof C.S);
   C.S.rk = C0->rk;
   C.plan_only = 1;
   double T = 0.0;
-  bpc__bc_plan_t P;
+  bpc__bcast_plan_t P;
   memset(&P, 0, sizeof P);
   /* the processes modelled: all when there are few, else the first and
    * last rank, the first and last source's and BC_SAMPLE evenly spaced */
   int *pick = calloc((size_t)nr, sizeof(int)), ns = 0;
   long long *load = NULL;
-  const int rrc = pick != NULL ? bpc__bc_run_row(&C, row) : BPC_ENOMEM;
-  const int prc = rrc == BPC_OK && C.S.err == BPC_OK ? bpc__bc_plan_init(&P, &C.S, nr, C.ids, s)
-                                                     : BPC_OK;
+  const int rrc = pick != NULL ? bpc__bcast_run_row(&C, row) : BPC_ENOMEM;
+  const int prc =
+      rrc == BPC_OK && C.S.err == BPC_OK ? bpc__bcast_plan_init(&P, &C.S, nr, C.ids, s) : BPC_OK;
   if (rrc != BPC_OK || C.S.err != BPC_OK || prc != BPC_OK) {
     /* out of memory is not "this row does not apply": the choice would
      * differ from the other ranks' */
@@ -311,7 +316,7 @@ double bpc__bc_model(bpc__bc_call_t *C0, const bpc__algo_t *row, double L)
         if (a < 0 && b < 0)
           continue;
         long long k = 0;
-        bpc__bc_plan_carry(&P, t, B, e, NULL, &k);
+        bpc__bcast_plan_carry(&P, t, B, e, NULL, &k);
         if (k == 0)
           continue;
         if (a >= 0) {
@@ -336,7 +341,7 @@ double bpc__bc_model(bpc__bc_call_t *C0, const bpc__algo_t *row, double L)
 out:
   free(pick);
   free(load);
-  bpc__bc_plan_free(&P);
+  bpc__bcast_plan_free(&P);
   free(C.S.step);
   free(C.S.from);
   free(C.S.to);
@@ -349,13 +354,13 @@ out:
  * The key is the call's agreed signature (every field: algorithm, block
  * count, assignment, mesh, flags, number of sources and their list's
  * hash, type, alpha, beta, and the largest item rounded as the model
- * takes it, bpc__bc_model_L) with the process count and a copy of the
+ * takes it, bpc__bcast_model_L) with the process count and a copy of the
  * source list, so every rank hits or misses alike and a hit returns what
  * the model would return.
  */
 #define BC_CACHE_N 8
 
-typedef struct bc_choice {
+typedef struct bcast_choice {
   int nk, s;
   long long key[BPC__SIG_MAX + 1];
   int *sources;
@@ -363,42 +368,42 @@ typedef struct bc_choice {
   unsigned long long used; /* LRU tick; 0: empty */
   /* the executor's plan of the chosen schedule once a call has run it
    * (in_start NULL: not yet; never for mpi), and the schedule's steps */
-  bpc__bc_plan_t plan;
+  bpc__bcast_plan_t plan;
   int nsteps;
-} bc_choice_t;
+} bcast_choice_t;
 
-typedef struct bc_cache {
-  bc_choice_t e[BC_CACHE_N];
+typedef struct bcast_cache {
+  bcast_choice_t e[BC_CACHE_N];
   unsigned long long tick;
   long long hits, misses;
   int off; /* 1: every call runs the model (bpc__bcast_cache) */
-} bc_cache_t;
+} bcast_cache_t;
 
 /* Empty every entry (all ranks at once: after an agreed failure). */
-static void bc_cache_clear(bc_cache_t *c)
+static void bcast_cache_clear(bcast_cache_t *c)
 {
   for (int i = 0; c != NULL && i < BC_CACHE_N; i++) {
     free(c->e[i].sources);
-    bpc__bc_plan_free(&c->e[i].plan);
+    bpc__bcast_plan_free(&c->e[i].plan);
     memset(&c->e[i], 0, sizeof c->e[i]);
   }
 }
 
-static void bc_cache_free(void *arg)
+static void bcast_cache_free(void *arg)
 {
-  bc_cache_clear(arg);
+  bcast_cache_clear(arg);
   free(arg);
 }
 
 /* The context's cache, made on first use (NULL when out of memory: an
  * error of the call, agreed before auto looks at it, so that every rank
  * has one and hits and misses alike). */
-static bc_cache_t *bc_cache(bpc_ctx_t *ctx)
+static bcast_cache_t *bcast_cache(bpc_ctx_t *ctx)
 {
-  bc_cache_t *c = bpc__cleanup_find(ctx, "bcast_auto");
+  bcast_cache_t *c = bpc__cleanup_find(ctx, "bcast_auto");
   if (c == NULL) {
     c = bpc__calloc(1, sizeof *c);
-    if (c != NULL && bpc__cleanup_add(ctx, "bcast_auto", bc_cache_free, c) != BPC_OK) {
+    if (c != NULL && bpc__cleanup_add(ctx, "bcast_auto", bcast_cache_free, c) != BPC_OK) {
       free(c);
       c = NULL;
     }
@@ -407,8 +412,8 @@ static bc_cache_t *bc_cache(bpc_ctx_t *ctx)
 }
 
 /* The key of a call: the agreed signature values, the process count. */
-static int bc_key(const bpc_ctx_t *ctx, const bpc__sig_t *sig, const long long *vals,
-                  long long Lq, long long *key)
+static int bcast_key(const bpc_ctx_t *ctx, const bpc__sig_t *sig, const long long *vals,
+                     long long Lq, long long *key)
 {
   int n = 0;
   for (int i = 0; i < sig->n; i++)
@@ -417,11 +422,11 @@ static int bc_key(const bpc_ctx_t *ctx, const bpc__sig_t *sig, const long long *
   return n;
 }
 
-static bc_choice_t *bc_lookup(bc_cache_t *c, const long long *key, int nk, const int *sources,
-                              int s)
+static bcast_choice_t *bcast_lookup(bcast_cache_t *c, const long long *key, int nk,
+                                    const int *sources, int s)
 {
   for (int i = 0; i < BC_CACHE_N; i++) {
-    bc_choice_t *e = &c->e[i];
+    bcast_choice_t *e = &c->e[i];
     if (e->used != 0 && e->nk == nk && e->s == s &&
         memcmp(e->key, key, sizeof(long long) * (size_t)nk) == 0 &&
         (s == 0 || memcmp(e->sources, sources, sizeof(int) * (size_t)s) == 0))
@@ -430,10 +435,10 @@ static bc_choice_t *bc_lookup(bc_cache_t *c, const long long *key, int nk, const
   return NULL;
 }
 
-static bc_choice_t *bc_store(bc_cache_t *c, const long long *key, int nk, const int *sources, int s,
-                     int row, int rep, int part)
+static bcast_choice_t *bcast_store(bcast_cache_t *c, const long long *key, int nk,
+                                   const int *sources, int s, int row, int rep, int part)
 {
-  bc_choice_t *e = &c->e[0];
+  bcast_choice_t *e = &c->e[0];
   for (int i = 1; i < BC_CACHE_N; i++)
     if (c->e[i].used < e->used)
       e = &c->e[i];
@@ -443,7 +448,7 @@ static bc_choice_t *bc_store(bc_cache_t *c, const long long *key, int nk, const 
   if (s > 0)
     memcpy(copy, sources, sizeof(int) * (size_t)s);
   free(e->sources);
-  bpc__bc_plan_free(&e->plan);
+  bpc__bcast_plan_free(&e->plan);
   e->nsteps = 0;
   e->sources = copy;
   e->s = s;
@@ -458,7 +463,7 @@ static bc_choice_t *bc_store(bc_cache_t *c, const long long *key, int nk, const 
 
 int bpc__bcast_cache(bpc_ctx_t *ctx, int off, long long *hits, long long *misses)
 {
-  bc_cache_t *c = bc_cache(ctx);
+  bcast_cache_t *c = bcast_cache(ctx);
   if (c == NULL)
     return BPC_ENOMEM;
   if (off >= 0)
@@ -474,7 +479,7 @@ int bpc__bcast_cache(bpc_ctx_t *ctx, int off, long long *hits, long long *misses
  * built (the model, or the executor without auto's cached plan): C->rk and
  * C->S.rk (the schedules drop transfers inside a process as they are
  * built, the plans read it). The caller frees C->rk. */
-static int bc_ranks(bpc__bc_call_t *C)
+static int bcast_ranks(bpc__bcast_call_t *C)
 {
   if (C->rk != NULL)
     return BPC_OK;
@@ -489,15 +494,15 @@ static int bc_ranks(bpc__bc_call_t *C)
 
 /* auto: the cheapest row and flags by the model, from the cache when the
  * same agreed inputs were seen; *ce: the cache entry (NULL: cache off). */
-static int bc_auto(bpc__bc_call_t *C, const bpc__sig_t *sig, const long long *vals, long long L,
-                   const bpc__algo_t **row, bc_choice_t **ce)
+static int bcast_auto(bpc__bcast_call_t *C, const bpc__sig_t *sig, const long long *vals,
+                      long long L, const bpc__algo_t **row, bcast_choice_t **ce)
 {
   *ce = NULL;
-  const long long Lq = bpc__bc_model_L(L);
+  const long long Lq = bpc__bcast_model_L(L);
   long long key[BPC__SIG_MAX + 1];
-  const int nk = bc_key(C->ctx, sig, vals, Lq, key);
-  bc_cache_t *c = bc_cache(C->ctx); /* made before the call's agreement */
-  bc_choice_t *e = !c->off ? bc_lookup(c, key, nk, C->ids, C->s) : NULL;
+  const int nk = bcast_key(C->ctx, sig, vals, Lq, key);
+  bcast_cache_t *c = bcast_cache(C->ctx); /* made before the call's agreement */
+  bcast_choice_t *e = !c->off ? bcast_lookup(c, key, nk, C->ids, C->s) : NULL;
   if (e != NULL) {
     c->hits++;
     e->used = ++c->tick;
@@ -510,9 +515,9 @@ static int bc_auto(bpc__bc_call_t *C, const bpc__sig_t *sig, const long long *va
   /* a miss (the same on every rank: the caches hold the same entries, see
    * bcast_entry) */
   int rep = 0, part = 0;
-  int rc = bc_ranks(C);
+  int rc = bcast_ranks(C);
   if (rc == BPC_OK)
-    rc = bpc__bc_choose(C, (double)Lq, row, &rep, &part, NULL);
+    rc = bpc__bcast_choose(C, (double)Lq, row, &rep, &part, NULL);
   if (rc != BPC_OK)
     rc = bpc__err(C->ctx, rc, "bpc_bcast: out of memory in auto's cost model");
   /* agreed: a rank whose model failed knows no row, while the others' may
@@ -526,7 +531,7 @@ static int bc_auto(bpc__bc_call_t *C, const bpc__sig_t *sig, const long long *va
   C->partition = part;
   c->misses++;
   if (!c->off) {
-    *ce = bc_store(c, key, nk, C->ids, C->s, (int)(*row - bpc__engine_bcast.rows), rep, part);
+    *ce = bcast_store(c, key, nk, C->ids, C->s, (int)(*row - bpc__engine_bcast.rows), rep, part);
     if (*ce == NULL) /* the row is known: the call fails as any other would */
       return bpc__err(C->ctx, BPC_ENOMEM, "bpc_bcast: no memory to cache auto's choice");
   }
@@ -534,9 +539,9 @@ static int bc_auto(bpc__bc_call_t *C, const bpc__sig_t *sig, const long long *va
 }
 
 /* A call's state with the fields the model and the executor share. */
-static void bc_call_init(bpc__bc_call_t *C, bpc_ctx_t *ctx, const bpc_assign_t *assign,
-                         const int *sources, int s, int rows, int cols, int reposition,
-                         int partition, double alpha, double beta)
+static void bcast_call_init(bpc__bcast_call_t *C, bpc_ctx_t *ctx, const bpc_assign_t *assign,
+                            const int *sources, int s, int rows, int cols, int reposition,
+                            int partition, double alpha, double beta)
 {
   memset(C, 0, sizeof *C);
   C->ctx = ctx;
@@ -565,33 +570,33 @@ int bpc__bcast_model_time(bpc_ctx_t *ctx, const bpc_assign_t *assign, const int 
   const bpc__algo_t *row = is_auto ? NULL : bpc__algo_find(&bpc__engine_bcast, name);
   if (!is_auto && row == NULL)
     return BPC_EALGO;
-  bpc__bc_call_t C;
-  bc_call_init(&C, ctx, assign, sources, nsources, rows, cols, reposition, partition,
-               bc_const("BPC_BCAST_ALPHA", BC_ALPHA), bc_const("BPC_BCAST_BETA", BC_BETA));
-  if (bc_ranks(&C) != BPC_OK)
+  bpc__bcast_call_t C;
+  bcast_call_init(&C, ctx, assign, sources, nsources, rows, cols, reposition, partition,
+                  bcast_const("BPC_BCAST_ALPHA", BC_ALPHA), bcast_const("BPC_BCAST_BETA", BC_BETA));
+  if (bcast_ranks(&C) != BPC_OK)
     return BPC_ENOMEM;
-  const double Lq = (double)bpc__bc_model_L(L);
+  const double Lq = (double)bpc__bcast_model_L(L);
   int rc = BPC_OK;
   if (is_auto) {
-    rc = bpc__bc_choose(&C, Lq, &row, &C.reposition, &C.partition, T);
+    rc = bpc__bcast_choose(&C, Lq, &row, &C.reposition, &C.partition, T);
   } else {
-    *T = bpc__bc_model(&C, row, Lq);
+    *T = bpc__bcast_model(&C, row, Lq);
     rc = *T < 1e30 ? BPC_OK : BPC_ENOMEM;
   }
   free(C.rk);
   if (rc == BPC_OK && pick != NULL && npick > 0) {
     int r, q;
-    bc_effective(&C, row, &r, &q);
+    bcast_effective(&C, row, &r, &q);
     snprintf(pick, npick, "%s%s%s%s", row->info.name, r || q ? "+" : "", r ? "r" : "",
              q ? "p" : "");
   }
   return rc;
 }
 
-static int bc_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
-                    const int *sources, int ns, bpc_bcast_item_fn item_of, bpc_bcast_recv_fn recv,
-                    const bpc_bcast_params_t *P, const bpc__algo_t **row,
-                    bpc_algo_source_t *source, int *rows, int *cols)
+static int bcast_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
+                       const int *sources, int ns, bpc_bcast_item_fn item_of,
+                       bpc_bcast_recv_fn recv, const bpc_bcast_params_t *P, const bpc__algo_t **row,
+                       bpc_algo_source_t *source, int *rows, int *cols)
 {
   if (assign == NULL || type == NULL || item_of == NULL || recv == NULL ||
       (sources == NULL && ns > 0))
@@ -647,8 +652,8 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
   bpc_algo_source_t source = BPC_SOURCE_BUILTIN;
   int rows = 0, cols = 0;
   bpc__sig_t sig;
-  int rc = bc_check(ctx, assign, type, sources, nsources, item_of, recv, &P, &row, &source, &rows,
-                    &cols);
+  int rc = bcast_check(ctx, assign, type, sources, nsources, item_of, recv, &P, &row, &source,
+                       &rows, &cols);
   /* the local sources' items, now (their sizes feed the cost model) */
   const void **items = NULL;
   long long maxL = 0;
@@ -688,14 +693,14 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
   bpc__sig_bytes(&sig, "sources", ok ? sources : NULL, ok ? sizeof(int) * (size_t)nsources : 0);
   bpc__sig_type(&sig, ok ? type : NULL);
   /* auto's model constants (they decide the algorithm: the same everywhere) */
-  const double alpha = bc_const("BPC_BCAST_ALPHA", BC_ALPHA);
-  const double beta = bc_const("BPC_BCAST_BETA", BC_BETA);
+  const double alpha = bcast_const("BPC_BCAST_ALPHA", BC_ALPHA);
+  const double beta = bcast_const("BPC_BCAST_BETA", BC_BETA);
   bpc__sig_int(&sig, "model alpha (ps)", ok && row == NULL ? (long long)(alpha * 1e12 + 0.5) : 0);
   bpc__sig_int(&sig, "model beta (1e-18 s/byte)", ok && row == NULL ? (long long)(beta * 1e18 + 0.5) : 0);
   bpc__sig_max(&sig, "largest item", maxL);
   long long vals[BPC__SIG_MAX];
   /* auto's cache exists on every rank or the call fails everywhere */
-  if (rc == BPC_OK && row == NULL && bc_cache(ctx) == NULL)
+  if (rc == BPC_OK && row == NULL && bcast_cache(ctx) == NULL)
     rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: no memory for auto's cache");
   rc = bpc__agree_args_vals(ctx, "bcast", rc, &sig, vals);
   if (rc != BPC_OK) {
@@ -703,26 +708,26 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
     return rc;
   }
 
-  bpc__bc_call_t C;
-  bc_call_init(&C, ctx, assign, sources, nsources, rows, cols, P.reposition, P.partition, alpha,
-               beta);
+  bpc__bcast_call_t C;
+  bcast_call_init(&C, ctx, assign, sources, nsources, rows, cols, P.reposition, P.partition, alpha,
+                  beta);
   C.type = type;
   C.items = items;
   C.recv = recv;
   C.user = user;
-  bc_choice_t *ce = NULL;
+  bcast_choice_t *ce = NULL;
   const int was_auto = rc == BPC_OK && row == NULL;
   if (was_auto) /* auto: the cheapest row and variant by the cost model */
-    rc = bc_auto(&C, &sig, vals, vals[sig.n - 1], &row, &ce);
+    rc = bcast_auto(&C, &sig, vals, vals[sig.n - 1], &row, &ce);
   /* auto's cache also keeps the executor's plan of its choice: a repeated
    * call neither builds the schedule nor plans it */
-  bpc__bc_plan_t kept;
+  bpc__bcast_plan_t kept;
   memset(&kept, 0, sizeof kept);
   if (ce != NULL && ce->plan.in_start != NULL)
     C.plan = &ce->plan;
   else if (ce != NULL)
     C.keep_plan = &kept;
-  if (rc == BPC_OK && C.plan == NULL && bc_ranks(&C) != BPC_OK) /* a schedule is built */
+  if (rc == BPC_OK && C.plan == NULL && bcast_ranks(&C) != BPC_OK) /* a schedule is built */
     rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
   /* opened on every rank alike (exchanges are numbered in order) */
   const int rc_open = bpc__exch_open(ctx, "bcast", bpc__assign_rank_cb, assign, &C.ex);
@@ -732,22 +737,22 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
   if (rc_open == BPC_OK) {
     if (rc == BPC_OK && C.plan != NULL) {
       C.S.nsteps = ce->nsteps;
-      rc = bpc__bc_exec(&C);
+      rc = bpc__bcast_exec(&C);
       ran = 1;
     } else if (rc == BPC_OK) {
-      rc = bpc__bc_run_row(&C, row);
+      rc = bpc__bcast_run_row(&C, row);
       ran = 1;
     }
   }
   /* the "mpi" row's collectives need every rank, also one that failed
    * before it (the others are in them: no abort message reaches them) */
-  if (!ran && row != NULL && bpc__bc_row(row)->join != NULL)
-    rc = bpc__bc_row(row)->join(&C, rc);
+  if (!ran && row != NULL && bpc__bcast_row(row)->join != NULL)
+    rc = bpc__bcast_row(row)->join(&C, rc);
   /* the outcome, the same everywhere (a failure anywhere stops the others'
    * waits) */
   rc = bpc__exch_end(ctx, &C.ex, rc);
   if (rc != BPC_OK && was_auto) /* a rank may have missed storing the choice: */
-    bc_cache_clear(bc_cache(ctx)); /* every rank's cache starts afresh, alike */
+    bcast_cache_clear(bcast_cache(ctx)); /* every rank's cache starts afresh, alike */
   free(C.S.step);
   free(C.S.from);
   free(C.S.to);
@@ -757,7 +762,7 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
       ce->plan = kept;
       ce->nsteps = C.S.nsteps;
     } else {
-      bpc__bc_plan_free(&kept);
+      bpc__bcast_plan_free(&kept);
     }
   }
   free(C.rk);
@@ -768,7 +773,7 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
     info->source = source;
     info->rows = rows;
     info->cols = cols;
-    bc_effective(&C, row, &info->reposition, &info->partition);
+    bcast_effective(&C, row, &info->reposition, &info->partition);
     info->steps = C.steps;
     info->msgs_sent = C.msgs;
     info->bytes_sent = C.bytes;

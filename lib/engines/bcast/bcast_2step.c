@@ -18,20 +18,20 @@
 
 #include <stdlib.h>
 
-int bpc__bc_2step(void *call)
+int bpc__bcast_2step(void *call)
 {
-  bpc__bc_call_t *C = call;
+  bpc__bcast_call_t *C = call;
   if (C->s > 0) {
     const int root = C->sources[0];
     for (int i = 1; i < C->s; i++)
-      bpc__bc_add(&C->S, 0, C->sources[i], root);
+      bpc__bcast_add(&C->S, 0, C->sources[i], root);
     int *order = malloc(sizeof(int) * (size_t)C->p);
     if (order == NULL)
       return bpc__err(C->ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
     for (int i = 0; i < C->p; i++)
       order[i] = (root + i) % C->p;
-    bpc__bc_tree(&C->S, 1, order, C->p);
+    bpc__bcast_tree(&C->S, 1, order, C->p);
     free(order);
   }
-  return bpc__bc_exec(C);
+  return bpc__bcast_exec(C);
 }

@@ -23,9 +23,9 @@
 
 #include <stdlib.h>
 
-int bpc__bc_br_lin(void *call)
+int bpc__bcast_br_lin(void *call)
 {
-  bpc__bc_call_t *C = call;
+  bpc__bcast_call_t *C = call;
   int *order = malloc(sizeof(int) * (size_t)(C->p > 0 ? C->p : 1));
   if (order == NULL)
     return bpc__err(C->ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
@@ -33,7 +33,7 @@ int bpc__bc_br_lin(void *call)
   for (int r = 0; r < C->rows; r++)
     for (int j = 0; j < C->cols; j++)
       order[k++] = r * C->cols + (r % 2 == 0 ? j : C->cols - 1 - j);
-  bpc__bc_lin(&C->S, 0, order, C->p);
+  bpc__bcast_lin(&C->S, 0, order, C->p);
   free(order);
-  return bpc__bc_exec(C);
+  return bpc__bcast_exec(C);
 }

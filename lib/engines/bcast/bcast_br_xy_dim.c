@@ -14,11 +14,11 @@
  */
 #include "engines/bcast/bcast_internal.h"
 
-int bpc__bc_br_xy_dim(void *call)
+int bpc__bcast_br_xy_dim(void *call)
 {
-  bpc__bc_call_t *C = call;
-  int rc = bpc__bc_xy(C, C->cols >= C->rows);
+  bpc__bcast_call_t *C = call;
+  int rc = bpc__bcast_xy(C, C->cols >= C->rows);
   if (rc != BPC_OK)
     return bpc__err(C->ctx, rc, "bpc_bcast: out of memory");
-  return bpc__bc_exec(C);
+  return bpc__bcast_exec(C);
 }

@@ -23,9 +23,9 @@
 
 #include <stdlib.h>
 
-int bpc__bc_br_xy_source(void *call)
+int bpc__bcast_br_xy_source(void *call)
 {
-  bpc__bc_call_t *C = call;
+  bpc__bcast_call_t *C = call;
   int *rc_ = calloc((size_t)(C->rows + C->cols), sizeof(int));
   if (rc_ == NULL)
     return bpc__err(C->ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
@@ -39,8 +39,8 @@ int bpc__bc_br_xy_source(void *call)
   for (int c = 0; c < C->cols; c++)
     mc = rc_[C->rows + c] > mc ? rc_[C->rows + c] : mc;
   free(rc_);
-  int rc = bpc__bc_xy(C, mr <= mc);
+  int rc = bpc__bcast_xy(C, mr <= mc);
   if (rc != BPC_OK)
     return bpc__err(C->ctx, rc, "bpc_bcast: out of memory");
-  return bpc__bc_exec(C);
+  return bpc__bcast_exec(C);
 }

@@ -32,7 +32,7 @@
 #include "datatype/datatype.h"
 #include "decomp/decomp.h"
 
-void bpc__bc_add(bpc__bc_sched_t *S, int step, int from, int to)
+void bpc__bcast_add(bpc__bcast_sched_t *S, int step, int from, int to)
 {
   if (S->err != BPC_OK)
     return;
@@ -81,7 +81,7 @@ static int seg_depth(int n)
 /* With S->rk set: 1 when the segment's blocks o[0..n) all sit on one
  * process (its transfers would all be dropped); the steps it takes are
  * then counted in S->nsteps without walking it. */
-static int seg_local(bpc__bc_sched_t *S, int step, const int *o, int n)
+static int seg_local(bpc__bcast_sched_t *S, int step, const int *o, int n)
 {
   if (S->rk == NULL || n <= 1)
     return 0;
@@ -95,13 +95,13 @@ static int seg_local(bpc__bc_sched_t *S, int step, const int *o, int n)
   return 1;
 }
 
-void bpc__bc_xchg(bpc__bc_sched_t *S, int step, int a, int b)
+void bpc__bcast_xchg(bpc__bcast_sched_t *S, int step, int a, int b)
 {
-  bpc__bc_add(S, step, a, b);
-  bpc__bc_add(S, step, b, a);
+  bpc__bcast_add(S, step, a, b);
+  bpc__bcast_add(S, step, b, a);
 }
 
-static int lin_seg(bpc__bc_sched_t *S, int step, const int *o, int n)
+static int lin_seg(bpc__bcast_sched_t *S, int step, const int *o, int n)
 {
   if (n <= 1)
     return 0;
@@ -109,38 +109,38 @@ static int lin_seg(bpc__bc_sched_t *S, int step, const int *o, int n)
     return seg_depth(n);
   const int h = n / 2;
   for (int i = 0; i < h; i++)
-    bpc__bc_xchg(S, step, o[i], o[h + i]);
+    bpc__bcast_xchg(S, step, o[i], o[h + i]);
   if (n - h > h) /* odd: the last one also exchanges with the first half's last */
-    bpc__bc_xchg(S, step, o[h - 1], o[n - 1]);
+    bpc__bcast_xchg(S, step, o[h - 1], o[n - 1]);
   int d1 = lin_seg(S, step + 1, o, h);
   int d2 = lin_seg(S, step + 1, o + h, n - h);
   return 1 + (d1 > d2 ? d1 : d2);
 }
 
-int bpc__bc_lin(bpc__bc_sched_t *S, int base, const int *order, int n)
+int bpc__bcast_lin(bpc__bcast_sched_t *S, int base, const int *order, int n)
 {
   return lin_seg(S, base, order, n);
 }
 
-static int tree_seg(bpc__bc_sched_t *S, int step, const int *o, int n)
+static int tree_seg(bpc__bcast_sched_t *S, int step, const int *o, int n)
 {
   if (n <= 1)
     return 0;
   if (seg_local(S, step, o, n))
     return seg_depth(n);
   const int h = (n + 1) / 2;
-  bpc__bc_add(S, step, o[0], o[h]);
+  bpc__bcast_add(S, step, o[0], o[h]);
   int d1 = tree_seg(S, step + 1, o, h);
   int d2 = tree_seg(S, step + 1, o + h, n - h);
   return 1 + (d1 > d2 ? d1 : d2);
 }
 
-int bpc__bc_tree(bpc__bc_sched_t *S, int base, const int *order, int n)
+int bpc__bcast_tree(bpc__bcast_sched_t *S, int base, const int *order, int n)
 {
   return tree_seg(S, base, order, n);
 }
 
-int bpc__bc_xy(bpc__bc_call_t *C, int rows_first)
+int bpc__bcast_xy(bpc__bcast_call_t *C, int rows_first)
 {
   const int R = C->rows, Cc = C->cols;
   const int m = R > Cc ? R : Cc;
@@ -155,7 +155,7 @@ int bpc__bc_xy(bpc__bc_call_t *C, int rows_first)
     for (int l = 0; l < nlines; l++) {
       for (int j = 0; j < len; j++)
         line[j] = by_rows ? l * Cc + j : j * Cc + l;
-      int d = bpc__bc_lin(&C->S, base, line, len);
+      int d = bpc__bcast_lin(&C->S, base, line, len);
       if (d > depth)
         depth = d;
     }
@@ -170,8 +170,7 @@ int bpc__bc_xy(bpc__bc_call_t *C, int rows_first)
 
 static inline int bit_get(const uint64_t *b, int i) { return (int)((b[i >> 6] >> (i & 63)) & 1u); }
 
-
-int bpc__bc_item_bytes(bpc__bc_call_t *C, int i, bpc__bc_item_t *it, void **packed)
+int bpc__bcast_item_bytes(bpc__bcast_call_t *C, int i, bpc__bcast_item_t *it, void **packed)
 {
   const void *item = C->items[i];
   if (C->type->kind == BPC_TYPE_CONTIGUOUS) {
@@ -202,7 +201,7 @@ int bpc__bc_item_bytes(bpc__bc_call_t *C, int i, bpc__bc_item_t *it, void **pack
  * where the items lie (contiguous) or one unpacked item per source
  * (custom). Returns BPC_ESTATE when an item is missing; callback failures
  * go to *cb_rc (unless it already holds one). */
-int bpc__bc_deliver(bpc__bc_call_t *C, const bpc__bc_item_t *it, int *cb_rc_)
+int bpc__bcast_deliver(bpc__bcast_call_t *C, const bpc__bcast_item_t *it, int *cb_rc_)
 {
   bpc_ctx_t *ctx = C->ctx;
   const int s = C->s;
@@ -254,12 +253,12 @@ int bpc__bc_deliver(bpc__bc_call_t *C, const bpc__bc_item_t *it, int *cb_rc_)
 
 /* Send this rank's message of edge e (step t, into process B): the head
  * and every non-empty item as a part. */
-static int bc_send(bpc__bc_call_t *C, bpc__bc_plan_t *P, int t, int B, int e,
-                   const bpc__bc_item_t *it, int *idx, bpc__msgpart_t *parts, void ***heads,
-                   int *nheads, int *capheads)
+static int bcast_send(bpc__bcast_call_t *C, bpc__bcast_plan_t *P, int t, int B, int e,
+                      const bpc__bcast_item_t *it, int *idx, bpc__msgpart_t *parts, void ***heads,
+                      int *nheads, int *capheads)
 {
   long long n = 0;
-  bpc__bc_plan_carry(P, t, B, e, idx, &n);
+  bpc__bcast_plan_carry(P, t, B, e, idx, &n);
   if (n == 0)
     return BPC_OK;
   int64_t *head = malloc(sizeof(int64_t) * 2 * (size_t)n);
@@ -278,7 +277,7 @@ static int bc_send(bpc__bc_call_t *C, bpc__bc_plan_t *P, int t, int B, int e,
   (*heads)[(*nheads)++] = head;
   int np = 0;
   for (long long j = 0; j < n; j++) {
-    const bpc__bc_item_t *x = &it[idx[j]];
+    const bpc__bcast_item_t *x = &it[idx[j]];
     head[2 * j] = C->ids[idx[j]];
     head[2 * j + 1] = (int64_t)x->bytes;
     if (x->bytes > 0) {
@@ -296,12 +295,12 @@ static int bc_send(bpc__bc_call_t *C, bpc__bc_plan_t *P, int t, int B, int e,
 
 /* Receive this rank's message of edge e (step t): check the head, keep
  * the parts (items stay in them). */
-static int bc_recv(bpc__bc_call_t *C, bpc__bc_plan_t *P, int t, int e, bpc__bc_item_t *it,
-                   int *idx, bpc__msg_t ***kept, int *nkept, int *capkept)
+static int bcast_recv(bpc__bcast_call_t *C, bpc__bcast_plan_t *P, int t, int e,
+                      bpc__bcast_item_t *it, int *idx, bpc__msg_t ***kept, int *nkept, int *capkept)
 {
   bpc_ctx_t *ctx = C->ctx;
   long long n = 0;
-  bpc__bc_plan_carry(P, t, ctx->rank, e, idx, &n);
+  bpc__bcast_plan_carry(P, t, ctx->rank, e, idx, &n);
   if (n == 0)
     return BPC_OK;
   const int from = P->in_a[e], to = P->in_b[e];
@@ -319,7 +318,7 @@ static int bc_recv(bpc__bc_call_t *C, bpc__bc_plan_t *P, int t, int e, bpc__bc_i
                     to);
   }
   for (long long j = 0; j < n && rc == BPC_OK; j++) {
-    bpc__bc_item_t *x = &it[idx[j]];
+    bpc__bcast_item_t *x = &it[idx[j]];
     x->have = 1;
     x->bytes = (size_t)head[2 * j + 1];
     x->data = NULL;
@@ -350,12 +349,12 @@ static int bc_recv(bpc__bc_call_t *C, bpc__bc_plan_t *P, int t, int e, bpc__bc_i
   return rc;
 }
 
-int bpc__bc_exec(bpc__bc_call_t *C)
+int bpc__bcast_exec(bpc__bcast_call_t *C)
 {
   if (C->plan_only)
     return BPC_OK;
   bpc_ctx_t *ctx = C->ctx;
-  bpc__bc_sched_t *S = &C->S;
+  bpc__bcast_sched_t *S = &C->S;
   const int s = C->s, nr = ctx->size, me = ctx->rank;
   int rc = S->err, cb_rc = BPC_OK;
   if (rc != BPC_OK)
@@ -364,11 +363,11 @@ int bpc__bc_exec(bpc__bc_call_t *C)
 
   /* the plan: auto's cached one (C->plan), or built now (and handed to
    * C->keep_plan when asked, else freed) */
-  bpc__bc_plan_t own, *P = C->plan != NULL ? C->plan : &own;
+  bpc__bcast_plan_t own, *P = C->plan != NULL ? C->plan : &own;
   memset(&own, 0, sizeof own);
   if (C->plan == NULL)
-    rc = bpc__bc_plan_init(&own, S, nr, C->ids, s);
-  bpc__bc_item_t *it = calloc((size_t)(s > 0 ? s : 1), sizeof *it);
+    rc = bpc__bcast_plan_init(&own, S, nr, C->ids, s);
+  bpc__bcast_item_t *it = calloc((size_t)(s > 0 ? s : 1), sizeof *it);
   void **packed = calloc((size_t)(s > 0 ? s : 1), sizeof(void *));
   int *idx = malloc(sizeof(int) * (size_t)(s > 0 ? s : 1));
   bpc__msgpart_t *parts = malloc(sizeof *parts * (size_t)(s > 0 ? s : 1));
@@ -386,7 +385,7 @@ int bpc__bc_exec(bpc__bc_call_t *C)
   for (int q = P->it_start[me]; q < P->it_start[me + 1]; q++) {
     const int i = P->it_idx[q];
     it[i].have = 1;
-    int r2 = bpc__bc_item_bytes(C, i, &it[i], &packed[i]);
+    int r2 = bpc__bcast_item_bytes(C, i, &it[i], &packed[i]);
     if (r2 != BPC_OK && cb_rc == BPC_OK)
       cb_rc = r2;
   }
@@ -396,20 +395,20 @@ int bpc__bc_exec(bpc__bc_call_t *C)
       const size_t g = (size_t)t * nr + B;
       for (int e = P->in_start[g]; e < P->in_start[g + 1] && B != me; e++)
         if (P->in_from[e] == me) {
-          rc = bc_send(C, P, t, B, e, it, idx, parts, &heads, &nheads, &capheads);
+          rc = bcast_send(C, P, t, B, e, it, idx, parts, &heads, &nheads, &capheads);
           if (rc != BPC_OK)
             goto out;
         }
     }
     const size_t g = (size_t)t * nr + me;
     for (int e = P->in_start[g]; e < P->in_start[g + 1]; e++) {
-      rc = bc_recv(C, P, t, e, it, idx, &kept, &nkept, &capkept);
+      rc = bcast_recv(C, P, t, e, it, idx, &kept, &nkept, &capkept);
       if (rc != BPC_OK)
         goto out;
     }
   }
 
-  rc = bpc__bc_deliver(C, it, &cb_rc);
+  rc = bpc__bcast_deliver(C, it, &cb_rc);
 
 out:
   if (C->ex != NULL) {
@@ -434,7 +433,7 @@ out:
     if (rc == BPC_OK && C->keep_plan != NULL)
       *C->keep_plan = own; /* the caller owns it now */
     else
-      bpc__bc_plan_free(&own);
+      bpc__bcast_plan_free(&own);
   }
   return rc != BPC_OK ? rc : cb_rc;
 }
@@ -447,7 +446,7 @@ int bpc__bcast_sched_check(const char *name, int rows, int cols, const int *sour
     return BPC_EALGO;
   if (rows < 1 || cols < 1 || s < 0 || s > rows * cols)
     return BPC_EINVAL;
-  bpc__bc_call_t C;
+  bpc__bcast_call_t C;
   memset(&C, 0, sizeof C);
   C.sources = sources;
   C.ids = sources;
@@ -458,7 +457,7 @@ int bpc__bcast_sched_check(const char *name, int rows, int cols, const int *sour
   C.plan_only = 1;
   C.reposition = reposition & 1;
   C.partition = (reposition >> 1) & 1;
-  int rc = bpc__bc_run_row(&C, row);
+  int rc = bpc__bcast_run_row(&C, row);
   const int p = C.p, W = (s + 63) / 64 > 0 ? (s + 63) / 64 : 1;
   uint64_t *K = calloc((size_t)p * (size_t)W, sizeof(uint64_t));
   uint64_t *inc = calloc((size_t)p * (size_t)W, sizeof(uint64_t));

@@ -25,22 +25,22 @@ extern const bpc__engine_t bpc__engine_bcast;
  * step's transfers use what the blocks held when the step began. Built in
  * any order, sorted by step (stably) by the executor.
  */
-typedef struct bpc__bc_sched {
+typedef struct bpc__bcast_sched {
   int n, cap;
   int *step, *from, *to;
   int nsteps; /* 1 + the largest step added */
-  int base;   /* added to every step given to bpc__bc_add (repositioning) */
-  const int *map; /* when set, bpc__bc_add maps both blocks through it (partitioning) */
+  int base;   /* added to every step given to bpc__bcast_add (repositioning) */
+  const int *map; /* when set, bpc__bcast_add maps both blocks through it (partitioning) */
   /* when set (block gid -> rank): transfers between blocks of one process
    * are not stored, and br_lin / tree segments whose blocks all sit on one
    * process are not walked (only the steps they take count in nsteps);
    * the executor and the model drop such transfers anyway */
   const int *rk;
   int err;    /* BPC_ENOMEM when an add failed */
-} bpc__bc_sched_t;
+} bpc__bcast_sched_t;
 
 /* One call, as the entry hands it to an algorithm's run function. */
-typedef struct bpc__bc_call {
+typedef struct bpc__bcast_call {
   bpc_ctx_t *ctx;
   bpc__exch_t *ex;
   const bpc_assign_t *assign;
@@ -53,52 +53,52 @@ typedef struct bpc__bc_call {
   const void **items; /* per source: the item item_of gave (local sources only) */
   bpc_bcast_recv_fn recv;
   void *user;
-  bpc__bc_sched_t S;
+  bpc__bcast_sched_t S;
   int reposition; /* move the sources to the row's ideal distribution first */
   int partition;  /* run the row in two halves, then exchange between them */
   int plan_only; /* 1: build the schedule, do not run it (bpc__bcast_sched_check) */
   int model_oom;  /* the cost model ran out of memory (its choice would be another) */
   double alpha, beta; /* the cost model's constants (auto) */
-  int *rk;            /* per block: its rank (bc_ranks makes it when a schedule
+  int *rk;            /* per block: its rank (bcast_ranks makes it when a schedule
                        * is built; NULL until then, and on auto's cache hits) */
-  struct bpc__bc_plan *plan;      /* set: the executor runs this plan (auto's cache) */
-  struct bpc__bc_plan *keep_plan; /* set: the executor hands the plan it built here */
+  struct bpc__bcast_plan *plan;      /* set: the executor runs this plan (auto's cache) */
+  struct bpc__bcast_plan *keep_plan; /* set: the executor hands the plan it built here */
   /* results for info */
   int steps;
   long long msgs, bytes;
-} bpc__bc_call_t;
+} bpc__bcast_call_t;
 
 /* Add one transfer (both gids valid, from != to). Failures are kept in
  * S->err (the executor reports them). */
-void bpc__bc_add(bpc__bc_sched_t *S, int step, int from, int to);
+void bpc__bcast_add(bpc__bcast_sched_t *S, int step, int from, int to);
 /* Add an exchange: from -> to and to -> from in the same step. */
-void bpc__bc_xchg(bpc__bc_sched_t *S, int step, int a, int b);
+void bpc__bcast_xchg(bpc__bcast_sched_t *S, int step, int a, int b);
 
 /* br_lin's recursive halving over the blocks order[0..n), its first step
  * being `base`. Returns the number of steps it takes (ceil(log2 n)). */
-int bpc__bc_lin(bpc__bc_sched_t *S, int base, const int *order, int n);
+int bpc__bcast_lin(bpc__bcast_sched_t *S, int base, const int *order, int n);
 /* A one-way binomial tree from order[0] over order[0..n) (ceil(log2 n)
  * steps from `base`); returns the number of steps. */
-int bpc__bc_tree(bpc__bc_sched_t *S, int base, const int *order, int n);
+int bpc__bcast_tree(bpc__bcast_sched_t *S, int base, const int *order, int n);
 /* br_lin in every row (rows_first) or column, then in the other dimension. */
-int bpc__bc_xy(bpc__bc_call_t *C, int rows_first);
+int bpc__bcast_xy(bpc__bcast_call_t *C, int rows_first);
 
 /* An item as a process holds it: its bytes (the user's memory, a packed
  * custom item or a receive buffer). */
-typedef struct bpc__bc_item {
+typedef struct bpc__bcast_item {
   const void *data;
   size_t bytes;
   int have;
-} bpc__bc_item_t;
+} bpc__bcast_item_t;
 
 /* Hand every item to every local block (bcast_exec.c); see there. */
-int bpc__bc_deliver(bpc__bc_call_t *C, const bpc__bc_item_t *it, int *cb_rc);
+int bpc__bcast_deliver(bpc__bcast_call_t *C, const bpc__bcast_item_t *it, int *cb_rc);
 
 /* The bytes of local source i's item in *it: a contiguous item's own
  * memory (no copy), or a custom item packed into *packed (malloc'd, the
  * caller frees it; NULL for an empty item). Returns BPC_OK or the first
  * error (pack failure, out of memory), recorded with a message. */
-int bpc__bc_item_bytes(bpc__bc_call_t *C, int i, bpc__bc_item_t *it, void **packed);
+int bpc__bcast_item_bytes(bpc__bcast_call_t *C, int i, bpc__bcast_item_t *it, void **packed);
 
 /*
  * Run a row, with repositioning when C->reposition is set (params.reposition;
@@ -109,7 +109,7 @@ int bpc__bc_item_bytes(bpc__bc_call_t *C, int i, bpc__bc_item_t *it, void **pack
  * positions as its sources (C->sources), while the items keep their
  * identity (C->ids). bcast.c.
  */
-int bpc__bc_run_row(bpc__bc_call_t *C, const bpc__algo_t *row);
+int bpc__bcast_run_row(bpc__bcast_call_t *C, const bpc__algo_t *row);
 /*
  * Partitioning (C->partition, params.partition; not for mpi): the mesh is
  * cut in two halves (the first floor(rows/2) rows and the rest, or on a
@@ -129,7 +129,7 @@ int bpc__bc_run_row(bpc__bc_call_t *C, const bpc__algo_t *row);
  * processes that reached its sender, resp. its receiver, before the
  * step), so no rank simulates every process.
  */
-typedef struct bpc__bc_plan {
+typedef struct bpc__bcast_plan {
   int nr, nsteps, s;
   int *in_start; /* nsteps * nr + 1: edges into (step t, process B) start at [t * nr + B] */
   int *in_from;  /* per edge: the sending process */
@@ -138,23 +138,23 @@ typedef struct bpc__bc_plan {
   int *it_start, *it_idx; /* items (indices, ascending) starting on process r */
   int *mark, *L, stamp;   /* cone scratch (2 x nr each) */
   int *out;               /* scratch for callers */
-} bpc__bc_plan_t;
+} bpc__bcast_plan_t;
 
 /* Bucket schedule S (built with S->rk set: its block -> rank array is
  * read here) for nr processes; ids = the items' starting blocks. BPC_OK or
  * BPC_ENOMEM (nothing recorded). */
-int bpc__bc_plan_init(bpc__bc_plan_t *P, const bpc__bc_sched_t *S, int nr, const int *ids,
-                      int s);
-void bpc__bc_plan_free(bpc__bc_plan_t *P);
+int bpc__bcast_plan_init(bpc__bcast_plan_t *P, const bpc__bcast_sched_t *S, int nr, const int *ids,
+                         int s);
+void bpc__bcast_plan_free(bpc__bcast_plan_t *P);
 /* The items edge e (of step t, into process B) carries: *n of them, their
  * indices ascending in items[] when items is not NULL (room for s). */
-void bpc__bc_plan_carry(bpc__bc_plan_t *P, int t, int B, int e, int *items, long long *n);
+void bpc__bcast_plan_carry(bpc__bcast_plan_t *P, int t, int B, int e, int *items, long long *n);
 
-/* Run a built schedule: per process (bpc__bc_plan_t: who sends what), send and
+/* Run a built schedule: per process (bpc__bcast_plan_t: who sends what), send and
  * receive the combined messages, deliver every item to every local block.
  * Returns a messaging error at once; callback failures after the schedule
  * has completed. */
-int bpc__bc_exec(bpc__bc_call_t *C);
+int bpc__bcast_exec(bpc__bcast_call_t *C);
 
 /*
  * Test hook: build algorithm `name`'s schedule for p = rows x cols blocks
@@ -170,20 +170,20 @@ int bpc__bcast_sched_check(const char *name, int rows, int cols, const int *sour
 /* The cost model of `auto` (bcast.c, doc/bcast.md "Choosing"): the
  * modelled time in seconds of running row's schedule per process, with
  * every item of L bytes. */
-double bpc__bc_model(bpc__bc_call_t *C, const bpc__algo_t *row, double L);
+double bpc__bcast_model(bpc__bcast_call_t *C, const bpc__algo_t *row, double L);
 
 /* The item size the model takes for a largest item of L bytes: L up to
  * 8 bytes, above it L rounded up to a quarter of its power-of-two octave
  * (e.g. 1000 -> 1024, 1100 -> 1280): at most 25% more, so calls whose
  * sizes vary a little share auto's cached decision. */
-long long bpc__bc_model_L(long long L);
+long long bpc__bcast_model_L(long long L);
 /* auto's rule: every row's variants (plain, repositioned, partitioned,
- * both; none without effect) through bpc__bc_model with items of L bytes,
+ * both; none without effect) through bpc__bcast_model with items of L bytes,
  * the cheapest (ties: the first) in *row, *reposition, *partition, its
  * modelled time in *T (may be NULL). C's reposition/partition are left
  * as they were. BPC_OK, or BPC_ENOMEM when no variant could be modelled. */
-int bpc__bc_choose(bpc__bc_call_t *C, double L, const bpc__algo_t **row, int *reposition,
-                   int *partition, double *T);
+int bpc__bcast_choose(bpc__bcast_call_t *C, double L, const bpc__algo_t **row, int *reposition,
+                      int *partition, double *T);
 /*
  * auto's decision cache on the context (bcast.c): off >= 0 turns it off
  * (1: every call runs the model, nothing is stored or looked up) or on
@@ -195,7 +195,7 @@ int bpc__bcast_cache(bpc_ctx_t *ctx, int off, long long *hits, long long *misses
  * The model's time (seconds) of variant `name` (a row's name with the
  * reposition and partition flags; "auto" or NULL: what auto picks, flags
  * included) for these arguments on ctx's ranks, every item taken as
- * bpc__bc_model_L(L) bytes, alpha and beta as bpc_bcast reads them.
+ * bpc__bcast_model_L(L) bytes, alpha and beta as bpc_bcast reads them.
  * Local: no messages. *pick (npick bytes, may be NULL) gets the variant
  * as bpc-bench names it (e.g. "br_lin+r"). BPC_OK, BPC_EINVAL, BPC_EALGO,
  * BPC_ENOMEM. bpc-bench bcast prints it as model_s.
@@ -204,20 +204,20 @@ int bpc__bcast_model_time(bpc_ctx_t *ctx, const bpc_assign_t *assign, const int 
                           int nsources, int rows, int cols, long long L, const char *name,
                           int reposition, int partition, double *T, char *pick, size_t npick);
 
-/* Algorithms (rows' run functions; `call` is a bpc__bc_call_t). */
-int bpc__bc_br_lin(void *call);
-int bpc__bc_br_xy_source(void *call);
-int bpc__bc_br_xy_dim(void *call);
-int bpc__bc_2step(void *call);
-int bpc__bc_xor(void *call);
-int bpc__bc_mpi(void *call);
+/* Algorithms (rows' run functions; `call` is a bpc__bcast_call_t). */
+int bpc__bcast_br_lin(void *call);
+int bpc__bcast_br_xy_source(void *call);
+int bpc__bcast_br_xy_dim(void *call);
+int bpc__bcast_2step(void *call);
+int bpc__bcast_xor(void *call);
+int bpc__bcast_mpi(void *call);
 /* The "mpi" row on a rank that failed (rc) before running it: it still
  * joins the row's first collective, which carries its failure to every
  * rank (so none waits in the allgatherv for it). Returns rc. */
-int bpc__bc_mpi_join(bpc__bc_call_t *C, int rc);
+int bpc__bcast_mpi_join(bpc__bcast_call_t *C, int rc);
 /* The "mpi" row's cost model: the size reduction and a recursive-doubling
  * allgatherv over ranks. */
-double bpc__bc_mpi_model(const bpc__bc_call_t *C, double L);
+double bpc__bcast_mpi_model(const bpc__bcast_call_t *C, double L);
 
 /* Where repositioning moves the sources of a row whose lines are rows and
  * columns: along the longer lines (columns when cols >= rows, else rows). */
@@ -232,24 +232,24 @@ double bpc__bc_mpi_model(const bpc__bc_call_t *C, double L);
  * never the row's id, so a new algorithm is its file and its row
  * (doc/contributing.md).
  */
-typedef struct bpc__bc_row {
+typedef struct bpc__bcast_row {
   /* Where repositioning puts the sources first: a BPC__BDIST_* kind of
    * lib/patterns, BPC__BC_DIST_LONGER, or BPC__BC_DIST_NONE. */
   int dist;
   /* Partitioning (the schedule in two halves, then one exchange) applies. */
   int partitions;
   /* The row's own cost model (seconds for items of L bytes), or NULL: the
-   * schedule is built and its steps costed (bpc__bc_model). */
-  double (*model)(const bpc__bc_call_t *C, double L);
+   * schedule is built and its steps costed (bpc__bcast_model). */
+  double (*model)(const bpc__bcast_call_t *C, double L);
   /* A row made of MPI collectives: a rank that failed before running it
    * joins them with its code (returns it), so no rank waits in them for
    * it. NULL: a point-to-point row (the exchange's end carries failures). */
-  int (*join)(bpc__bc_call_t *C, int rc);
-} bpc__bc_row_t;
+  int (*join)(bpc__bcast_call_t *C, int rc);
+} bpc__bcast_row_t;
 
-static inline const bpc__bc_row_t *bpc__bc_row(const bpc__algo_t *row)
+static inline const bpc__bcast_row_t *bpc__bcast_row(const bpc__algo_t *row)
 {
-  return (const bpc__bc_row_t *)row->data;
+  return (const bpc__bcast_row_t *)row->data;
 }
 
 #endif /* BPC_LIB_ENGINES_BCAST_INTERNAL_H */

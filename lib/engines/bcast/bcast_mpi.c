@@ -12,7 +12,7 @@
  * A rank that fails (out of memory, an item callback) still takes part in
  * the size reduction, whose last element counts such ranks: then every
  * rank skips the allgatherv (a rank that failed before the row joins the
- * reduction alone, bpc__bc_mpi_join); what a rank needs for the two
+ * reduction alone, bpc__bcast_mpi_join); what a rank needs for the two
  * collectives comes from bpc__must_alloc. The outcome agreement after the
  * row gives every rank the failing rank's code (doc/comm.md).
  *
@@ -33,7 +33,7 @@
 
 /* The row on every rank; `failed`: this rank failed before the row (its
  * code), it only joins the size reduction with its failure. */
-static int mpi_run(bpc__bc_call_t *C, int failed)
+static int mpi_run(bpc__bcast_call_t *C, int failed)
 {
   bpc_ctx_t *ctx = C->ctx;
   const int s = C->s, nr = ctx->size, me = ctx->rank;
@@ -53,7 +53,7 @@ static int mpi_run(bpc__bc_call_t *C, int failed)
   size_t *counts = (size_t *)(sz + s + 1);
   int *rk = (int *)(counts + nr);
   memset(sz, 0, need);
-  bpc__bc_item_t *it = rc == BPC_OK ? calloc((size_t)s, sizeof *it) : NULL;
+  bpc__bcast_item_t *it = rc == BPC_OK ? calloc((size_t)s, sizeof *it) : NULL;
   void **packed = rc == BPC_OK ? calloc((size_t)s, sizeof(void *)) : NULL;
   char *mine = NULL, *all = NULL; /* pool buffers: reused across calls */
   size_t mine_cap = 0, all_cap = 0;
@@ -65,7 +65,7 @@ static int mpi_run(bpc__bc_call_t *C, int failed)
     rk[i] = bpc__assign_rank(C->assign, g);
     if (rk[i] != me || rc != BPC_OK)
       continue;
-    int r2 = bpc__bc_item_bytes(C, i, &it[i], &packed[i]);
+    int r2 = bpc__bcast_item_bytes(C, i, &it[i], &packed[i]);
     if (r2 != BPC_OK && cb_rc == BPC_OK)
       cb_rc = r2;
     sz[i] = (long long)it[i].bytes;
@@ -122,7 +122,7 @@ static int mpi_run(bpc__bc_call_t *C, int failed)
       counts[rk[i]] += (size_t)sz[i];
     }
   }
-  rc = bpc__bc_deliver(C, it, &cb_rc);
+  rc = bpc__bcast_deliver(C, it, &cb_rc);
 out:
   if (packed != NULL)
     for (int i = 0; i < s; i++)
@@ -141,17 +141,17 @@ out:
   return rc != BPC_OK ? rc : cb_rc;
 }
 
-int bpc__bc_mpi(void *call)
+int bpc__bcast_mpi(void *call)
 {
-  bpc__bc_call_t *C = call;
+  bpc__bcast_call_t *C = call;
   if (C->plan_only)
     return BPC_OK;
   return mpi_run(C, BPC_OK);
 }
 
-int bpc__bc_mpi_join(bpc__bc_call_t *C, int rc) { return mpi_run(C, rc); }
+int bpc__bcast_mpi_join(bpc__bcast_call_t *C, int rc) { return mpi_run(C, rc); }
 
-double bpc__bc_mpi_model(const bpc__bc_call_t *C, double L)
+double bpc__bcast_mpi_model(const bpc__bcast_call_t *C, double L)
 {
   const int nr = C->ctx->size, s = C->s;
   int lg = 0;

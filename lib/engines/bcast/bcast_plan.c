@@ -32,8 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-
-void bpc__bc_plan_free(bpc__bc_plan_t *P)
+void bpc__bcast_plan_free(bpc__bcast_plan_t *P)
 {
   free(P->in_start);
   free(P->in_from);
@@ -47,8 +46,8 @@ void bpc__bc_plan_free(bpc__bc_plan_t *P)
   memset(P, 0, sizeof *P);
 }
 
-int bpc__bc_plan_init(bpc__bc_plan_t *P, const bpc__bc_sched_t *S, int nr, const int *ids,
-                      int s)
+int bpc__bcast_plan_init(bpc__bcast_plan_t *P, const bpc__bcast_sched_t *S, int nr, const int *ids,
+                         int s)
 {
   memset(P, 0, sizeof *P);
   P->nr = nr;
@@ -71,7 +70,7 @@ int bpc__bc_plan_init(bpc__bc_plan_t *P, const bpc__bc_sched_t *S, int nr, const
       P->in_b == NULL || P->it_start == NULL || P->it_idx == NULL || P->mark == NULL ||
       P->L == NULL || seen == NULL) {
     free(seen);
-    bpc__bc_plan_free(P);
+    bpc__bcast_plan_free(P);
     return BPC_ENOMEM;
   }
   /* items by the process they start on, ascending within each */
@@ -126,7 +125,7 @@ int bpc__bc_plan_init(bpc__bc_plan_t *P, const bpc__bc_sched_t *S, int nr, const
 /* Extend the seeded cone L[0..*nL) (marked with `stamp` in mark) back
  * from the start of step t: at step u < t, every process sending into a
  * member (one that was a member before step u's senders were added). */
-static void cone(const bpc__bc_plan_t *P, int t, int *mark, int stamp, int *L, int *nL)
+static void cone(const bpc__bcast_plan_t *P, int t, int *mark, int stamp, int *L, int *nL)
 {
   for (int u = t - 1; u >= 0; u--) {
     const int n0 = *nL;
@@ -147,7 +146,7 @@ static int cmp_int(const void *x, const void *y)
   return (a > b) - (a < b);
 }
 
-void bpc__bc_plan_carry(bpc__bc_plan_t *P, int t, int B, int e, int *items, long long *n)
+void bpc__bcast_plan_carry(bpc__bcast_plan_t *P, int t, int B, int e, int *items, long long *n)
 {
   const int nr = P->nr;
   int *mH = P->mark, *mA = P->mark + nr, *LH = P->L, *LA = P->L + nr;

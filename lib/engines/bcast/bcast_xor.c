@@ -19,9 +19,9 @@
  */
 #include "engines/bcast/bcast_internal.h"
 
-int bpc__bc_xor(void *call)
+int bpc__bcast_xor(void *call)
 {
-  bpc__bc_call_t *C = call;
+  bpc__bcast_call_t *C = call;
   const int p = C->p;
   int q = 1, lg = 0;
   while (2 * q <= p) {
@@ -30,12 +30,12 @@ int bpc__bc_xor(void *call)
   }
   const int fold = q < p;
   for (int id = q; id < p; id++)
-    bpc__bc_add(&C->S, 0, id, id - q);
+    bpc__bcast_add(&C->S, 0, id, id - q);
   for (int i = 0; i < lg; i++)
     for (int id = 0; id < q; id++)
       if (id < (id ^ (1 << i)))
-        bpc__bc_xchg(&C->S, fold + i, id, id ^ (1 << i));
+        bpc__bcast_xchg(&C->S, fold + i, id, id ^ (1 << i));
   for (int id = q; id < p; id++)
-    bpc__bc_add(&C->S, fold + lg, id - q, id);
-  return bpc__bc_exec(C);
+    bpc__bcast_add(&C->S, fold + lg, id - q, id);
+  return bpc__bcast_exec(C);
 }

@@ -22,15 +22,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const bpc__algo_t nb_rows[] = {
+static const bpc__algo_t neighbor_rows[] = {
     {{BPC__NB_ALGO_PACKED, "packed",
       "one bundle per process pair and round: block ids, sizes, then payloads (DIY Algorithm 3); "
       "same-process items never touch MPI"},
-     bpc__nb_run_packed, NULL},
+     bpc__neighbor_run_packed,
+     NULL},
 };
 
-const bpc__engine_t bpc__engine_neighbor = {"neighbor", "BPC_NEIGHBOR_ALGORITHM", nb_rows,
-                                            BPC__NROWS(nb_rows), NULL};
+const bpc__engine_t bpc__engine_neighbor = {"neighbor", "BPC_NEIGHBOR_ALGORITHM", neighbor_rows,
+                                            BPC__NROWS(neighbor_rows), NULL};
 
 bpc_neighbor_params_t bpc_neighbor_params_default(void)
 {
@@ -43,8 +44,8 @@ bpc_neighbor_params_t bpc_neighbor_params_default(void)
   return p;
 }
 
-void bpc__nb_sig(bpc__sig_t *s, const char *who, const bpc_assign_t *a, const bpc_type_t *type,
-                 int algo, long long max_rounds)
+void bpc__neighbor_sig(bpc__sig_t *s, const char *who, const bpc_assign_t *a,
+                       const bpc_type_t *type, int algo, long long max_rounds)
 {
   bpc__sig_init(s);
   bpc__sig_str(s, "entry", who);
@@ -81,24 +82,24 @@ static int sort_unique(int *v, int n)
 }
 
 /* The creators' settings, resolved from the parameters. */
-typedef struct nb_conf {
+typedef struct neighbor_conf {
   const bpc__algo_t *row;
   bpc_algo_source_t source;
   double synchrony;
   int nthreads;
   long long max_rounds;
-} nb_conf_t;
+} neighbor_conf_t;
 
 /* Step 1 of both creators, after their own arguments (rc: the first problem
  * so far): the item type and the parameters, resolved into *cf. Records a
  * message only for the first problem; returns rc or the first new code. The
  * same outcome on every rank given the same arguments and environment. */
 static int check_common(bpc_ctx_t *ctx, const char *fn, int rc, const bpc_type_t *type,
-                        const bpc_neighbor_params_t *params, nb_conf_t *cf)
+                        const bpc_neighbor_params_t *params, neighbor_conf_t *cf)
 {
   const bpc_neighbor_params_t p = params ? *params : bpc_neighbor_params_default();
   memset(cf, 0, sizeof *cf);
-  cf->row = &nb_rows[0];
+  cf->row = &neighbor_rows[0];
   if (rc == BPC_OK && type == NULL)
     rc = bpc__err(ctx, BPC_ENULL, "%s: the item type is NULL", fn);
   if (rc == BPC_OK)
@@ -142,22 +143,22 @@ static int check_common(bpc_ctx_t *ctx, const char *fn, int rc, const bpc_type_t
 }
 
 /* Steps 3-4 of both creators: agree on each rank's validity and on what
- * must match (bpc__nb_sig, the synchrony and the decomposition's geometry:
+ * must match (bpc__neighbor_sig, the synchrony and the decomposition's geometry:
  * decompositions are made locally, so this is where ranks that made
  * different ones find out) before any message. d is NULL for a graph. */
 static int agree_create(bpc_ctx_t *ctx, const char *fn, int rc, const bpc_assign_t *a,
-                        const bpc_decomp_t *d, const bpc_type_t *type, const nb_conf_t *cf)
+                        const bpc_decomp_t *d, const bpc_type_t *type, const neighbor_conf_t *cf)
 {
   bpc__sig_t s;
-  bpc__nb_sig(&s, fn, a, rc == BPC_OK ? type : NULL, cf->row->info.id, cf->max_rounds);
+  bpc__neighbor_sig(&s, fn, a, rc == BPC_OK ? type : NULL, cf->row->info.id, cf->max_rounds);
   bpc__sig_bytes(&s, "synchrony", &cf->synchrony, sizeof cf->synchrony);
   bpc__sig_decomp(&s, d);
   return bpc__agree_args(ctx, "neighbor", rc, &s);
 }
 
 /* A fresh object with its blocks array (links not yet set). */
-static int nb_new(bpc_ctx_t *ctx, const bpc_assign_t *a, const bpc_type_t *type,
-                  const nb_conf_t *cf, bpc_neighbor_t **out)
+static int neighbor_new(bpc_ctx_t *ctx, const bpc_assign_t *a, const bpc_type_t *type,
+                        const neighbor_conf_t *cf, bpc_neighbor_t **out)
 {
   *out = NULL;
   bpc_neighbor_t *nb = bpc__calloc(1, sizeof *nb);
@@ -188,13 +189,13 @@ static int nb_new(bpc_ctx_t *ctx, const bpc_assign_t *a, const bpc_type_t *type,
 }
 
 /* Free everything the object holds (no communication). */
-static void nb_free(bpc_neighbor_t *nb)
+static void neighbor_free(bpc_neighbor_t *nb)
 {
   if (nb == NULL)
     return;
-  bpc__nb_release_incoming(nb);
+  bpc__neighbor_release_incoming(nb);
   for (int i = 0; i < nb->nlocal && nb->blocks; i++) {
-    bpc__nb_block_t *b = &nb->blocks[i];
+    bpc__neighbor_block_t *b = &nb->blocks[i];
     free(b->links);
     free(b->out);
     free(b->srcs);
@@ -206,11 +207,11 @@ static void nb_free(bpc_neighbor_t *nb)
   free(nb->cb_rc);
   free(nb->cb_more);
   for (int i = 0; i < nb->nout && nb->chans; i++)
-    bpc__nb_chan_free(nb->ctx, &nb->chans[i]);
+    bpc__neighbor_chan_free(nb->ctx, &nb->chans[i]);
   free(nb->chans);
   if (nb->local.rank >= 0)
-    bpc__nb_chan_free(nb->ctx, &nb->local);
-  bpc__nb_reclaim(nb, 1);
+    bpc__neighbor_chan_free(nb->ctx, &nb->local);
+  bpc__neighbor_reclaim(nb, 1);
   free(nb->retired);
   free(nb->in_ranks);
   free(nb->next_seq);
@@ -232,7 +233,7 @@ static int build_out(bpc_neighbor_t *nb)
   int total = 0, rc = BPC_OK;
   int *ranks = NULL;
   for (int i = 0; i < nb->nlocal; i++) {
-    bpc__nb_block_t *b = &nb->blocks[i];
+    bpc__neighbor_block_t *b = &nb->blocks[i];
     if (b->nlinks > 0) {
       b->out = bpc__malloc(sizeof(int) * (size_t)b->nlinks);
       if (b->out == NULL)
@@ -262,10 +263,10 @@ static int build_out(bpc_neighbor_t *nb)
     }
   }
   for (int i = 0; i < nr; i++) {
-    bpc__nb_chan_init(&nb->chans[i], ranks[i]);
+    bpc__neighbor_chan_init(&nb->chans[i], ranks[i]);
     nb->nout = i + 1;
   }
-  bpc__nb_chan_init(&nb->local, ctx->rank);
+  bpc__neighbor_chan_init(&nb->local, ctx->rank);
 cleanup:
   free(ranks);
   return rc;
@@ -338,7 +339,7 @@ static int finish_create(bpc_ctx_t *ctx, bpc_neighbor_t *nb, int *flags, int rc,
   if (rc != BPC_OK) {
     if (nb != NULL && nb->ex != NULL)
       bpc__exch_close(&nb->ex);
-    nb_free(nb);
+    neighbor_free(nb);
     return rc;
   }
   nb->is_decomp = flags == NULL;
@@ -366,7 +367,7 @@ static int neighbor_create_decomp_entry(bpc_ctx_t *ctx, const bpc_decomp_t *d, c
   static const char fn[] = "bpc_neighbor_create_decomp";
   bpc_neighbor_t *nb = NULL;
   bpc_link_t *scratch = NULL;
-  nb_conf_t cf;
+  neighbor_conf_t cf;
   if (ctx == NULL)
     return BPC_ENULL;
   int rc = check_base(ctx, fn, out, d, "the decomposition", d ? d->ctx : NULL);
@@ -375,7 +376,7 @@ static int neighbor_create_decomp_entry(bpc_ctx_t *ctx, const bpc_decomp_t *d, c
   rc = agree_create(ctx, fn, rc, a, a != NULL ? d : NULL, type, &cf);
   if (rc != BPC_OK)
     return rc;
-  rc = nb_new(ctx, a, type, &cf, &nb);
+  rc = neighbor_new(ctx, a, type, &cf, &nb);
   /* every block has at most 3^dim - 1 links: one scratch array of that size
    * (asking bpc_decomp_links for the count alone would record an error) */
   int maxl = 1;
@@ -388,7 +389,7 @@ static int neighbor_create_decomp_entry(bpc_ctx_t *ctx, const bpc_decomp_t *d, c
       rc = bpc__err(ctx, BPC_ENOMEM, "neighbour exchange: out of memory for %d links", maxl);
   }
   for (int i = 0; rc == BPC_OK && i < nb->nlocal && maxl > 0; i++) {
-    bpc__nb_block_t *b = &nb->blocks[i];
+    bpc__neighbor_block_t *b = &nb->blocks[i];
     int n = 0;
     rc = bpc_decomp_links(d, b->gid, scratch, maxl, &n);
     if (rc != BPC_OK || n == 0)
@@ -440,7 +441,7 @@ static int neighbor_create_graph_entry(bpc_ctx_t *ctx, const bpc_assign_t *a, co
 {
   static const char fn[] = "bpc_neighbor_create_graph";
   bpc_neighbor_t *nb = NULL;
-  nb_conf_t cf;
+  neighbor_conf_t cf;
   if (ctx == NULL)
     return BPC_ENULL;
   int rc = check_base(ctx, fn, out, a, "the assignment", a ? a->ctx : NULL);
@@ -457,9 +458,9 @@ static int neighbor_create_graph_entry(bpc_ctx_t *ctx, const bpc_assign_t *a, co
     free(flags);
     return rc;
   }
-  rc = nb_new(ctx, a, type, &cf, &nb);
+  rc = neighbor_new(ctx, a, type, &cf, &nb);
   for (int i = 0; rc == BPC_OK && i < nb->nlocal; i++) {
-    bpc__nb_block_t *b = &nb->blocks[i];
+    bpc__neighbor_block_t *b = &nb->blocks[i];
     int n = offsets[i + 1] - offsets[i];
     if (n == 0)
       continue;
@@ -486,8 +487,8 @@ int bpc_neighbor_destroy(bpc_neighbor_t **pnb)
   if (bpc__busy_check(ctx, "bpc_neighbor_destroy") != BPC_OK)
     return BPC_EBUSY; /* from inside a callback: the running call uses it */
   long long undelivered = 0;
-  bpc__nb_release_incoming(nb);
-  int rc = bpc__nb_drain(nb, &undelivered);
+  bpc__neighbor_release_incoming(nb);
+  int rc = bpc__neighbor_drain(nb, &undelivered);
   if (nb->failed != BPC_OK) /* the agreed message is the failure's */
     memcpy(ctx->errmsg, nb->failmsg, sizeof ctx->errmsg);
   /* items never delivered are this rank's error, agreed with the rest in
@@ -501,7 +502,7 @@ int bpc_neighbor_destroy(bpc_neighbor_t **pnb)
   /* agreed: after a failure anywhere every rank drops what is still on its
    * way (its sends complete), then the exchange goes */
   rc = bpc__exch_end(ctx, &nb->ex, rc);
-  nb_free(nb);
+  neighbor_free(nb);
   *pnb = NULL;
   return rc;
 }
@@ -515,7 +516,7 @@ int bpc_neighbor_links(const bpc_neighbor_t *nb, int gid, const bpc_link_t **lin
 {
   if (nb == NULL || links == NULL || n == NULL)
     return bpc__err(nb ? nb->ctx : NULL, BPC_ENULL, "bpc_neighbor_links: NULL argument");
-  int li = bpc__nb_local_index(nb, gid);
+  int li = bpc__neighbor_local_index(nb, gid);
   if (li < 0)
     return bpc__err(nb->ctx, BPC_ENOTFOUND, "bpc_neighbor_links: gid %d is not a block of rank %d",
                     gid, nb->ctx->rank);

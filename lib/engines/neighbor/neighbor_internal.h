@@ -64,7 +64,7 @@ enum { BPC__NB_ALGO_PACKED = 0 };
 extern const bpc__engine_t bpc__engine_neighbor;
 
 /* An outgoing bundle being built: to one other process, or to this one. */
-typedef struct bpc__nb_chan {
+typedef struct bpc__neighbor_chan {
   int rank;           /* destination process */
   unsigned char *buf; /* pool buffer (NULL until the first item) */
   size_t cap;
@@ -82,10 +82,10 @@ typedef struct bpc__nb_chan {
 #ifdef _OPENMP
   omp_lock_t lock;
 #endif
-} bpc__nb_chan_t;
+} bpc__neighbor_chan_t;
 
 /* One delivered item. */
-typedef struct bpc__nb_entry {
+typedef struct bpc__neighbor_entry {
   int src;      /* source gid */
   int dst_li;   /* destination's local index */
   int seq;      /* round the sender sent it in */
@@ -93,10 +93,10 @@ typedef struct bpc__nb_entry {
   void *data;   /* payload (NULL when bytes is 0) */
   size_t bytes;
   bpc_buf_t view; /* contiguous types: what dequeue hands out */
-} bpc__nb_entry_t;
+} bpc__neighbor_entry_t;
 
 /* A local block: links, and what arrived for it this round. */
-typedef struct bpc__nb_block {
+typedef struct bpc__neighbor_block {
   int gid;
   bpc_link_t *links; /* in the decomposition's (or graph's) order */
   int nlinks;
@@ -108,15 +108,15 @@ typedef struct bpc__nb_block {
   int ent0, nent;
   int *srcs, *src_first, *src_count, *src_next;
   int nsrc, capsrc;
-} bpc__nb_block_t;
+} bpc__neighbor_block_t;
 
 /* A sent bundle's buffer, kept until the comm layer has completed the send
  * (identified by destination rank and round: one bundle per pair). */
-typedef struct bpc__nb_retired {
+typedef struct bpc__neighbor_retired {
   void *buf;
   size_t cap;
   int rank, seq;
-} bpc__nb_retired_t;
+} bpc__neighbor_retired_t;
 
 struct bpc_neighbor {
   bpc_ctx_t *ctx;
@@ -130,14 +130,14 @@ struct bpc_neighbor {
   long long max_rounds;
 
   int nlocal;
-  bpc__nb_block_t *blocks; /* local blocks, gid order (bpc_assign_local) */
+  bpc__neighbor_block_t *blocks; /* local blocks, gid order (bpc_assign_local) */
   int *cb_rc;   /* per local block: the last callback's return value */
   int *cb_more; /* per local block: the last callback's "more work" flag */
 
   /* processes this one sends to (ascending, not itself) and receives from */
   int nout;
-  bpc__nb_chan_t *chans;
-  bpc__nb_chan_t local; /* items for blocks of this process */
+  bpc__neighbor_chan_t *chans;
+  bpc__neighbor_chan_t local; /* items for blocks of this process */
   int nin;
   int *in_ranks;
   int *next_seq; /* per in-process: the next round whose bundle is expected */
@@ -151,16 +151,16 @@ struct bpc_neighbor {
 
   bpc__exch_t *ex;
   int round; /* rounds sent so far (the next round's seq) */
-  /* A failure inside a round's communication (bpc__nb_fail): its code, the
+  /* A failure inside a round's communication (bpc__neighbor_fail): its code, the
    * round and the message; BPC_OK while the object is whole. */
   int failed, fail_round;
   int fail_followon; /* failed only because a peer did (its abort) */
   char failmsg[BPC__ERRMSG_LEN];
-  /* some process runs below synchrony 1 (agreed by bpc__nb_enter) */
+  /* some process runs below synchrony 1 (agreed by bpc__neighbor_enter) */
   int any_partial;
 
   /* remote send buffers until the comm layer has completed their sends */
-  bpc__nb_retired_t *retired;
+  bpc__neighbor_retired_t *retired;
   int nretired, capretired;
 
   /* this round's arrivals, kept until the next exchange */
@@ -177,7 +177,7 @@ struct bpc_neighbor {
   bpc__msgpart_t *lrefs;
   int nlrefs, caplrefs;
   int64_t mark_val; /* the drain marker's payload (must outlive its send) */
-  bpc__nb_entry_t *ents;
+  bpc__neighbor_entry_t *ents;
   int nents, capents;
 
   /* counters (items_sent is updated atomically by enqueue) */
@@ -187,26 +187,29 @@ struct bpc_neighbor {
 };
 
 /* neighbor_queue.c */
-int bpc__nb_local_index(const bpc_neighbor_t *nb, int gid);
-int bpc__nb_chan_init(bpc__nb_chan_t *c, int rank);
-void bpc__nb_chan_free(bpc_ctx_t *ctx, bpc__nb_chan_t *c);
+int bpc__neighbor_local_index(const bpc_neighbor_t *nb, int gid);
+int bpc__neighbor_chan_init(bpc__neighbor_chan_t *c, int rank);
+void bpc__neighbor_chan_free(bpc_ctx_t *ctx, bpc__neighbor_chan_t *c);
 /* The comm seq of reference number k. */
-static inline int bpc__nb_ext_seq(unsigned k) { return BPC__NB_EXT_BASE + (int)(k % BPC__NB_EXT_MOD); }
+static inline int bpc__neighbor_ext_seq(unsigned k)
+{
+  return BPC__NB_EXT_BASE + (int)(k % BPC__NB_EXT_MOD);
+}
 /* Number of parts by reference in a received bundle (0 if malformed: the
  * delivery reports it). */
-int bpc__nb_count_refs(const void *bundle, size_t bytes);
+int bpc__neighbor_count_refs(const void *bundle, size_t bytes);
 /* Finish c's bundle: *bundle and *bytes give the message to send (a static empty
  * bundle when c has no item); *buf and *cap give the pool buffer holding it
  * (NULL when none), which the caller owns from here on; c starts afresh. */
-int bpc__nb_chan_finish(bpc_neighbor_t *nb, bpc__nb_chan_t *c, const void **bundle,
-                        size_t *bytes, void **buf, size_t *cap);
+int bpc__neighbor_chan_finish(bpc_neighbor_t *nb, bpc__neighbor_chan_t *c, const void **bundle,
+                              size_t *bytes, void **buf, size_t *cap);
 /* Copy the local bundle's items by reference (just finished) into one pool
  * buffer: nb->lrefs, in bundle order. Resets the local channel's list. */
-int bpc__nb_copy_local_refs(bpc_neighbor_t *nb);
+int bpc__neighbor_copy_local_refs(bpc_neighbor_t *nb);
 /* Free what the previous round delivered (items not dequeued included). */
-void bpc__nb_release_incoming(bpc_neighbor_t *nb);
+void bpc__neighbor_release_incoming(bpc_neighbor_t *nb);
 /* Turn the local bundle and the taken messages into per-block entries. */
-int bpc__nb_deliver(bpc_neighbor_t *nb);
+int bpc__neighbor_deliver(bpc_neighbor_t *nb);
 
 /* neighbor.c */
 /* The signature every entry agrees on (bpc__agree_args): which entry
@@ -214,72 +217,75 @@ int bpc__nb_deliver(bpc_neighbor_t *nb);
  * and element size, algorithm id and max_rounds. The creators add the
  * synchrony and the decomposition's geometry (bpc__sig_decomp; none for a
  * graph). */
-void bpc__nb_sig(bpc__sig_t *s, const char *who, const bpc_assign_t *a, const bpc_type_t *type,
-                 int algo, long long max_rounds);
+void bpc__neighbor_sig(bpc__sig_t *s, const char *who, const bpc_assign_t *a,
+                       const bpc_type_t *type, int algo, long long max_rounds);
 
 /* neighbor_round.c */
 /* The termination detection of bpc_neighbor_iterate (neighbor_iterate.c). */
-typedef struct bpc__nb_wave bpc__nb_wave_t;
+typedef struct bpc__neighbor_wave bpc__neighbor_wave_t;
 /* A round's call state, for the algorithm row's run. */
-typedef struct bpc__nb_call {
+typedef struct bpc__neighbor_call {
   bpc_neighbor_t *nb;
-  bpc__nb_wave_t *wave;
-} bpc__nb_call_t;
+  bpc__neighbor_wave_t *wave;
+} bpc__neighbor_call_t;
 /* One round by nb's algorithm: send this round's bundles and receive by the
  * synchrony fraction, then deliver. `wave` (may be NULL) is tested while
  * waiting; the wait ends early when it reports the end. */
-int bpc__nb_round_comm(bpc_neighbor_t *nb, bpc__nb_wave_t *wave);
-/* The "packed" row's run (call: a bpc__nb_call_t). */
-int bpc__nb_run_packed(void *call);
+int bpc__neighbor_round_comm(bpc_neighbor_t *nb, bpc__neighbor_wave_t *wave);
+/* The "packed" row's run (call: a bpc__neighbor_call_t). */
+int bpc__neighbor_run_packed(void *call);
 /* The entry frame of a round or iterate call (`who` names it in messages):
  * checks on this rank (fn not NULL, `blocks` (may be NULL) holding nb's
- * local blocks), then one bpc__agree_args with bpc__nb_sig, before any
+ * local blocks), then one bpc__agree_args with bpc__neighbor_sig, before any
  * message. The same code on every rank. */
-int bpc__nb_enter(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn, const char *who);
+int bpc__neighbor_enter(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn,
+                        const char *who);
 /* Run fn over local blocks into nb->cb_rc / nb->cb_more; the first failing
  * callback -> BPC_ECALLBACK with a message, BPC_OK if none. */
-int bpc__nb_callbacks(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn, void *user);
+int bpc__neighbor_callbacks(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn,
+                            void *user);
 /* Drain: tell out-neighbours how many rounds were sent, receive every
  * bundle in-neighbours sent, reset round counters. *undelivered counts
  * items found in bundles that no round delivered. */
-int bpc__nb_drain(bpc_neighbor_t *nb, long long *undelivered);
+int bpc__neighbor_drain(bpc_neighbor_t *nb, long long *undelivered);
 /* A failure `rc` of a round's communication, or of a drain, on this rank:
  * the object fails for good (rounds return BPC_ESTATE at once; only
  * destroy is left). An own failure is told to every other rank (an abort
  * header, bpc__exch_abort), whose waits on the object then fail too;
  * BPC__EPEER (such an abort taken here) becomes the failing rank's code,
  * with a message naming it. Returns the code; the message is kept. */
-int bpc__nb_fail(bpc_neighbor_t *nb, int rc);
+int bpc__neighbor_fail(bpc_neighbor_t *nb, int rc);
 /* BPC_ESTATE with a message saying that nb failed earlier (`who` names
  * the call). */
-int bpc__nb_failed_err(bpc_neighbor_t *nb, const char *who);
+int bpc__neighbor_failed_err(bpc_neighbor_t *nb, const char *who);
 /* A call's first error (round, iterate): its code, its own message (later
  * rounds may record others over it) and whether it only follows a peer's
  * failure (an abort taken by the object's communication). */
-typedef struct bpc__nb_first {
+typedef struct bpc__neighbor_first {
   int err, follow;
   char msg[BPC__ERRMSG_LEN];
-} bpc__nb_first_t;
+} bpc__neighbor_first_t;
 /* Keep e as f's error if it is the first (from_comm: it came from the
- * object's communication, bpc__nb_round_comm or bpc__nb_drain). */
-void bpc__nb_keep_first(bpc_neighbor_t *nb, bpc__nb_first_t *f, int e, int from_comm);
+ * object's communication, bpc__neighbor_round_comm or bpc__neighbor_drain). */
+void bpc__neighbor_keep_first(bpc_neighbor_t *nb, bpc__neighbor_first_t *f, int e, int from_comm);
 /* The closing agreement on f (bpc__agree_ex, poll(nb) while it waits when
  * not NULL): every rank gets the first failure's code and its own message,
  * a follow-on giving way to the failure it follows. */
-int bpc__nb_agree_first(bpc_neighbor_t *nb, const bpc__nb_first_t *f, void (*poll)(void *arg));
+int bpc__neighbor_agree_first(bpc_neighbor_t *nb, const bpc__neighbor_first_t *f,
+                              void (*poll)(void *arg));
 /* Give back the retired send buffers whose sends have completed (all of
  * them with force, after a flush). */
-void bpc__nb_reclaim(bpc_neighbor_t *nb, int force);
+void bpc__neighbor_reclaim(bpc_neighbor_t *nb, int force);
 
 /* neighbor_iterate.c: the termination detection. */
 /* Start a reduction of this process's counters unless one is in flight
  * (called by the round after its sends, before its wait). */
-void bpc__nb_wave_contribute(bpc__nb_wave_t *w);
+void bpc__neighbor_wave_contribute(bpc__neighbor_wave_t *w);
 /* Test the reduction in flight; returns 1 once the detection has decided
  * that the iteration ends (*rc: a failed reduction, else BPC_OK). */
-int bpc__nb_wave_test(bpc__nb_wave_t *w, int *rc);
+int bpc__neighbor_wave_test(bpc__neighbor_wave_t *w, int *rc);
 /* The termination waves decided that the iteration ends because some
  * process failed (a round then leaves what it has not taken to the drain). */
-int bpc__nb_wave_failed(const bpc__nb_wave_t *w);
+int bpc__neighbor_wave_failed(const bpc__neighbor_wave_t *w);
 
 #endif /* BPC_LIB_ENGINES_NEIGHBOR_INTERNAL_H */

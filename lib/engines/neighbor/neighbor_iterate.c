@@ -48,7 +48,7 @@
 #include <string.h>
 #include <time.h>
 
-struct bpc__nb_wave {
+struct bpc__neighbor_wave {
   bpc_neighbor_t *nb;
   bpc__coll_req_t req; /* the reduction in flight (req.active) */
   long long in[4], out[4]; /* sent, delivered, busy blocks, failed processes */
@@ -61,7 +61,7 @@ struct bpc__nb_wave {
   int err;
 };
 
-static void evaluate(bpc__nb_wave_t *w)
+static void evaluate(bpc__neighbor_wave_t *w)
 {
   w->nb->waves++;
   if (w->out[3] > 0) {
@@ -79,7 +79,7 @@ static void evaluate(bpc__nb_wave_t *w)
   w->prev_recv = w->out[1];
 }
 
-void bpc__nb_wave_contribute(bpc__nb_wave_t *w)
+void bpc__neighbor_wave_contribute(bpc__neighbor_wave_t *w)
 {
   if (w->req.active || w->decided)
     return;
@@ -100,7 +100,7 @@ void bpc__nb_wave_contribute(bpc__nb_wave_t *w)
   }
 }
 
-int bpc__nb_wave_test(bpc__nb_wave_t *w, int *rc)
+int bpc__neighbor_wave_test(bpc__neighbor_wave_t *w, int *rc)
 {
   *rc = BPC_OK;
   if (w->decided)
@@ -122,7 +122,7 @@ int bpc__nb_wave_test(bpc__nb_wave_t *w, int *rc)
   return w->decided;
 }
 
-int bpc__nb_wave_failed(const bpc__nb_wave_t *w) { return w->decided && w->failed; }
+int bpc__neighbor_wave_failed(const bpc__neighbor_wave_t *w) { return w->decided && w->failed; }
 
 static int neighbor_iterate_entry(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn,
                                   void *user, long long *rounds)
@@ -131,7 +131,7 @@ static int neighbor_iterate_entry(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_
     return BPC_ENULL;
   bpc_ctx_t *ctx = nb->ctx;
   long long r = 0;
-  bpc__nb_wave_t w;
+  bpc__neighbor_wave_t w;
   memset(&w, 0, sizeof w);
   w.nb = nb;
   w.req = (bpc__coll_req_t)BPC__COLL_REQ_INIT;
@@ -139,11 +139,11 @@ static int neighbor_iterate_entry(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_
     *rounds = 0;
 
   /* arguments: agreed before any message */
-  int rc = bpc__nb_enter(nb, blocks, fn, "bpc_neighbor_iterate"); /* begins the record */
+  int rc = bpc__neighbor_enter(nb, blocks, fn, "bpc_neighbor_iterate"); /* begins the record */
   if (rc != BPC_OK)
     goto cleanup;
 
-  bpc__nb_first_t F; /* F.err: the call's first error */
+  bpc__neighbor_first_t F; /* F.err: the call's first error */
   memset(&F, 0, sizeof F);
   int idle_rounds = 0;
   for (;;) {
@@ -151,25 +151,26 @@ static int neighbor_iterate_entry(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_
 #pragma omp atomic read
     s0 = nb->items_sent;
     if (F.err == BPC_OK && nb->nlocal > 0) {
-      bpc__nb_keep_first(nb, &F, bpc__nb_callbacks(nb, blocks, fn, user), 0);
+      bpc__neighbor_keep_first(nb, &F, bpc__neighbor_callbacks(nb, blocks, fn, user), 0);
       for (int i = 0; i < nb->nlocal && F.err == BPC_OK; i++)
         busy += nb->cb_more[i] != 0;
     }
     w.busy = F.err == BPC_OK ? busy : 0;
     w.err = F.err != BPC_OK;
     bpc__stats_set_round(ctx, r < INT_MAX ? (int)r : INT_MAX);
-    bpc__nb_keep_first(nb, &F, bpc__nb_round_comm(nb, &w), 1);
+    bpc__neighbor_keep_first(nb, &F, bpc__neighbor_round_comm(nb, &w), 1);
     r++;
     if (F.err == BPC_OK && nb->max_rounds > 0 && r >= nb->max_rounds)
-      bpc__nb_keep_first(nb, &F,
-                 bpc__err(ctx, BPC_ERANGE,
-                          "bpc_neighbor_iterate: rank %d reached max_rounds (%lld) before the "
-                          "computation ended",
-                          ctx->rank, nb->max_rounds),
-                 0);
+      bpc__neighbor_keep_first(
+          nb, &F,
+          bpc__err(ctx, BPC_ERANGE,
+                   "bpc_neighbor_iterate: rank %d reached max_rounds (%lld) before the "
+                   "computation ended",
+                   ctx->rank, nb->max_rounds),
+          0);
     int wrc = BPC_OK;
-    if (bpc__nb_wave_test(&w, &wrc)) {
-      bpc__nb_keep_first(nb, &F, wrc, 0);
+    if (bpc__neighbor_wave_test(&w, &wrc)) {
+      bpc__neighbor_keep_first(nb, &F, wrc, 0);
       break;
     }
     long long s1;
@@ -191,28 +192,30 @@ static int neighbor_iterate_entry(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_
   /* The decision is global, taken when a wave completed, and no wave starts
    * after it: nothing is in flight (finish one anyway, should that change) */
   if (w.req.active)
-    bpc__nb_keep_first(nb, &F, bpc__coll_cancel(ctx, &w.req), 0);
+    bpc__neighbor_keep_first(nb, &F, bpc__coll_cancel(ctx, &w.req), 0);
   /* Finish the object's rounds with the drain. */
   if (F.err == BPC_OK && !w.failed && nb->nents > 0)
-    bpc__nb_keep_first(nb, &F,
-               bpc__err(ctx, BPC_ESTATE,
-                        "bpc_neighbor_iterate: %d item(s) delivered after termination was "
-                        "detected (a callback enqueued without work or input?)",
-                        nb->nents),
-               0);
-  bpc__nb_release_incoming(nb);
+    bpc__neighbor_keep_first(
+        nb, &F,
+        bpc__err(ctx, BPC_ESTATE,
+                 "bpc_neighbor_iterate: %d item(s) delivered after termination was "
+                 "detected (a callback enqueued without work or input?)",
+                 nb->nents),
+        0);
+  bpc__neighbor_release_incoming(nb);
   long long undelivered = 0;
-  bpc__nb_keep_first(nb, &F, bpc__nb_drain(nb, &undelivered), 1);
+  bpc__neighbor_keep_first(nb, &F, bpc__neighbor_drain(nb, &undelivered), 1);
   if (F.err == BPC_OK && !w.failed && undelivered > 0)
-    bpc__nb_keep_first(nb, &F,
-               bpc__err(ctx, BPC_ESTATE,
-                        "bpc_neighbor_iterate: %lld item(s) still in flight after termination "
-                        "was detected (a callback enqueued without work or input?)",
-                        undelivered),
-               0);
+    bpc__neighbor_keep_first(
+        nb, &F,
+        bpc__err(ctx, BPC_ESTATE,
+                 "bpc_neighbor_iterate: %lld item(s) still in flight after termination "
+                 "was detected (a callback enqueued without work or input?)",
+                 undelivered),
+        0);
   /* (the rounds after the first error, run until the wave decided, may
    * have recorded others over its message) */
-  rc = bpc__nb_agree_first(nb, &F, NULL);
+  rc = bpc__neighbor_agree_first(nb, &F, NULL);
 
 cleanup:
   if (rounds != NULL)

@@ -34,7 +34,7 @@ static const uint64_t empty_bundle = 0;
  * rounded up to the payload alignment (16 (n + 1) for an alignment of 16). */
 static size_t index_room(size_t n) { return ALIGN_UP(8u + 16u * n); }
 
-int bpc__nb_local_index(const bpc_neighbor_t *nb, int gid)
+int bpc__neighbor_local_index(const bpc_neighbor_t *nb, int gid)
 {
   const int *g = nb->assign->local;
   int lo = 0, hi = nb->assign->nlocal - 1;
@@ -65,7 +65,7 @@ static int find_sorted(const int *v, int n, int x)
   return -1;
 }
 
-int bpc__nb_chan_init(bpc__nb_chan_t *c, int rank)
+int bpc__neighbor_chan_init(bpc__neighbor_chan_t *c, int rank)
 {
   memset(c, 0, sizeof *c);
   c->rank = rank;
@@ -75,7 +75,7 @@ int bpc__nb_chan_init(bpc__nb_chan_t *c, int rank)
   return BPC_OK;
 }
 
-void bpc__nb_chan_free(bpc_ctx_t *ctx, bpc__nb_chan_t *c)
+void bpc__neighbor_chan_free(bpc_ctx_t *ctx, bpc__neighbor_chan_t *c)
 {
   if (c->buf != NULL)
     bpc__pool_put(ctx, c->buf, c->cap);
@@ -90,7 +90,7 @@ void bpc__nb_chan_free(bpc_ctx_t *ctx, bpc__nb_chan_t *c)
 }
 
 /* Make room for `need` payload bytes (from the payload start) in c. */
-static int chan_reserve(bpc_ctx_t *ctx, bpc__nb_chan_t *c, size_t need)
+static int chan_reserve(bpc_ctx_t *ctx, bpc__neighbor_chan_t *c, size_t need)
 {
   if (c->buf != NULL && c->head + need <= c->cap)
     return BPC_OK;
@@ -117,7 +117,7 @@ static int chan_reserve(bpc_ctx_t *ctx, bpc__nb_chan_t *c, size_t need)
   return BPC_OK;
 }
 
-static int chan_index_grow(bpc_ctx_t *ctx, bpc__nb_chan_t *c)
+static int chan_index_grow(bpc_ctx_t *ctx, bpc__neighbor_chan_t *c)
 {
   if (c->n < c->capn)
     return BPC_OK;
@@ -134,7 +134,7 @@ static int chan_index_grow(bpc_ctx_t *ctx, bpc__nb_chan_t *c)
   return BPC_OK;
 }
 
-static bpc__nb_chan_t *chan_of(bpc_neighbor_t *nb, int rank)
+static bpc__neighbor_chan_t *chan_of(bpc_neighbor_t *nb, int rank)
 {
   if (rank == nb->ctx->rank)
     return &nb->local;
@@ -151,7 +151,7 @@ static bpc__nb_chan_t *chan_of(bpc_neighbor_t *nb, int rank)
   return NULL;
 }
 
-static int chan_ext_grow(bpc_ctx_t *ctx, bpc__nb_chan_t *c)
+static int chan_ext_grow(bpc_ctx_t *ctx, bpc__neighbor_chan_t *c)
 {
   if (c->next < c->capext)
     return BPC_OK;
@@ -170,11 +170,11 @@ static int enqueue(bpc_neighbor_t *nb, int gid, int dst_gid, const void *item, i
   if (nb == NULL)
     return BPC_ENULL;
   bpc_ctx_t *ctx = nb->ctx;
-  int li = bpc__nb_local_index(nb, gid);
+  int li = bpc__neighbor_local_index(nb, gid);
   if (li < 0)
     return bpc__err(ctx, BPC_ENOTFOUND, "%s: gid %d is not a block of rank %d", fn, gid,
                     ctx->rank);
-  const bpc__nb_block_t *b = &nb->blocks[li];
+  const bpc__neighbor_block_t *b = &nb->blocks[li];
   if (find_sorted(b->out, b->nout, dst_gid) < 0)
     return bpc__err(ctx, BPC_EINVAL,
                     "%s: block %d enqueued for gid %d, which is not one of its %d linked "
@@ -187,7 +187,7 @@ static int enqueue(bpc_neighbor_t *nb, int gid, int dst_gid, const void *item, i
   int rc = bpc_type_size(ctx, &nb->type, item, &bytes);
   if (rc != BPC_OK)
     return rc;
-  bpc__nb_chan_t *c = chan_of(nb, bpc__assign_rank(nb->assign, dst_gid));
+  bpc__neighbor_chan_t *c = chan_of(nb, bpc__assign_rank(nb->assign, dst_gid));
   if (c == NULL) /* cannot happen: every linked block's rank has a channel */
     return bpc__err(ctx, BPC_ESTATE, "%s: no channel for gid %d", fn, dst_gid);
   /* small items are copied even when given by reference; large ones for
@@ -249,7 +249,7 @@ int bpc_neighbor_enqueue_ref(bpc_neighbor_t *nb, int gid, int dst_gid, const bpc
   return enqueue(nb, gid, dst_gid, item, 1, "bpc_neighbor_enqueue_ref");
 }
 
-int bpc__nb_count_refs(const void *bundle, size_t bytes)
+int bpc__neighbor_count_refs(const void *bundle, size_t bytes)
 {
   uint64_t n = 0;
   if (bundle == NULL || bytes < 8)
@@ -267,8 +267,8 @@ int bpc__nb_count_refs(const void *bundle, size_t bytes)
   return k;
 }
 
-int bpc__nb_chan_finish(bpc_neighbor_t *nb, bpc__nb_chan_t *c, const void **bundle,
-                        size_t *bytes, void **buf, size_t *cap)
+int bpc__neighbor_chan_finish(bpc_neighbor_t *nb, bpc__neighbor_chan_t *c, const void **bundle,
+                              size_t *bytes, void **buf, size_t *cap)
 {
   bpc_ctx_t *ctx = nb->ctx;
   int rc = BPC_OK;
@@ -328,10 +328,10 @@ reset:
   return rc;
 }
 
-int bpc__nb_copy_local_refs(bpc_neighbor_t *nb)
+int bpc__neighbor_copy_local_refs(bpc_neighbor_t *nb)
 {
   bpc_ctx_t *ctx = nb->ctx;
-  bpc__nb_chan_t *c = &nb->local;
+  bpc__neighbor_chan_t *c = &nb->local;
   const int k = c->next;
   c->next = 0;
   nb->nlrefs = 0;
@@ -369,7 +369,7 @@ int bpc__nb_copy_local_refs(bpc_neighbor_t *nb)
   return BPC_OK;
 }
 
-void bpc__nb_release_incoming(bpc_neighbor_t *nb)
+void bpc__neighbor_release_incoming(bpc_neighbor_t *nb)
 {
   for (int i = 0; i < nb->nmsgs; i++)
     bpc__msg_release(nb->ex, nb->msgs[i]);
@@ -407,7 +407,7 @@ static int add_entries(bpc_neighbor_t *nb, void *data, size_t bytes, int seq, in
     int ncap = nb->capents ? nb->capents : 64;
     while (ncap < nb->nents + n)
       ncap *= 2;
-    bpc__nb_entry_t *e = realloc(nb->ents, sizeof *e * (size_t)ncap);
+    bpc__neighbor_entry_t *e = realloc(nb->ents, sizeof *e * (size_t)ncap);
     if (e == NULL) {
       rc = bpc__err(ctx, BPC_ENOMEM, "neighbour exchange: out of memory for %d items",
                     nb->nents + n);
@@ -420,7 +420,7 @@ static int add_entries(bpc_neighbor_t *nb, void *data, size_t bytes, int seq, in
     uint64_t k = (uint64_t)parts[i].key;
     int src = (int)(int32_t)(uint32_t)(k >> 32);
     int dst = (int)(uint32_t)(k & 0x7fffffffu);
-    int li = bpc__nb_local_index(nb, dst);
+    int li = bpc__neighbor_local_index(nb, dst);
     if (li < 0 || src < 0 || src >= nb->assign->nblocks ||
         bpc__assign_rank(nb->assign, src) != from_rank) {
       rc = bpc__err(ctx, BPC_ETRUNC,
@@ -429,7 +429,7 @@ static int add_entries(bpc_neighbor_t *nb, void *data, size_t bytes, int seq, in
                     from_rank, src, dst, ctx->rank);
       goto cleanup;
     }
-    bpc__nb_entry_t *e = &nb->ents[nb->nents++];
+    bpc__neighbor_entry_t *e = &nb->ents[nb->nents++];
     memset(e, 0, sizeof *e);
     e->src = src;
     e->dst_li = li;
@@ -457,7 +457,7 @@ cleanup:
 
 static int cmp_entry(const void *a, const void *b)
 {
-  const bpc__nb_entry_t *x = a, *y = b;
+  const bpc__neighbor_entry_t *x = a, *y = b;
   if (x->dst_li != y->dst_li)
     return x->dst_li < y->dst_li ? -1 : 1;
   if (x->src != y->src)
@@ -467,7 +467,8 @@ static int cmp_entry(const void *a, const void *b)
   return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-static int block_sources(bpc_ctx_t *ctx, bpc__nb_block_t *b, const bpc__nb_entry_t *ents)
+static int block_sources(bpc_ctx_t *ctx, bpc__neighbor_block_t *b,
+                         const bpc__neighbor_entry_t *ents)
 {
   int ns = 0;
   for (int j = 0; j < b->nent; j++)
@@ -495,7 +496,7 @@ static int block_sources(bpc_ctx_t *ctx, bpc__nb_block_t *b, const bpc__nb_entry
   }
   b->nsrc = 0;
   for (int j = 0; j < b->nent; j++) {
-    const bpc__nb_entry_t *e = &ents[b->ent0 + j];
+    const bpc__neighbor_entry_t *e = &ents[b->ent0 + j];
     if (b->nsrc == 0 || b->srcs[b->nsrc - 1] != e->src) {
       b->srcs[b->nsrc] = e->src;
       b->src_first[b->nsrc] = b->ent0 + j;
@@ -508,7 +509,7 @@ static int block_sources(bpc_ctx_t *ctx, bpc__nb_block_t *b, const bpc__nb_entry
   return BPC_OK;
 }
 
-int bpc__nb_deliver(bpc_neighbor_t *nb)
+int bpc__neighbor_deliver(bpc_neighbor_t *nb)
 {
   bpc_ctx_t *ctx = nb->ctx;
   int rc = BPC_OK;
@@ -519,7 +520,7 @@ int bpc__nb_deliver(bpc_neighbor_t *nb)
   /* each bundle is followed in msgs by the messages of its references */
   for (int i = 0; i < nb->nmsgs && rc == BPC_OK;) {
     bpc__msg_t *m = nb->msgs[i++];
-    int nrefs = m != NULL ? bpc__nb_count_refs(m->data, m->bytes) : 0;
+    int nrefs = m != NULL ? bpc__neighbor_count_refs(m->data, m->bytes) : 0;
     int whole = m != NULL && nrefs <= nb->nmsgs - i;
     for (int k = 0; k < nrefs && whole; k++)
       whole = nb->msgs[i + k] != NULL;
@@ -538,7 +539,7 @@ int bpc__nb_deliver(bpc_neighbor_t *nb)
     qsort(nb->ents, (size_t)nb->nents, sizeof *nb->ents, cmp_entry);
   int j = 0;
   for (int li = 0; li < nb->nlocal; li++) {
-    bpc__nb_block_t *b = &nb->blocks[li];
+    bpc__neighbor_block_t *b = &nb->blocks[li];
     b->ent0 = j;
     while (j < nb->nents && nb->ents[j].dst_li == li)
       j++;
@@ -555,7 +556,7 @@ int bpc_neighbor_incoming(const bpc_neighbor_t *nb, int gid, const int **srcs, i
 {
   if (nb == NULL || srcs == NULL || n == NULL)
     return bpc__err(nb ? nb->ctx : NULL, BPC_ENULL, "bpc_neighbor_incoming: NULL argument");
-  int li = bpc__nb_local_index(nb, gid);
+  int li = bpc__neighbor_local_index(nb, gid);
   if (li < 0)
     return bpc__err(nb->ctx, BPC_ENOTFOUND,
                     "bpc_neighbor_incoming: gid %d is not a block of rank %d", gid, nb->ctx->rank);
@@ -569,11 +570,11 @@ int bpc_neighbor_count(const bpc_neighbor_t *nb, int gid, int src_gid, int *coun
   if (nb == NULL || count == NULL)
     return bpc__err(nb ? nb->ctx : NULL, BPC_ENULL, "bpc_neighbor_count: NULL argument");
   *count = 0;
-  int li = bpc__nb_local_index(nb, gid);
+  int li = bpc__neighbor_local_index(nb, gid);
   if (li < 0)
     return bpc__err(nb->ctx, BPC_ENOTFOUND, "bpc_neighbor_count: gid %d is not a block of rank %d",
                     gid, nb->ctx->rank);
-  const bpc__nb_block_t *b = &nb->blocks[li];
+  const bpc__neighbor_block_t *b = &nb->blocks[li];
   int k = find_sorted(b->srcs, b->nsrc, src_gid);
   if (k >= 0)
     *count = b->src_count[k] - b->src_next[k];
@@ -586,15 +587,15 @@ int bpc_neighbor_dequeue(bpc_neighbor_t *nb, int gid, int src_gid, void **item, 
     return bpc__err(nb ? nb->ctx : NULL, BPC_ENULL, "bpc_neighbor_dequeue: NULL argument");
   *item = NULL;
   *got = 0;
-  int li = bpc__nb_local_index(nb, gid);
+  int li = bpc__neighbor_local_index(nb, gid);
   if (li < 0)
     return bpc__err(nb->ctx, BPC_ENOTFOUND,
                     "bpc_neighbor_dequeue: gid %d is not a block of rank %d", gid, nb->ctx->rank);
-  bpc__nb_block_t *b = &nb->blocks[li];
+  bpc__neighbor_block_t *b = &nb->blocks[li];
   int k = find_sorted(b->srcs, b->nsrc, src_gid);
   if (k < 0 || b->src_next[k] >= b->src_count[k])
     return BPC_OK;
-  bpc__nb_entry_t *e = &nb->ents[b->src_first[k] + b->src_next[k]];
+  bpc__neighbor_entry_t *e = &nb->ents[b->src_first[k] + b->src_next[k]];
   b->src_next[k]++;
   int owned = 0;
   int rc = bpc__type_view(nb->ctx, &nb->type, e->data, e->bytes, &e->view, item, &owned);

@@ -29,7 +29,7 @@
  *      an in-neighbour, so buffered late messages are bounded too.
  *      A taken bundle's parts are taken as they arrive, into slots kept
  *      after it; the round also waits for all of them. The wait polls the
- *      comm layer (no blocking MPI call per message, see nb_wait).
+ *      comm layer (no blocking MPI call per message, see neighbor_wait).
  *   3. deliver: split the local bundle and the taken messages (views, no
  *      copy) into per-block entries sorted by (source gid, round, position).
  * Cost per round and process (alpha-beta): O alpha + (bytes to other
@@ -49,11 +49,11 @@
 #include <string.h>
 #include <time.h>
 
-void bpc__nb_reclaim(bpc_neighbor_t *nb, int force)
+void bpc__neighbor_reclaim(bpc_neighbor_t *nb, int force)
 {
   int j = 0;
   for (int i = 0; i < nb->nretired; i++) {
-    bpc__nb_retired_t *r = &nb->retired[i];
+    bpc__neighbor_retired_t *r = &nb->retired[i];
     if (!force && nb->ex != NULL && bpc__exch_send_pending(nb->ex, r->rank, r->seq))
       nb->retired[j++] = *r;
     else
@@ -71,7 +71,7 @@ static int reserve_retired(bpc_neighbor_t *nb)
   int ncap = nb->capretired ? 2 * nb->capretired : 16;
   if (ncap < nb->nretired + nb->nout)
     ncap = nb->nretired + nb->nout;
-  bpc__nb_retired_t *r = realloc(nb->retired, sizeof *r * (size_t)ncap);
+  bpc__neighbor_retired_t *r = realloc(nb->retired, sizeof *r * (size_t)ncap);
   if (r == NULL)
     return bpc__err(nb->ctx, BPC_ENOMEM, "neighbour exchange: out of memory for send buffers");
   nb->retired = r;
@@ -83,7 +83,7 @@ static int reserve_retired(bpc_neighbor_t *nb)
  * by reserve_retired). */
 static void retire(bpc_neighbor_t *nb, void *buf, size_t cap, int rank, int seq)
 {
-  bpc__nb_retired_t *e = &nb->retired[nb->nretired++];
+  bpc__neighbor_retired_t *e = &nb->retired[nb->nretired++];
   e->buf = buf;
   e->cap = cap;
   e->rank = rank;
@@ -112,7 +112,8 @@ static void take_parts(bpc_neighbor_t *nb, int q, int *took)
 {
   while (nb->ref_left[q] > 0) {
     bpc__msg_t *x = NULL;
-    bpc__exch_take(nb->ex, nb->ctx->rank, nb->in_ranks[q], bpc__nb_ext_seq(nb->ext_next[q]), &x);
+    bpc__exch_take(nb->ex, nb->ctx->rank, nb->in_ranks[q], bpc__neighbor_ext_seq(nb->ext_next[q]),
+                   &x);
     if (x == NULL)
       return;
     (*took)++;
@@ -131,7 +132,7 @@ static int took_msg(bpc_neighbor_t *nb, int q, int r, bpc__msg_t *m)
   nb->bundles_recv++;
   if (m->seq < r)
     nb->bundles_late++;
-  int k = bpc__nb_count_refs(m->data, m->bytes);
+  int k = bpc__neighbor_count_refs(m->data, m->bytes);
   int rc = push_msg(nb, m);
   nb->ref_slot[q] = nb->nmsgs;
   for (int i = 0; i < k && rc == BPC_OK; i++)
@@ -175,7 +176,7 @@ static long long outstanding(const bpc_neighbor_t *nb, int r)
 /* Polling waits (partial synchrony, termination tests) back off: spin a
  * little, then yield the core, then sleep briefly, so that idle processes
  * leave the cores to busy ones when processes outnumber cores. */
-static void nb_backoff(int idle)
+static void neighbor_backoff(int idle)
 {
   if (idle < 32)
     return;
@@ -188,7 +189,7 @@ static void nb_backoff(int idle)
 }
 
 /* Step 2 of the round: wait by the synchrony fraction. */
-static int nb_wait(bpc_neighbor_t *nb, int r, bpc__nb_wave_t *wave)
+static int neighbor_wait(bpc_neighbor_t *nb, int r, bpc__neighbor_wave_t *wave)
 {
   const int E = nb->nin;
   if (E == 0)
@@ -208,7 +209,7 @@ static int nb_wait(bpc_neighbor_t *nb, int r, bpc__nb_wave_t *wave)
       break;
     if (wave != NULL) {
       int wrc = BPC_OK;
-      if (bpc__nb_wave_test(wave, &wrc)) {
+      if (bpc__neighbor_wave_test(wave, &wrc)) {
         rc = wrc;
         break;
       }
@@ -225,12 +226,12 @@ static int nb_wait(bpc_neighbor_t *nb, int r, bpc__nb_wave_t *wave)
         idle = 0;
       }
     } else
-      nb_backoff(++idle);
+      neighbor_backoff(++idle);
   }
   return rc;
 }
 
-int bpc__nb_fail(bpc_neighbor_t *nb, int rc)
+int bpc__neighbor_fail(bpc_neighbor_t *nb, int rc)
 {
   bpc_ctx_t *ctx = nb->ctx;
   if (rc == BPC_OK || nb->failed != BPC_OK) /* never the internal code outside */
@@ -252,7 +253,7 @@ int bpc__nb_fail(bpc_neighbor_t *nb, int rc)
   return rc;
 }
 
-void bpc__nb_keep_first(bpc_neighbor_t *nb, bpc__nb_first_t *f, int e, int from_comm)
+void bpc__neighbor_keep_first(bpc_neighbor_t *nb, bpc__neighbor_first_t *f, int e, int from_comm)
 {
   if (f->err != BPC_OK || e == BPC_OK)
     return;
@@ -261,27 +262,28 @@ void bpc__nb_keep_first(bpc_neighbor_t *nb, bpc__nb_first_t *f, int e, int from_
   memcpy(f->msg, nb->ctx->errmsg, sizeof f->msg);
 }
 
-int bpc__nb_agree_first(bpc_neighbor_t *nb, const bpc__nb_first_t *f, void (*poll)(void *arg))
+int bpc__neighbor_agree_first(bpc_neighbor_t *nb, const bpc__neighbor_first_t *f,
+                              void (*poll)(void *arg))
 {
   if (f->err != BPC_OK)
     memcpy(nb->ctx->errmsg, f->msg, sizeof f->msg);
   return bpc__agree_ex(nb->ctx, f->err, f->follow, poll, nb);
 }
 
-int bpc__nb_failed_err(bpc_neighbor_t *nb, const char *who)
+int bpc__neighbor_failed_err(bpc_neighbor_t *nb, const char *who)
 {
   return bpc__err(nb->ctx, BPC_ESTATE, "%s: the neighbourhood failed in round %d (%s); it can "
                                        "only be destroyed",
                   who, nb->fail_round, nb->failmsg);
 }
 
-int bpc__nb_round_comm(bpc_neighbor_t *nb, bpc__nb_wave_t *wave)
+int bpc__neighbor_round_comm(bpc_neighbor_t *nb, bpc__neighbor_wave_t *wave)
 {
   if (nb->failed != BPC_OK || nb->round >= BPC__NB_MAX_ROUND) {
     if (wave != NULL)
-      bpc__nb_wave_contribute(wave); /* the termination waves go on */
+      bpc__neighbor_wave_contribute(wave); /* the termination waves go on */
     if (nb->failed != BPC_OK)
-      return bpc__nb_failed_err(nb, "neighbour exchange");
+      return bpc__neighbor_failed_err(nb, "neighbour exchange");
     /* 2^30 rounds without a drain: seqs would collide. The same round on
      * every process, nothing sent: the object stays whole */
     return bpc__err(nb->ctx, BPC_ERANGE,
@@ -289,19 +291,19 @@ int bpc__nb_round_comm(bpc_neighbor_t *nb, bpc__nb_wave_t *wave)
                     "can run (destroy it, or end with bpc_neighbor_iterate, to start afresh)",
                     nb->round);
   }
-  bpc__nb_call_t call = {nb, wave};
-  return bpc__nb_fail(nb, nb->row->run(&call));
+  bpc__neighbor_call_t call = {nb, wave};
+  return bpc__neighbor_fail(nb, nb->row->run(&call));
 }
 
-int bpc__nb_run_packed(void *callp)
+int bpc__neighbor_run_packed(void *callp)
 {
-  const bpc__nb_call_t *call = callp;
+  const bpc__neighbor_call_t *call = callp;
   bpc_neighbor_t *nb = call->nb;
-  bpc__nb_wave_t *wave = call->wave;
+  bpc__neighbor_wave_t *wave = call->wave;
   bpc_ctx_t *ctx = nb->ctx;
   int rc = BPC_OK;
   const int r = nb->round;
-  bpc__nb_release_incoming(nb);
+  bpc__neighbor_release_incoming(nb);
 
   /* 1. one bundle per out-process, empty ones too */
   rc = reserve_retired(nb);
@@ -309,17 +311,17 @@ int bpc__nb_run_packed(void *callp)
     const void *bundle = NULL;
     size_t bytes = 0, cap = 0;
     void *buf = NULL;
-    rc = bpc__nb_chan_finish(nb, &nb->chans[i], &bundle, &bytes, &buf, &cap);
+    rc = bpc__neighbor_chan_finish(nb, &nb->chans[i], &bundle, &bytes, &buf, &cap);
     if (rc != BPC_OK) { /* nothing is sent in its place: the receiver waits for */
       bpc__pool_put(ctx, buf, cap); /* this rank's bundle and takes its abort */
-      break;                        /* (bpc__nb_fail) instead */
+      break;                        /* (bpc__neighbor_fail) instead */
     }
-    bpc__nb_chan_t *c = &nb->chans[i];
+    bpc__neighbor_chan_t *c = &nb->chans[i];
     /* items by reference go as parts of the bundle's message, straight from
      * the caller's memory */
     const int nparts = c->next;
     for (int e = 0; e < nparts; e++)
-      c->ext[e].seq = bpc__nb_ext_seq(c->ext_count++);
+      c->ext[e].seq = bpc__neighbor_ext_seq(c->ext_count++);
     int src = bpc__exch_send_parts(nb->ex, ctx->rank, c->rank, r, bundle, bytes, c->ext, nparts);
     if (src != BPC_OK && rc == BPC_OK)
       rc = src;
@@ -336,9 +338,9 @@ int bpc__nb_run_packed(void *callp)
     const void *bundle = NULL;
     size_t bytes = 0, cap = 0;
     void *buf = NULL;
-    int frc = bpc__nb_chan_finish(nb, &nb->local, &bundle, &bytes, &buf, &cap);
+    int frc = bpc__neighbor_chan_finish(nb, &nb->local, &bundle, &bytes, &buf, &cap);
     if (frc == BPC_OK)
-      frc = bpc__nb_copy_local_refs(nb);
+      frc = bpc__neighbor_copy_local_refs(nb);
     nb->local.next = 0;
     if (frc != BPC_OK) {
       /* the local items are lost (reported) */
@@ -359,19 +361,19 @@ int bpc__nb_run_packed(void *callp)
   nb->round = r + 1;
   nb->rounds_total++;
   if (wave != NULL)
-    bpc__nb_wave_contribute(wave);
+    bpc__neighbor_wave_contribute(wave);
   if (rc != BPC_OK)
-    return rc; /* the object fails (bpc__nb_fail): its peers stop waiting for it */
+    return rc; /* the object fails (bpc__neighbor_fail): its peers stop waiting for it */
 
   /* 2. wait by the synchrony fraction */
-  rc = nb_wait(nb, r, wave);
+  rc = neighbor_wait(nb, r, wave);
   if (rc != BPC_OK)
     return rc; /* the object fails; nothing is delivered, its message stays */
 
   /* 3. deliver; not when the iteration ends because a process failed: the
    * wait stopped with bundles maybe taken only in part, which the drain
    * finishes (nothing is delivered any more) */
-  rc = wave != NULL && bpc__nb_wave_failed(wave) ? BPC_OK : bpc__nb_deliver(nb);
+  rc = wave != NULL && bpc__neighbor_wave_failed(wave) ? BPC_OK : bpc__neighbor_deliver(nb);
   if (rc != BPC_OK)
     return rc;
   if (nb->sent_refs) {
@@ -380,10 +382,10 @@ int bpc__nb_run_packed(void *callp)
     if (rc != BPC_OK)
       return rc; /* the buffers stay until the exchange ends (destroy) */
     nb->sent_refs = 0;
-    bpc__nb_reclaim(nb, 1);
+    bpc__neighbor_reclaim(nb, 1);
   } else if (nb->nretired > 0) {
     rc = bpc__exch_progress(nb->ex);
-    bpc__nb_reclaim(nb, 0);
+    bpc__neighbor_reclaim(nb, 0);
   }
   return rc;
 }
@@ -394,16 +396,17 @@ static int neighbor_exchange_entry(bpc_neighbor_t *nb)
     return BPC_ENULL;
   bpc__stats_begin_call(nb->ctx, "neighbor");
   bpc__stats_set_round(nb->ctx, 0);
-  return bpc__nb_round_comm(nb, NULL);
+  return bpc__neighbor_round_comm(nb, NULL);
 }
 
-int bpc__nb_enter(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn, const char *who)
+int bpc__neighbor_enter(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn,
+                        const char *who)
 {
   int rc = BPC_OK;
   if (fn == NULL)
     rc = bpc__err(nb->ctx, BPC_ENULL, "%s: the callback is NULL", who);
   if (rc == BPC_OK && nb->failed != BPC_OK)
-    rc = bpc__nb_failed_err(nb, who);
+    rc = bpc__neighbor_failed_err(nb, who);
   if (rc == BPC_OK && blocks != NULL) {
     const bpc_assign_t *a = blocks->assign;
     int same = blocks->n == nb->nlocal && a != NULL && a->nlocal == nb->nlocal;
@@ -416,7 +419,7 @@ int bpc__nb_enter(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn, 
                     who, blocks->n, nb->ctx->rank, nb->nlocal);
   }
   bpc__sig_t s;
-  bpc__nb_sig(&s, who, nb->assign, &nb->type, nb->row->info.id, nb->max_rounds);
+  bpc__neighbor_sig(&s, who, nb->assign, &nb->type, nb->row->info.id, nb->max_rounds);
   /* whether any process runs below synchrony 1 (no extra collective): the
    * closing agreement of bpc_neighbor_round must then take messages */
   bpc__sig_max(&s, "partial synchrony", nb->synchrony < 1.0);
@@ -428,7 +431,8 @@ int bpc__nb_enter(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn, 
 
 static int callback_error(bpc_neighbor_t *nb, const int *rcs);
 
-int bpc__nb_callbacks(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn, void *user)
+int bpc__neighbor_callbacks(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_neighbor_fn fn,
+                            void *user)
 {
   const int n = nb->nlocal;
   int *rcs = nb->cb_rc, *more = nb->cb_more;
@@ -479,23 +483,23 @@ static int neighbor_round_entry(bpc_neighbor_t *nb, bpc_blocks_t *blocks, bpc_ne
 {
   if (nb == NULL)
     return BPC_ENULL;
-  int rc = bpc__nb_enter(nb, blocks, fn, "bpc_neighbor_round"); /* begins the record */
+  int rc = bpc__neighbor_enter(nb, blocks, fn, "bpc_neighbor_round"); /* begins the record */
   if (rc != BPC_OK)
     return rc; /* the same code on every rank: no round anywhere */
-  bpc__nb_first_t F;
+  bpc__neighbor_first_t F;
   memset(&F, 0, sizeof F);
-  bpc__nb_keep_first(nb, &F, bpc__nb_callbacks(nb, blocks, fn, user), 0);
+  bpc__neighbor_keep_first(nb, &F, bpc__neighbor_callbacks(nb, blocks, fn, user), 0);
   /* the round runs even after a callback failure, so no peer waits in vain
    * (a peer's failure it takes there must not replace the callback's
    * message) */
-  bpc__nb_keep_first(nb, &F, bpc__nb_round_comm(nb, NULL), 1);
+  bpc__neighbor_keep_first(nb, &F, bpc__neighbor_round_comm(nb, NULL), 1);
   /* with a process below synchrony 1 anywhere (agreed at the entry: the
    * same choice on every rank), agreed while taking messages: a process at
    * synchrony 1 flushes its items by reference before it gets here, and a
    * receiver that left the round early must take them meanwhile. Else the
    * plain agreement (the polling one measured 4-10% slower on small rounds).
    * A failure that only follows a peer's gives way to that peer's message */
-  return bpc__nb_agree_first(nb, &F, nb->any_partial ? round_poll : NULL);
+  return bpc__neighbor_agree_first(nb, &F, nb->any_partial ? round_poll : NULL);
 }
 
 /* Wait for the next k parts by reference from in-process q and drop them. */
@@ -505,13 +509,13 @@ static int drop_parts(bpc_neighbor_t *nb, int q, int k)
   for (int i = 0; i < k && rc == BPC_OK; i++) {
     bpc__msg_t *x = NULL;
     rc = bpc__exch_wait(nb->ex, nb->ctx->rank, nb->in_ranks[q],
-                        bpc__nb_ext_seq(nb->ext_next[q]++), &x);
+                        bpc__neighbor_ext_seq(nb->ext_next[q]++), &x);
     bpc__msg_release(nb->ex, x);
   }
   return rc;
 }
 
-int bpc__nb_drain(bpc_neighbor_t *nb, long long *undelivered)
+int bpc__neighbor_drain(bpc_neighbor_t *nb, long long *undelivered)
 {
   *undelivered = 0;
   if (nb->ex == NULL || nb->failed != BPC_OK)
@@ -557,7 +561,7 @@ int bpc__nb_drain(bpc_neighbor_t *nb, long long *undelivered)
         memcpy(&n, b->data, sizeof n);
         *undelivered += (long long)n;
       }
-      int k = wrc == BPC_OK ? bpc__nb_count_refs(b->data, b->bytes) : 0;
+      int k = wrc == BPC_OK ? bpc__neighbor_count_refs(b->data, b->bytes) : 0;
       bpc__msg_release(nb->ex, b);
       if (wrc == BPC_OK)
         wrc = drop_parts(nb, q, k);
@@ -575,10 +579,10 @@ int bpc__nb_drain(bpc_neighbor_t *nb, long long *undelivered)
   int frc = bpc__exch_flush(nb->ex);
   if (rc == BPC_OK)
     rc = frc;
-  bpc__nb_reclaim(nb, frc == BPC_OK);
+  bpc__neighbor_reclaim(nb, frc == BPC_OK);
   if (rc != BPC_OK)
     nb->round = round; /* the object fails: its message names the round */
-  return bpc__nb_fail(nb, rc);
+  return bpc__neighbor_fail(nb, rc);
 }
 
 /* The public entry: the re-entrancy guard (bpc__enter) around the call. */
