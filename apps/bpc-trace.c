@@ -26,6 +26,7 @@
 
 #include "bpc.h"
 #include "trace/trace.h"
+#include "common/app_args.h"
 
 typedef struct opts {
   trace_field_t field;
@@ -96,34 +97,11 @@ static void usage(FILE *f)
           "  --help               this text\n");
 }
 
-static int parse_list(const char *s, double *v, int n)
+/* Exactly n finite numbers separated by commas: 0, else -1. */
+static int parse_n(const char *s, double *v, int n)
 {
-  for (int i = 0; i < n; i++) {
-    char *end;
-    errno = 0;
-    v[i] = strtod(s, &end);
-    if (errno != 0 || end == s)
-      return -1;
-    if (i + 1 < n) {
-      if (*end != ',')
-        return -1;
-      s = end + 1;
-    } else if (*end != '\0') {
-      return -1;
-    }
-  }
-  return 0;
-}
-
-static int parse_ll(const char *s, long long lo, long long hi, long long *out)
-{
-  char *end;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
-    return -1;
-  *out = v;
-  return 0;
+  int got = 0;
+  return app_parse_double_list(s, v, n, &got) == 0 && got == n ? 0 : -1;
 }
 
 /* Parse argv; returns 0 run, 1 help, 2 error (message in msg). */
@@ -197,7 +175,7 @@ static int parse(int argc, char **argv, opts_t *o, char *msg, size_t len)
         o->field.path = v;
       }
     } else if (strcmp(a, "--dims") == 0) {
-      if (parse_list(v, d, 3) != 0 || d[0] < 2 || d[1] < 2 || d[2] < 2 || d[0] > 1e6 ||
+      if (parse_n(v, d, 3) != 0 || d[0] < 2 || d[1] < 2 || d[2] < 2 || d[0] > 1e6 ||
           d[1] > 1e6 || d[2] > 1e6 || d[0] != floor(d[0]) || d[1] != floor(d[1]) ||
           d[2] != floor(d[2])) {
         snprintf(msg, len, "--dims '%s': want NX,NY,NZ, integers >= 2", v);
@@ -212,25 +190,25 @@ static int parse(int argc, char **argv, opts_t *o, char *msg, size_t len)
         o->field.dims[k] = (int64_t)d[k];
       dims_given = 1;
     } else if (strcmp(a, "--blocks") == 0) {
-      if (parse_ll(v, 1, INT_MAX / 2, &x) != 0) {
+      if (app_parse_ll(v, 1, INT_MAX / 2, &x) != 0) {
         snprintf(msg, len, "--blocks '%s': want a positive integer", v);
         return 2;
       }
       o->nblocks = (int)x;
     } else if (strcmp(a, "--seeds") == 0) {
-      if (parse_ll(v, 0, 1LL << 40, &x) != 0) {
+      if (app_parse_ll(v, 0, 1LL << 40, &x) != 0) {
         snprintf(msg, len, "--seeds '%s': want a count >= 0", v);
         return 2;
       }
       o->nseeds = x;
     } else if (strcmp(a, "--seed") == 0) {
-      if (parse_ll(v, 0, LLONG_MAX, &x) != 0) {
+      if (app_parse_ll(v, 0, LLONG_MAX, &x) != 0) {
         snprintf(msg, len, "--seed '%s': want an integer >= 0", v);
         return 2;
       }
       o->seed = (uint64_t)x;
     } else if (strcmp(a, "--seed-box") == 0) {
-      if (parse_list(v, o->box, 6) != 0) {
+      if (parse_n(v, o->box, 6) != 0) {
         snprintf(msg, len, "--seed-box '%s': want six fractions X0,Y0,Z0,X1,Y1,Z1", v);
         return 2;
       }
@@ -242,29 +220,29 @@ static int parse(int argc, char **argv, opts_t *o, char *msg, size_t len)
     } else if (strcmp(a, "--seed-file") == 0) {
       o->seed_file = v;
     } else if (strcmp(a, "--step") == 0) {
-      if (parse_list(v, &o->step, 1) != 0 || !(o->step > 0)) {
+      if (parse_n(v, &o->step, 1) != 0 || !(o->step > 0)) {
         snprintf(msg, len, "--step '%s': want a positive number", v);
         return 2;
       }
     } else if (strcmp(a, "--max-steps") == 0) {
-      if (parse_ll(v, 0, INT_MAX, &x) != 0) {
+      if (app_parse_ll(v, 0, INT_MAX, &x) != 0) {
         snprintf(msg, len, "--max-steps '%s': want an integer >= 0", v);
         return 2;
       }
       o->max_steps = (int)x;
     } else if (strcmp(a, "--round-steps") == 0) {
-      if (parse_ll(v, 0, INT_MAX, &x) != 0) {
+      if (app_parse_ll(v, 0, INT_MAX, &x) != 0) {
         snprintf(msg, len, "--round-steps '%s': want an integer >= 0", v);
         return 2;
       }
       o->round_steps = (int)x;
     } else if (strcmp(a, "--synchrony") == 0) {
-      if (parse_list(v, &o->synchrony, 1) != 0 || !(o->synchrony > 0 && o->synchrony <= 1)) {
+      if (parse_n(v, &o->synchrony, 1) != 0 || !(o->synchrony > 0 && o->synchrony <= 1)) {
         snprintf(msg, len, "--synchrony '%s': want a fraction in (0, 1]", v);
         return 2;
       }
     } else if (strcmp(a, "--threads") == 0) {
-      if (parse_ll(v, 0, 1024, &x) != 0) {
+      if (app_parse_ll(v, 0, 1024, &x) != 0) {
         snprintf(msg, len, "--threads '%s': want 0 (OpenMP default) or a count", v);
         return 2;
       }
@@ -289,13 +267,13 @@ static int parse(int argc, char **argv, opts_t *o, char *msg, size_t len)
       o->width = w;
       o->height = h;
     } else if (strcmp(a, "--checkpoint-every") == 0) {
-      if (parse_ll(v, 1, INT_MAX, &x) != 0) {
+      if (app_parse_ll(v, 1, INT_MAX, &x) != 0) {
         snprintf(msg, len, "--checkpoint-every '%s': want a positive number of rounds", v);
         return 2;
       }
       o->ckpt_every = (int)x;
     } else if (strcmp(a, "--stop-after-checkpoint") == 0) {
-      if (parse_ll(v, 1, INT_MAX, &x) != 0) {
+      if (app_parse_ll(v, 1, INT_MAX, &x) != 0) {
         snprintf(msg, len, "--stop-after-checkpoint '%s': want a positive count", v);
         return 2;
       }
@@ -309,7 +287,7 @@ static int parse(int argc, char **argv, opts_t *o, char *msg, size_t len)
     } else if (strcmp(a, "--restart") == 0) {
       o->restart = v;
     } else if (strcmp(a, "--bench-reps") == 0) {
-      if (parse_ll(v, 1, 1000, &x) != 0) {
+      if (app_parse_ll(v, 1, 1000, &x) != 0) {
         snprintf(msg, len, "--bench-reps '%s': want 1..1000", v);
         return 2;
       }

@@ -20,6 +20,7 @@
  */
 #include <bpc.h>
 
+#include "common/app_args.h"
 #include "common/app_ops.h"
 
 #include <ctype.h>
@@ -79,13 +80,11 @@ static int parse_size(const char *s, size_t *out)
   return 0;
 }
 
-/* A whole number in [lo, hi]; -1 for anything else. */
+/* A whole number in [lo, hi] (app_parse_ll); -1 for anything else. */
 static int parse_int(const char *s, int lo, int hi, int *out)
 {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (end == s || *end != '\0' || errno != 0 || v < lo || v > hi)
+  long long v = 0;
+  if (app_parse_ll(s, lo, hi, &v) != 0)
     return -1;
   *out = (int)v;
   return 0;
