@@ -57,7 +57,7 @@
 #include <bpc/scan.h>
 #include <bpc/swap.h>
 
-#include "engines/merge/merge_internal.h"
+#include "../common/merge_items.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -451,8 +451,7 @@ START_TEST(test_merge_oom)
     for (int s = 0; s <= na + 1 && a != NULL; s++) /* every row, "auto", "auto" planned */
       for (int sum = 0; sum <= 1; sum++, idx++) {
         fm_case_t k = {s < na ? table[s].name : "auto", a, sum, s == na + 1};
-        const bpc__algo_t *row = bpc__algo_find(&bpc__engine_merge, k.algorithm);
-        if (!sum && row != NULL && ((const bpc__merge_variant_t *)row->data)->commutative_only)
+        if (!sum && mi_row_commutative_only(k.algorithm))
           continue; /* commutative merges only (halving): the product is not */
         char what[128];
         snprintf(what, sizeof what, "merge %s%s, %s, %d block(s) a process", k.algorithm,
