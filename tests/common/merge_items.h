@@ -468,20 +468,6 @@ static inline int mi_row_commutative_only(const char *name)
   return row != NULL && ((const bpc__merge_variant_t *)row->data)->commutative_only;
 }
 
-/* Insertion sort of n ints, ascending (test sizes). */
-static inline void mi_sort_ints(int *v, int n)
-{
-  for (int i = 1; i < n; i++) {
-    const int x = v[i];
-    int j = i - 1;
-    while (j >= 0 && v[j] > x) {
-      v[j + 1] = v[j];
-      j--;
-    }
-    v[j + 1] = x;
-  }
-}
-
 /* ------------------------------------------------ schedule reference */
 
 /*
@@ -774,7 +760,7 @@ static inline int mi_run(bpc_ctx_t *ctx, const mi_cfg_t *c)
         ns = 0;
       for (int q = 0; q < ns; q++)
         ref[q] = pos_of[ref[q]];
-      mi_sort_ints(ref, ns);
+      qsort(ref, (size_t)ns, sizeof(int), mi_cmp_int);
       for (int q = 0; q < ns; q++)
         ref[q] = order[ref[q]];
     }
