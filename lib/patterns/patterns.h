@@ -15,11 +15,9 @@
  *    are contiguous runs of positions once the earlier rounds are done
  *    (16 blocks, k = {4, 2, 2}, first two rounds shown: round 0 groups
  *    {0,1,2,3},...; round 1 {0,4},{8,12},{1,5},...; round 2 {0,8},...).
- *  - distance halving: round r works on digit r counted from the most
- *    significant end; stride(r) = k[r+1]*...*k[R-1] (16 blocks,
- *    k = {4, 2, 2}: round 0 groups {0,4,8,12},{1,5,9,13},...; round 1
- *    {0,2},{1,3},...; round 2 {0,1},...).
- * In either, the group of position p in round r is the k[r] positions that
+ *  (Distance halving, the digits from the most significant end, is the
+ *    merge engine's own schedule: lib/engines/merge/merge_halving.c.)
+ * The group of position p in round r is the k[r] positions that
  * differ from p only in that digit, listed by increasing digit; p's index in
  * its group is its digit.
  */
@@ -73,13 +71,11 @@ typedef struct bpc__rounds {
   int n;          /* positions */
   int nrounds;    /* R */
   int k[BPC__MAX_ROUNDS];
-  int halving;    /* 0 distance doubling, 1 distance halving */
 } bpc__rounds_t;
 
 /* Fill *R after checking the k-vector (bpc__kvec_check's codes and msg;
- * BPC_ENULL if R is NULL). halving: any nonzero value is stored as 1. */
-int bpc__rounds_init(bpc__rounds_t *R, int n, const int *k, int nrounds, int halving, char *msg,
-                     size_t msglen);
+ * BPC_ENULL if R is NULL). */
+int bpc__rounds_init(bpc__rounds_t *R, int n, const int *k, int nrounds, char *msg, size_t msglen);
 
 /* Arguments out of range (R NULL, r outside 0..R-1, p outside 0..n-1) give
  * -1 from the int functions below and leave `members` untouched. */

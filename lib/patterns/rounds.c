@@ -1,22 +1,20 @@
 /*
  * lib/patterns/rounds.c - rounds over a k-vector: the mixed-radix digit of a
- * position per round, strides and groups for distance doubling and halving.
- * (Which root a merge item reaches and what a root absorbed come from the
- * merge variants' own roles: lib/engines/merge/merge_internal.h.)
+ * position per round, strides and groups (distance doubling: swap's radix-k
+ * and the all-to-all rounds). The merge variants, halving among them, make
+ * their own groups (lib/engines/merge/merge_internal.h: roles).
  *
  * A position p in 0..n-1 is written in mixed radix with one digit per round:
- * digit(r, p) = (p / stride(r)) % k[r]. Distance doubling uses
- * stride(r) = k[0]*...*k[r-1] (round 0 is the least significant digit);
- * distance halving uses stride(r) = k[r+1]*...*k[R-1] (round 0 is the most
- * significant digit). Every partial product divides n, so all arithmetic
+ * digit(r, p) = (p / stride(r)) % k[r] with stride(r) = k[0]*...*k[r-1]
+ * (round 0 is the least significant digit). Every partial product divides
+ * n, so all arithmetic
  * fits in int. Functions are O(R) (R <= 30 for a valid k-vector and n < 2^31).
  */
 #include "patterns/patterns.h"
 
 #include "bpc/core.h"
 
-int bpc__rounds_init(bpc__rounds_t *R, int n, const int *k, int nrounds, int halving, char *msg,
-                     size_t msglen)
+int bpc__rounds_init(bpc__rounds_t *R, int n, const int *k, int nrounds, char *msg, size_t msglen)
 {
   if (R == NULL)
     return BPC_ENULL;
@@ -27,7 +25,6 @@ int bpc__rounds_init(bpc__rounds_t *R, int n, const int *k, int nrounds, int hal
   R->nrounds = nrounds;
   for (int r = 0; r < BPC__MAX_ROUNDS; r++)
     R->k[r] = r < nrounds ? k[r] : 0;
-  R->halving = halving ? 1 : 0;
   return BPC_OK;
 }
 
@@ -35,13 +32,8 @@ int bpc__rounds_init(bpc__rounds_t *R, int n, const int *k, int nrounds, int hal
 static int stride_of(const bpc__rounds_t *R, int r)
 {
   int s = 1;
-  if (R->halving) {
-    for (int j = r + 1; j < R->nrounds; j++)
-      s *= R->k[j];
-  } else {
-    for (int j = 0; j < r; j++)
-      s *= R->k[j];
-  }
+  for (int j = 0; j < r; j++)
+    s *= R->k[j];
   return s;
 }
 

@@ -1,6 +1,7 @@
 /*
  * tests/unit/test_patterns.c - lib/patterns: k-vector choice and checks,
- * round groups for distance doubling and halving, the merge view, piece
+ * round groups (distance doubling), the merge variants' roots and
+ * absorbed sets (doubling and halving, from their roles), piece
  * ranges and permutations. Every computed result is compared with an
  * independent reference written here (digits by repeated division, a
  * simulation of the merge rounds, piece boundaries in 128-bit arithmetic).
@@ -227,13 +228,12 @@ START_TEST(test_kvec_check)
   ck_assert_str_eq(tiny, "k-vec");
   /* rounds_init forwards the check */
   bpc__rounds_t R;
-  T_EQ(bpc__rounds_init(&R, 16, k43, 2, 0, msg, sizeof msg), BPC_EKVEC);
+  T_EQ(bpc__rounds_init(&R, 16, k43, 2, msg, sizeof msg), BPC_EKVEC);
   ck_assert_str_eq(msg, "k-vector 4x3 multiplies to 12, but there are 16 blocks");
-  T_EQ(bpc__rounds_init(NULL, 12, k43, 2, 0, msg, sizeof msg), BPC_ENULL);
-  T_EQ(bpc__rounds_init(&R, 12, k43, 2, 7, msg, sizeof msg), BPC_OK);
+  T_EQ(bpc__rounds_init(NULL, 12, k43, 2, msg, sizeof msg), BPC_ENULL);
+  T_EQ(bpc__rounds_init(&R, 12, k43, 2, msg, sizeof msg), BPC_OK);
   T_EQ(R.n, 12);
   T_EQ(R.nrounds, 2);
-  T_EQ(R.halving, 1);
 }
 END_TEST
 
@@ -305,23 +305,23 @@ static int t_kvecs(int n, int ks[][BPC__MAX_ROUNDS], int *Rs, int max)
 
 /* Check strides, indices and groups of every round for every position
  * against the digit reference; and that the groups partition 0..n-1. */
-static void t_check_groups(int n, const int *k, int R, int halving)
+static void t_check_groups(int n, const int *k, int R)
 {
   bpc__rounds_t rd;
   char msg[256];
-  T_EQ(bpc__rounds_init(&rd, n, k, R, halving, msg, sizeof msg), BPC_OK);
+  T_EQ(bpc__rounds_init(&rd, n, k, R, msg, sizeof msg), BPC_OK);
   static int members[65536], ref[65536], hits[65536];
   int d[BPC__MAX_ROUNDS], e[BPC__MAX_ROUNDS];
   for (int r = 0; r < R; r++) {
     /* reference stride: position of digit r = 1, other digits 0 */
     memset(e, 0, sizeof e);
     e[r] = 1;
-    int ref_stride = ref_compose(k, R, halving, e);
+    int ref_stride = ref_compose(k, R, 0, e);
     T_EQ(bpc__round_stride(&rd, r), ref_stride);
     memset(hits, 0, (size_t)n * sizeof hits[0]);
     for (int p = 0; p < n; p++) {
-      ref_digits(k, R, halving, p, d);
-      T_EQ(ref_compose(k, R, halving, d), p);
+      ref_digits(k, R, 0, p, d);
+      T_EQ(ref_compose(k, R, 0, d), p);
       T_EQ(bpc__round_index(&rd, r, p), d[r]);
       /* the composition is linear in each digit: changing digit r from
        * d[r] to j moves the position by (j - d[r]) * ref_stride */
@@ -329,8 +329,8 @@ static void t_check_groups(int n, const int *k, int R, int halving)
         ref[j] = p + (j - d[r]) * ref_stride;
       bpc__round_group(&rd, r, p, members);
       for (int j = 0; j < k[r]; j++)
-        T_REQ(members[j] == ref[j], "n=%d R=%d halving=%d r=%d p=%d j=%d: %d vs %d", n,
-                      R, halving, r, p, j, members[j], ref[j]);
+        T_REQ(members[j] == ref[j], "n=%d R=%d r=%d p=%d j=%d: %d vs %d", n,
+                      R, r, p, j, members[j], ref[j]);
       T_EQ(members[d[r]], p);
       if (d[r] == 0)
         for (int j = 0; j < k[r]; j++)
@@ -352,15 +352,12 @@ START_TEST(test_groups)
     int n = t_counts[ci];
     int m = t_kvecs(n, ks, Rs, 8);
     for (int v = 0; v < m; v++)
-      for (int h = 0; h < 2; h++)
-        t_check_groups(n, ks[v], Rs[v], h);
+      t_check_groups(n, ks[v], Rs[v]);
   }
   int k232[] = {2, 3, 2};
-  t_check_groups(12, k232, 3, 0);
-  t_check_groups(12, k232, 3, 1);
+  t_check_groups(12, k232, 3);
   int k537[] = {5, 3, 7};
-  t_check_groups(105, k537, 3, 0);
-  t_check_groups(105, k537, 3, 1);
+  t_check_groups(105, k537, 3);
 }
 END_TEST
 
@@ -389,7 +386,7 @@ START_TEST(test_diy_example)
 {
   int k[] = {4, 2, 2};
   bpc__rounds_t rd;
-  T_EQ(bpc__rounds_init(&rd, 16, k, 3, 0, NULL, 0), BPC_OK);
+  T_EQ(bpc__rounds_init(&rd, 16, k, 3, NULL, 0), BPC_OK);
   int g00[] = {0, 1, 2, 3}, g01[] = {4, 5, 6, 7}, g03[] = {12, 13, 14, 15};
   T_TRUE(t_group_is(&rd, 0, 0, g00, 4));
   T_TRUE(t_group_is(&rd, 0, 6, g01, 4));
@@ -413,19 +410,12 @@ START_TEST(test_diy_example)
   T_EQ(bpc__merge_shape_absorbed(&S3, 0, out, 16), 16);
   for (int i = 0; i < 16; i++)
     T_EQ(out[i], i);
-  /* halving */
-  T_EQ(bpc__rounds_init(&rd, 16, k, 3, 1, NULL, 0), BPC_OK);
-  int h00[] = {0, 4, 8, 12}, h01[] = {1, 5, 9, 13};
-  T_TRUE(t_group_is(&rd, 0, 0, h00, 4));
-  T_TRUE(t_group_is(&rd, 0, 9, h01, 4));
-  int h10[] = {0, 2}, h11[] = {1, 3};
-  T_TRUE(t_group_is(&rd, 1, 2, h10, 2));
-  T_TRUE(t_group_is(&rd, 1, 1, h11, 2));
-  T_EQ(bpc__round_stride(&rd, 0), 4);
-  T_EQ(bpc__round_stride(&rd, 1), 2);
-  T_EQ(bpc__round_stride(&rd, 2), 1);
-  /* halving merge after one round: roots 0..3, root 1 absorbed 1,5,9,13 */
+  /* halving merge after one round: groups {0,4,8,12}, {1,5,9,13}, ...:
+   * roots 0..3, root 1 absorbed 1,5,9,13 */
+  int h01[] = {1, 5, 9, 13};
   bpc__merge_plan_t H1 = t_shape(&rd, 1, 1);
+  for (int p = 0; p < 16; p++)
+    T_EQ(bpc__merge_shape_root(&H1, p), p % 4);
   T_EQ(bpc__merge_shape_absorbed(&H1, 1, out, 16), 4);
   ck_assert_mem_eq(out, h01, sizeof h01);
 }
@@ -437,7 +427,7 @@ END_TEST
 static void t_check_merge(int n, const int *k, int R, int halving)
 {
   bpc__rounds_t rd;
-  T_EQ(bpc__rounds_init(&rd, n, k, R, halving, NULL, 0), BPC_OK);
+  T_EQ(bpc__rounds_init(&rd, n, k, R, NULL, 0), BPC_OK);
   static int owner[65536], active[65536], held[65536], out[65536], to[65536];
   int d[BPC__MAX_ROUNDS];
   for (int p = 0; p < n; p++) {
@@ -650,7 +640,7 @@ START_TEST(test_swap_pieces)
   /* radix-k: binary swap on 8 positions, 8 elements: bit-reversed owners */
   bpc__rounds_t R;
   int k222[3] = {2, 2, 2};
-  ck_assert_int_eq(bpc__rounds_init(&R, 8, k222, 3, 0, NULL, 0), BPC_OK);
+  ck_assert_int_eq(bpc__rounds_init(&R, 8, k222, 3, NULL, 0), BPC_OK);
   const int bitrev[8] = {0, 4, 2, 6, 1, 5, 3, 7};
   for (int p = 0; p < 8; p++) {
     bpc__radixk_piece(&R, 3, 8, p, &off, &len);
@@ -667,7 +657,7 @@ START_TEST(test_swap_pieces)
   const int *kv[3] = {k12, k34, k43};
   const int nk[3] = {1, 2, 2};
   for (int v = 0; v < 3; v++) {
-    ck_assert_int_eq(bpc__rounds_init(&R, 12, kv[v], nk[v], 0, NULL, 0), BPC_OK);
+    ck_assert_int_eq(bpc__rounds_init(&R, 12, kv[v], nk[v], NULL, 0), BPC_OK);
     for (int ci = 0; ci < 5; ci++) {
       unsigned char cover[1000];
       memset(cover, 0, sizeof cover);

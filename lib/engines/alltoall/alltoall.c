@@ -119,7 +119,7 @@ static int alltoall_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_
   } else if (bpc__kvec_auto(n, A2A_K_TARGET, kk, BPC__MAX_ROUNDS, &nk) != BPC_OK) {
     return bpc__err(ctx, BPC_EKVEC, "bpc_alltoall: no automatic k-vector for %d blocks", n);
   }
-  if (bpc__rounds_init(R, n, kk, nk, 0, msg, sizeof msg) != BPC_OK)
+  if (bpc__rounds_init(R, n, kk, nk, msg, sizeof msg) != BPC_OK)
     return bpc__err(ctx, BPC_EKVEC, "bpc_alltoall: %s", msg);
   return BPC_OK;
 }

@@ -296,7 +296,7 @@ static int auto_kvec(bpc__merge_plan_t *P, size_t bytes, int rounds)
   int k[BPC__MAX_ROUNDS], nk = 0;
   char msg[BPC__ERRMSG_LEN];
   int rc = bpc_merge_kvec_auto(P->a, bytes, k, BPC__MAX_ROUNDS, &nk);
-  if (rc == BPC_OK && bpc__rounds_init(&P->R, P->n, k, nk, 0, msg, sizeof msg) != BPC_OK)
+  if (rc == BPC_OK && bpc__rounds_init(&P->R, P->n, k, nk, msg, sizeof msg) != BPC_OK)
     rc = bpc__err(P->ctx, BPC_EKVEC, "merge: automatic k-vector: %s", msg);
   return rc == BPC_OK ? check_rounds(P->ctx, &P->R, rounds) : rc;
 }
@@ -471,7 +471,7 @@ static int merge_setup(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
               "op->commutative, or use \"doubling\")", row->info.name);
   const int user_k = prm->k != NULL || prm->nk != 0;
   if (user_k && assign != NULL) {
-    int krc = bpc__rounds_init(&P.R, P.n, prm->k, prm->nk, 0, msg, sizeof msg);
+    int krc = bpc__rounds_init(&P.R, P.n, prm->k, prm->nk, msg, sizeof msg);
     if (krc != BPC_OK)
       FIRST_ERR(rc, ctx, krc, "merge: %s", msg);
     else if (rc == BPC_OK)

@@ -175,7 +175,7 @@ static int plan_checks(bpc__swap_plan_t *pl, const bpc_assign_t *a, const bpc_ty
   if (rc != BPC_OK)
     return rc;
   if (bpc__swap_row(pl->row)->kvec) {
-    if (bpc__rounds_init(&pl->R, n, pl->k, pl->nk, 0, msg, sizeof msg) != BPC_OK)
+    if (bpc__rounds_init(&pl->R, n, pl->k, pl->nk, msg, sizeof msg) != BPC_OK)
       return bpc__err(ctx, BPC_EKVEC, "swap: %s", msg);
     if (P->rounds < 0 || P->rounds > pl->nk)
       return bpc__err(ctx, BPC_ERANGE, "bpc_swap: rounds %d is outside 0..%d (k-vector of %d "

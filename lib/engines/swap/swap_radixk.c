@@ -722,7 +722,7 @@ int bpc__swap_radixk_piece(const bpc_swap_info_t *info, size_t count, int pos,
 {
   bpc__rounds_t R;
   if (info->rounds < 0 || info->rounds > info->nk ||
-      bpc__rounds_init(&R, info->nblocks, info->k, info->nk, 0, NULL, 0) != BPC_OK)
+      bpc__rounds_init(&R, info->nblocks, info->k, info->nk, NULL, 0) != BPC_OK)
     return BPC_EINVAL;
   bpc__radixk_piece(&R, info->rounds, count, pos, &piece->offset, &piece->count);
   return BPC_OK;
