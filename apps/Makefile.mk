@@ -31,7 +31,7 @@ apps_bpc_bench_LDFLAGS = $(BPC_WRAP_ALLOC)
 endif
 # what the apps share (header-only): random numbers, the swap operators,
 # number parsing
-noinst_HEADERS += apps/common/app_mix.h apps/common/app_ops.h apps/common/app_args.h
+noinst_HEADERS += apps/common/app_mix.h apps/common/app_args.h
 # the bpc-bench scan sweep of issue 12 (run from the source tree, not installed)
 EXTRA_DIST += apps/bench/scan_sweep.sh
 

@@ -587,7 +587,7 @@ static int run(opts_t *o, int rank, int size)
 
   /* ---- the scan: phi_{0,i} for every frame i >= 1 (in place) */
   bpc_type_t type = bpc_type_contiguous(sizeof(reg_xf_t), MPI_BYTE);
-  bpc_scan_op_t op = {reg_op_b, 0, NULL, &ro};
+  bpc_scan_op_t op = {.fn = reg_op_b, .user = &ro};
   /* operator B's end frames: frame 0 and the blocks' first frames come back
    * on most calls (without a cache B loads them itself) */
   if (o->cache_frames > 0 && o->refine > 0 &&

@@ -21,7 +21,6 @@
 #include <bpc.h>
 
 #include "common/app_args.h"
-#include "common/app_ops.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -234,7 +233,8 @@ int main(int argc, char **argv)
     if (!strstr(ops, opi == 0 ? "sum" : "over"))
       continue;
     const size_t es = opi == 0 ? 4 : 16;
-    bpc_swap_op_t op = {opi == 0 ? app_op_sum : app_op_over, opi == 0, NULL};
+    bpc_op_t op;
+    bpc_op_builtin(opi == 0 ? "sum" : "over", MPI_FLOAT, &op);
     bpc_type_t type = bpc_type_contiguous(es, MPI_BYTE);
     for (int si = 0; si < nsizes; si++) {
       const size_t count = sizes[si] / es;

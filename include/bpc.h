@@ -8,6 +8,7 @@
 #include "bpc/version.h"
 #include "bpc/core.h"
 #include "bpc/decomp.h"
+#include "bpc/op.h"
 #include "bpc/datatype.h"
 #include "bpc/merge.h"
 #include "bpc/swap.h"

@@ -60,7 +60,7 @@ typedef struct cb_state {
   int p, rank, n, nl;
   const int *gids;
   bpc_assign_t *assign;
-  int W, H, op, gather, stride;
+  int W, H, op, gather, stride; /* op: 0 over, 1 zbuffer */
   double active;      /* requested percent of active pixels (0..100) */
   int compact;        /* --footprint compact */
   unsigned long seed; /* --seed */
@@ -263,7 +263,7 @@ static inline void over_px(const float *front, const float *back, float *out)
 
 static void op_px(int op, float *acc, const float *b)
 {
-  if (op == BPC_COMPOSITE_OVER) {
+  if (op == 0) { /* over */
     over_px(acc, b, acc);
   } else if (zb_takes(b, acc)) {
     memcpy(acc, b, 5 * sizeof(float));
@@ -631,7 +631,7 @@ static int cb_run(bench_env_t *env)
       if (!has_item(ops, op == 0 ? "over" : "zbuffer"))
         continue;
       s.W = s.H = side;
-      s.op = op == 0 ? BPC_COMPOSITE_OVER : BPC_COMPOSITE_ZBUFFER;
+      s.op = op;
       s.stride = op == 0 ? 4 : 5;
       const size_t np = (size_t)side * (size_t)side;
       int lrc = 0;
@@ -719,7 +719,7 @@ static int cb_run(bench_env_t *env)
             bench_case_t c;
             memset(&c, 0, sizeof c);
             s.P = bpc_composite_params_default();
-            s.P.op = s.op;
+            bpc_op_builtin(s.op == 0 ? "over" : "zbuffer", MPI_FLOAT, &s.P.op);
             s.P.nthreads = thr ? atoi(thr) : 1;
             s.P.active_pixels = bench_eopt(env, "dense-path") == NULL;
             s.P.valid = bench_eopt(env, "valid") != NULL ? s.valid : NULL;

@@ -39,21 +39,26 @@
 #include "patterns/patterns.h"
 #include "threads/threads.h"
 
-#include "../common/app_ops.h"
-
 enum { OP_SUM = 0, OP_OVER = 1 };
 enum { BASE_RSB = 0, BASE_BINSWAP = 1 };
 
 /* ------------------------------------------------------------ operators */
 
-/* The operators: app_op_sum, app_op_over (apps/common/app_ops.h). */
+/* The operators: bpc's built-in "sum" (floats) and "over" (RGBA float4). */
+static bpc_op_t sw_op(int op)
+{
+  bpc_op_t o;
+  bpc_op_builtin(op == OP_SUM ? "sum" : "over", MPI_FLOAT, &o);
+  return o;
+}
 
 /* MPI user op: inoutvec = invec over inoutvec (invec from lower ranks). */
 static void mpi_over(void *invec, void *inoutvec, int *len, MPI_Datatype *dt)
 {
   (void)dt;
   const double t0 = bench_op_enter();
-  app_op_over(inoutvec, invec, (size_t)*len, 1, NULL);
+  const bpc_op_t over = sw_op(OP_OVER);
+  over.fn(invec, inoutvec, (size_t)*len, 1, NULL);
   bench_op_leave(t0);
 }
 
@@ -113,7 +118,7 @@ typedef struct sw_state {
   MPI_Datatype pix;
   MPI_Op mop;
   int baseline;
-  bpc_swap_op_t bop;
+  bpc_op_t bop;
   bpc_type_t type;
   bpc_swap_params_t params;
   int k[BPC_SWAP_MAX_K];
@@ -146,7 +151,7 @@ static int sw_run_rsb(void *st)
     /* fold the rank's consecutive blocks in order first */
     memcpy(s->fold, s->wm[0], s->count * s->es);
     for (int i = 1; i < s->nl; i++)
-      s->bop.fn(s->fold, s->wm[i], s->count, 0, NULL);
+      s->bop.fn(s->wm[i], s->fold, s->count, 0, NULL);
     send = s->fold;
   }
   const int per = (int)(s->count / (size_t)s->p);
@@ -171,7 +176,7 @@ static int sw_run_binswap(void *st)
                           MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS)
       return BPC_EMPI;
-    s->bop.fn(w + keep_off * s->es, s->tmp, keep_len, partner < s->rank, NULL);
+    s->bop.fn(s->tmp, w + keep_off * s->es, keep_len, partner < s->rank, NULL);
     lo = keep_off;
     len = keep_len;
   }
@@ -285,13 +290,14 @@ static int sw_alloc(sw_state_t *s, size_t bytes, int op)
     return BPC_ENOMEM;
   /* the full reference, serially in position (= gid) order */
   if (s->nl > 0) {
+    const bpc_op_t o = sw_op(op);
     float x[4];
     for (size_t e = 0; e < s->count; e++) {
       float *r = s->ref + e * fe;
       gen(op, 0, e, r);
       for (int g = 1; g < s->n; g++) {
         gen(op, g, e, x);
-        (op == OP_SUM ? app_op_sum : app_op_over)(r, x, 1, 0, NULL);
+        o.fn(x, r, 1, 0, NULL);
       }
     }
   }
@@ -454,9 +460,7 @@ static int sw_run(bench_env_t *env)
         MPI_Op_create(mpi_over, 0, &s.mop);
       }
       s.type = bpc_type_contiguous(s.es, s.pix);
-      s.bop.fn = op == OP_SUM ? app_op_sum : app_op_over;
-      s.bop.commutative = op == OP_SUM;
-      s.bop.user = NULL;
+      s.bop = sw_op(op);
       if (!env->opts->json && env->rank == 0) {
         printf("# op %s (%s)\n", op == OP_SUM ? "sum" : "over",
                op == OP_SUM ? "float, MPI_SUM" : "RGBA float4, MPI_Op_create commute=0");
@@ -574,7 +578,7 @@ static int tr_prepare(void *st, int rep, int is_bpc)
 static int tr_run(tr_state_t *s, float **w, int T)
 {
   if (s->swap_local) {
-    bpc_swap_op_t op = {app_op_over, 0, NULL};
+    const bpc_op_t op = sw_op(OP_OVER);
     bpc_swap_params_t P = bpc_swap_params_default();
     int k[1] = {s->m};
     P.algorithm = "radixk";
@@ -586,7 +590,7 @@ static int tr_run(tr_state_t *s, float **w, int T)
     return bpc_swap(s->env->ctx, s->assign, &t, (void *const *)w, s->count, &op, &P, s->pieces,
                     NULL);
   }
-  bpc__tree_t t = {app_op_over, NULL, 16, T, BPC__TREE_MIN_CHUNK};
+  bpc__tree_t t = {sw_op(OP_OVER).fn, NULL, 16, T, BPC__TREE_MIN_CHUNK};
   return bpc__tree_reduce(&t, (void *const *)w, s->m, -1, s->count, NULL, NULL) == 0
              ? 0
              : BPC_ECALLBACK;

@@ -1161,7 +1161,7 @@ int mt_run(bpc_ctx_t *ctx, const mt_field_t *f, const mt_run_params_t *p, mt_pai
   wire_t wire = {f->dims[0] * f->dims[1] * f->dims[2] <= INT32_MAX,
                  f->source == MT_SYNTHETIC || !f->is_double};
   bpc_type_t type = bpc_type_custom(&ops, &wire);
-  bpc_merge_op_t op = {merge_trees, 1, 0, &R};
+  bpc_merge_op_t op = {.fn = merge_trees, .commutative = 1, .user = &R};
   bpc_merge_params_t mp = bpc_merge_params_default();
   mp.nthreads = p->nthreads;
   mp.algorithm = "doubling";

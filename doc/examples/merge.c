@@ -49,7 +49,7 @@ int main(int argc, char **argv)
 
   bpc_type_t floats = bpc_type_contiguous(sizeof(float), MPI_FLOAT);
   static const int k[] = {4, 2, 2};
-  bpc_merge_op_t op = {add, 1, 1, NULL};             /* commutative, element-wise */
+  bpc_merge_op_t op = {.fn = add, .commutative = 1, .elementwise = 1};
   bpc_merge_params_t p = bpc_merge_params_default();
   p.k = k;
   p.nk = 3;

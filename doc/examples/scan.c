@@ -54,7 +54,7 @@ int main(int argc, char **argv)
     out[l] = (bpc_buf_t){f, 0}; /* in place: results overwrite the motions */
   }
   bpc_type_t type = bpc_type_contiguous(sizeof(rigid_t), MPI_BYTE);
-  bpc_scan_op_t op = {compose, 0, NULL, NULL};
+  bpc_scan_op_t op = {.fn = compose};
   bpc_scan_params_t params = bpc_scan_params_default();
   params.algorithm = "brent-kung";
   bpc_scan_info_t info;

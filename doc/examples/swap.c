@@ -2,6 +2,7 @@
  * every block renders a full RGBA float image (premultiplied), the images
  * are composited with "over" in a visibility order (front to back), each
  * block ends with one finished piece, and rank 0 assembles the image.
+ * The operator is bpc's built-in "over" (bpc_op_builtin).
  * Built by `make check`; run: mpirun -np 4 doc/examples/swap [algorithm] */
 #include <bpc.h>
 #include <stdio.h>
@@ -9,23 +10,6 @@
 #include <string.h>
 
 enum { W = 64, H = 48, BLOCKS_PER_PROC = 2 };
-
-/* inout = in over inout (in_first) or inout over in; 4 floats per pixel */
-static int over(void *inout, const void *in, size_t count, int in_first, void *user)
-{
-  float *o = inout;
-  const float *v = in;
-  (void)user;
-  for (size_t i = 0; i < count; i++, o += 4, v += 4) {
-    const float *f = in_first ? v : o, *b = in_first ? o : v;
-    const float t = 1.0f - f[3];
-    float r[4];
-    for (int c = 0; c < 4; c++)
-      r[c] = f[c] + t * b[c];
-    memcpy(o, r, sizeof r);
-  }
-  return 0;
-}
 
 /* "Render" block gid: a translucent vertical and horizontal band in a
  * colour of its own (red, green, blue by gid mod 3), so that bands of
@@ -84,7 +68,8 @@ int main(int argc, char **argv)
   MPI_Type_contiguous(4, MPI_FLOAT, &pixel);
   MPI_Type_commit(&pixel);
   bpc_type_t type = bpc_type_contiguous(4 * sizeof(float), pixel);
-  bpc_swap_op_t op = {over, 0 /* not commutative */, NULL};
+  bpc_op_t op; /* the built-in "over" on 4-float pixels (not commutative) */
+  bpc_op_builtin("over", MPI_FLOAT, &op);
   bpc_swap_params_t params = bpc_swap_params_default();
   params.algorithm = argc > 1 ? argv[1] : "auto";
   params.order = order;

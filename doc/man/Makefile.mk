@@ -57,7 +57,6 @@ man3_MANS = \
 	doc/man/man3/bpc_merge_plan_result.3 \
 	doc/man/man3/bpc_merge_result_destroy.3 \
 	doc/man/man3/bpc_merge_root_of.3 \
-	doc/man/man3/bpc_neighbor_algorithm.3 \
 	doc/man/man3/bpc_neighbor_count.3 \
 	doc/man/man3/bpc_neighbor_create_decomp.3 \
 	doc/man/man3/bpc_neighbor_create_graph.3 \
@@ -67,12 +66,14 @@ man3_MANS = \
 	doc/man/man3/bpc_neighbor_enqueue_ref.3 \
 	doc/man/man3/bpc_neighbor_exchange.3 \
 	doc/man/man3/bpc_neighbor_incoming.3 \
+	doc/man/man3/bpc_neighbor_info.3 \
 	doc/man/man3/bpc_neighbor_iterate.3 \
 	doc/man/man3/bpc_neighbor_links.3 \
 	doc/man/man3/bpc_neighbor_params_default.3 \
 	doc/man/man3/bpc_neighbor_round.3 \
 	doc/man/man3/bpc_neighbor_set_synchrony.3 \
 	doc/man/man3/bpc_neighbor_stats.3 \
+	doc/man/man3/bpc_op_builtin.3 \
 	doc/man/man3/bpc_options_default.3 \
 	doc/man/man3/bpc_plan_engine.3 \
 	doc/man/man3/bpc_plan_free.3 \
@@ -90,7 +91,7 @@ man3_MANS = \
 	doc/man/man3/bpc_type_check.3 \
 	doc/man/man3/bpc_type_contiguous.3 \
 	doc/man/man3/bpc_type_custom.3 \
-	doc/man/man3/bpc_type_destroy.3 \
+	doc/man/man3/bpc_type_item_destroy.3 \
 	doc/man/man3/bpc_type_pack.3 \
 	doc/man/man3/bpc_type_size.3 \
 	doc/man/man3/bpc_type_unpack.3 \

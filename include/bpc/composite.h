@@ -40,44 +40,29 @@ typedef struct bpc_composite_rect {
   int x, y, width, height;
 } bpc_composite_rect_t;
 
-/* Operators. An empty pixel is rgba all +0.0f and, with depth, depth equal
- * to params.empty_depth (bit for bit; +infinity by default): it is the
- * identity of every operator, so compositing skips it. */
-typedef enum bpc_composite_op {
-  /* front + (1 - front.a) * back per channel (premultiplied), in the
-   * visibility order (position 0 in front); not commutative. Depth, when
-   * present, becomes the front's depth unless the front pixel is empty,
-   * then the back's (the depth of the nearest non-empty pixel; a pixel
-   * with alpha 0 and colour > 0, or with rgba 0 and another depth, is not
-   * empty). */
-  BPC_COMPOSITE_OVER = 0,
-  /* the pixel with the smaller depth wins (ties: the larger rgba bit pattern
-   * wins, so the operator commutes exactly); needs depth. Depths must not
-   * exceed the empty depth (an empty pixel would win over them). */
-  BPC_COMPOSITE_ZBUFFER = 1,
-  /* params.user_op */
-  BPC_COMPOSITE_USER = 2
-} bpc_composite_op_t;
-
 /*
- * A user operator on `npix` pixels of `stride` floats each (4 = rgba, or 5
- * = rgba then depth when the images have depth): in_first != 0: inout = in
- * o inout; else inout = inout o in. Must be associative and pixel-wise, and
- * thread-safe for disjoint ranges (see bpc_swap_op_fn). The empty pixel
- * (rgba 0, depth params.empty_depth) must be its identity when active
- * pixels are on (every strategy then skips empty incoming pixels; pieces
- * sent dense still pass them).
- * Return 0, or nonzero to fail the call (BPC_ECALLBACK on every rank).
+ * Operators (params.op, a bpc_op_t of bpc/op.h). An empty pixel is rgba all
+ * +0.0f and, with depth, depth equal to params.empty_depth (bit for bit;
+ * +infinity by default): it is the identity of every operator, so
+ * compositing skips it. The built-in ones (bpc_op_builtin(name, MPI_FLOAT,
+ * &op)), applied with compositing's own kernels:
+ *  - "over" (the default): front + (1 - front.a) * back per channel
+ *    (premultiplied), in the visibility order (position 0 in front); not
+ *    commutative. Depth, when present, becomes the front's depth unless
+ *    the front pixel is empty, then the back's (the depth of the nearest
+ *    non-empty pixel; a pixel with alpha 0 and colour > 0, or with rgba 0
+ *    and another depth, is not empty).
+ *  - "zbuffer": the pixel with the smaller depth wins (ties: the larger
+ *    rgba bit pattern wins, so the operator commutes exactly); needs depth.
+ *    Depths must not exceed the empty depth (an empty pixel would win over
+ *    them).
+ * Any other operator is the user's: count pixels of 4 floats (rgba) or, for
+ * images with depth, 5 (rgba then depth); in_left != 0: inout = in o inout,
+ * else inout = inout o in. It must be associative, pixel-wise and
+ * thread-safe for disjoint ranges, and the empty pixel must be its
+ * identity when active pixels are on (every strategy then skips empty
+ * incoming pixels; pieces sent dense still pass them).
  */
-typedef int (*bpc_composite_user_fn)(float *inout, const float *in, size_t npix, int stride,
-                                     int in_first, void *user);
-
-/* The user operator of BPC_COMPOSITE_USER. */
-typedef struct bpc_composite_user_op {
-  bpc_composite_user_fn fn;
-  int commutative; /* nonzero: a o b == b o a (pieces may combine in any order) */
-  void *user;      /* passed to fn */
-} bpc_composite_user_op_t;
 
 /* How the final image is cut into the blocks' pieces. */
 typedef enum bpc_composite_split {
@@ -101,8 +86,7 @@ typedef struct bpc_composite_params {
    * (NULL = "auto"). "auto" takes BPC_COMPOSITE_ALGORITHM from the
    * environment if set, else radixk with an automatic k-vector. */
   const char *algorithm;
-  bpc_composite_op_t op;
-  bpc_composite_user_op_t user_op; /* BPC_COMPOSITE_USER only */
+  bpc_op_t op; /* the operator (see above); default "over" */
   /* radixk: k-vector (product = number of blocks), or NULL / 0 = automatic */
   const int *k;
   int nk;
@@ -197,19 +181,19 @@ typedef struct bpc_composite_info {
  * Errors (the same code on every rank, with the failing rank's message;
  * nothing is sent before they are found):
  *  BPC_ENULL (ctx, assign, images or an image's rgba NULL where needed,
- *  user_op.fn NULL for BPC_COMPOSITE_USER, gather_rgba NULL on the gather
+ *  op.fn NULL, gather_rgba NULL on the gather
  *  rank, an output's rgba NULL),
  *  BPC_EINVAL (images of different sizes or depth presence among this
  *  rank's blocks, an output of another size or depth presence than its
- *  input, negative sizes, z-buffer without depth, unknown op or split,
+ *  input, negative sizes, z-buffer without depth, unknown split,
  *  gather_rank out of range, nthreads < 0, a valid rectangle not inside
  *  the image), BPC_EALGO (unknown
  *  strategy, also in BPC_COMPOSITE_ALGORITHM), BPC_EKVEC (params.k does not
  *  fit the block count), BPC_EPERM (order is not a permutation),
  *  BPC_EMISMATCH (valid values that differ between ranks: image width,
- *  height or depth presence, op, split, strategy, k-vector, order,
- *  active_pixels, empty_depth, gather_rank, the user operator's
- *  commutativity), and
+ *  height or depth presence, op (built-in over, built-in zbuffer or a
+ *  user's), split, strategy, k-vector, order, active_pixels, empty_depth,
+ *  gather_rank, the operator's commutativity), and
  *  bpc_swap's errors (BPC_ECALLBACK, ...). Running out of memory on some
  *  ranks during the call is BPC_ENOMEM on every rank (the others stop
  *  waiting for their pieces).

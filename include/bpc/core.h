@@ -1,8 +1,14 @@
 /*
  * bpc/core.h - context, error codes, logging, statistics, timers.
  *
- * Every public bpc call returns int: BPC_OK (0) or a negative BPC_E* code.
- * Results are returned through out-parameters. After a failure,
+ * Every public bpc call that can fail returns int: BPC_OK (0) or a negative
+ * BPC_E* code, with results through out-parameters. The ones that cannot
+ * fail return their value: the string getters (bpc_strerror, bpc_err_name,
+ * bpc_last_error, bpc_version, bpc_plan_engine; never NULL), bpc_wtime,
+ * the *_default() constructors of options and params, the type
+ * constructors bpc_type_contiguous / bpc_type_custom (checked where used),
+ * and bpc_assign_ctx / bpc_decomp_assign (NULL for NULL); doc/design.md,
+ * "API exceptions", says why. After a failure,
  * bpc_last_error(ctx) gives the detailed message of the last failure on this
  * rank. The library never prints to stdout and never aborts, with one
  * exception: when neither malloc nor the kernel's pages can give a buffer
@@ -73,17 +79,18 @@ const char *bpc_err_name(int code);
 
 typedef struct bpc_ctx bpc_ctx_t;
 
-enum bpc_log_level {
+typedef enum bpc_log_level {
+  BPC_LOG_DEFAULT = -1, /* options only: BPC_LOG from the environment, else warn */
   BPC_LOG_NONE = 0,
   BPC_LOG_ERROR = 1,
   BPC_LOG_WARN = 2,
   BPC_LOG_INFO = 3,
   BPC_LOG_DEBUG = 4
-};
+} bpc_log_level_t;
 
 typedef struct bpc_options {
-  /* Log level; -1 means "from BPC_LOG, else warn". */
-  int log_level;
+  /* Log level; BPC_LOG_DEFAULT means "from BPC_LOG, else warn". */
+  bpc_log_level_t log_level;
   /* Bytes of receive buffers kept for reuse across calls; -1 means default
    * (256 MiB, or BPC_POOL_BYTES from the environment). */
   long long pool_bytes;
@@ -130,8 +137,9 @@ int bpc_ctx_comm(const bpc_ctx_t *ctx, MPI_Comm *comm);
  * until the next bpc call on it. */
 const char *bpc_last_error(const bpc_ctx_t *ctx);
 
-/* Set the log level at run time. */
-int bpc_set_log_level(bpc_ctx_t *ctx, int level);
+/* Set the log level at run time. Errors: BPC_ENULL (ctx NULL), BPC_ERANGE
+ * (level not one of BPC_LOG_NONE .. BPC_LOG_DEBUG). */
+int bpc_set_log_level(bpc_ctx_t *ctx, bpc_log_level_t level);
 
 /* Seconds since an arbitrary origin (MPI_Wtime, or a monotonic clock for
  * serial contexts). */
@@ -238,7 +246,7 @@ typedef enum bpc_algo_source {
 /* One row of an engine's algorithm table. */
 typedef struct bpc_algo_info {
   int id;           /* the engine's algorithm enum (never 0, which is "auto") */
-  const char *name; /* as accepted by params.algorithm (case-insensitive) */
+  const char *name; /* as accepted by params.algorithm (any case, '-' or '_') */
   const char *desc; /* one line */
 } bpc_algo_info_t;
 
@@ -246,8 +254,9 @@ typedef struct bpc_algo_info {
  * bpc_algorithms: the algorithm table of an engine: "merge", "swap",
  * "alltoall", "neighbor", "bcast", "scan" or "composite" (its strategies). Writes at most
  * `cap` rows to `table` (may be NULL with cap 0: a size query) and the row
- * count to *n. Names are matched case-insensitively everywhere, and "auto"
- * is never a row. Pure function; no context needed.
+ * count to *n. Names are matched case-insensitively everywhere, with '-'
+ * and '_' alike ("br-lin" is br_lin, "kogge_stone" kogge-stone), and
+ * "auto" is never a row. Pure function; no context needed.
  * Errors: BPC_ENULL (engine or n NULL, table NULL with cap > 0),
  * BPC_ENOTFOUND (no such engine), BPC_ERANGE (cap < *n other than the size
  * query: *n is set and the first cap rows written).

@@ -17,6 +17,7 @@
 #define BPC_DATATYPE_H
 
 #include "bpc/core.h"
+#include "bpc/op.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -66,10 +67,14 @@ int bpc_type_check(bpc_ctx_t *ctx, const bpc_type_t *type);
  * For a contiguous type `item` points to a bpc_buf_t.
  *  - bpc_type_size: bytes of the packed form.
  *  - bpc_type_pack: write them to buf (capacity `cap`; BPC_ERANGE if short).
- *  - bpc_type_unpack: custom: *item is a new item (free with
- *    bpc_type_destroy); contiguous: *item is a new bpc_buf_t whose data is a
- *    copy (free with bpc_type_destroy). Contiguous data whose length is not a
- *    multiple of elem_size is BPC_ETRUNC.
+ *  - bpc_type_unpack: custom: *item is a new item; contiguous: *item is a
+ *    new bpc_buf_t whose data is a copy. Free either with
+ *    bpc_type_item_destroy. Contiguous data whose length is not a multiple
+ *    of elem_size is BPC_ETRUNC.
+ *  - bpc_type_item_destroy: free an item made by bpc_type_unpack (custom:
+ *    the type's destroy; contiguous: the bpc_buf_t with its data), or a
+ *    custom item an engine handed to the caller. item NULL is a no-op.
+ *    Errors: BPC_ENULL (type NULL with an item).
  * Callback failures return BPC_ECALLBACK with the callback's value in the
  * message.
  */
@@ -77,7 +82,7 @@ int bpc_type_size(bpc_ctx_t *ctx, const bpc_type_t *type, const void *item, size
 int bpc_type_pack(bpc_ctx_t *ctx, const bpc_type_t *type, const void *item, void *buf, size_t cap);
 int bpc_type_unpack(bpc_ctx_t *ctx, const bpc_type_t *type, const void *buf, size_t bytes,
                     void **item);
-void bpc_type_destroy(const bpc_type_t *type, void *item);
+int bpc_type_item_destroy(const bpc_type_t *type, void *item);
 
 #ifdef __cplusplus
 }

@@ -109,7 +109,7 @@ int bpc_io_info(bpc_ctx_t *ctx, const char *path, bpc_io_info_t *info, void **me
  * may run on a helper thread a round behind the reads (BPC_IO_CRC_THREAD,
  * as for bpc_io_write).
  * Ownership: *out is freed with bpc_blocks_destroy, which frees each item
- * with bpc_type_destroy; `a` and `type` must outlive the store. On failure
+ * with bpc_type_item_destroy; `a` and `type` must outlive the store. On failure
  * *out is NULL and every item made is freed.
  * Errors: BPC_ENULL, BPC_ETYPE, BPC_ENBLOCKS (a's block count is not the
  * file's), BPC_EMISMATCH, BPC_EIO, BPC_EFORMAT (as bpc_io_info; a table

@@ -101,9 +101,12 @@ typedef int (*bpc_merge_fn)(bpc_merge_group_t *group, void *user);
 
 /* ---------------------------------------------------------------- call */
 
-/* The merge operator: the callback and what it promises. */
+/* The merge operator: the callback and what it promises, or a binary
+ * operator the engine folds each group with. */
 typedef struct bpc_merge_op {
-  bpc_merge_fn fn; /* the merge callback (required) */
+  /* The merge callback: the general form (any number of items, items may
+   * be replaced or kept). Give it or binary.fn, not both. */
+  bpc_merge_fn fn;
   /* Nonzero: the merge is commutative (and associative): any grouping and
    * order give the same result. Allows distance halving. */
   int commutative;
@@ -116,6 +119,15 @@ typedef struct bpc_merge_op {
    * params->count gives the count. */
   int elementwise;
   void *user; /* passed to the callback */
+  /* With fn NULL: the binary operator of bpc/op.h (e.g. bpc_op_builtin's
+   * "sum" or "over", the same one bpc_swap and compositing take). The
+   * engine folds each group into the root's item in position order
+   * (items[0] o items[1] o ...; in_left says the side): contiguous types on
+   * `count` elements, with elementwise implied (every item must have the
+   * same count); custom types on whole items (count 1, the root's item
+   * modified in place). commutative and elementwise above are then taken
+   * from binary.commutative and the type. */
+  bpc_op_t binary;
 } bpc_merge_op_t;
 
 typedef struct bpc_merge_params {
@@ -149,7 +161,8 @@ typedef struct bpc_merge_params {
   size_t count;
 } bpc_merge_params_t;
 
-/* Parameters with every field zero / default (what params NULL means). */
+/* Parameters with every field at its default (what params NULL means):
+ * algorithm "auto", every other field zero. */
 bpc_merge_params_t bpc_merge_params_default(void);
 
 typedef struct bpc_merge_result bpc_merge_result_t;
@@ -159,7 +172,8 @@ typedef struct bpc_merge_result bpc_merge_result_t;
  * `ctx`) with operator `op` (see the top of this file for `items` and the
  * order; the callback contract is at bpc_merge_group_t). Collective over
  * ctx: every rank calls it with the same type, op flags and params (except
- * items, op->fn, op->user and nthreads), even ranks with no blocks. The
+ * items, the callbacks, the user pointers and nthreads), even ranks with no
+ * blocks. The
  * arguments are checked on every rank and agreed on before any message, so
  * a bad argument on some ranks fails the call on every rank. Blocks of one
  * process merge without MPI; roots of different groups on one process merge
@@ -176,9 +190,11 @@ typedef struct bpc_merge_result bpc_merge_result_t;
  *
  * Errors (the same code on every rank, with the failing rank's message):
  *  BPC_ENULL     ctx NULL (returned at once, on that rank only); assign,
- *                type, op or op->fn NULL; items NULL on a rank with blocks;
+ *                type or op NULL, op->fn and op->binary.fn both NULL;
+ *                items NULL on a rank with blocks;
  *                a contiguous item with data NULL and count > 0
- *  BPC_EINVAL    the assignment belongs to another context; distance
+ *  BPC_EINVAL    the assignment belongs to another context; op->fn and
+ *                op->binary.fn both set; distance
  *                halving without op->commutative; op->elementwise with a
  *                custom type, with items of different counts, or with an
  *                item whose count is not params->count

@@ -140,9 +140,16 @@ int bpc_neighbor_create_graph(bpc_ctx_t *ctx, const bpc_assign_t *a, const int *
  */
 int bpc_neighbor_destroy(bpc_neighbor_t **nb);
 
-/* The name of the algorithm variant in use ("packed", a row of
- * bpc_algorithms("neighbor")); never NULL ("" for a NULL object). */
-const char *bpc_neighbor_algorithm(const bpc_neighbor_t *nb);
+/* What the object runs: its row of bpc_algorithms("neighbor"). */
+typedef struct bpc_neighbor_info {
+  int algorithm;            /* the row's id */
+  const char *name;         /* its name ("packed", ...; static) */
+  bpc_algo_source_t source; /* where the choice came from */
+} bpc_neighbor_info_t;
+
+/* The algorithm in use (chosen at creation). Errors: BPC_ENULL (nb or
+ * info NULL). */
+int bpc_neighbor_info(const bpc_neighbor_t *nb, bpc_neighbor_info_t *info);
 
 /*
  * The links of local block gid, in the decomposition's order (or the order
@@ -241,7 +248,7 @@ int bpc_neighbor_count(const bpc_neighbor_t *nb, int gid, int src_gid, int *coun
  *    (no copy), owned by the object and valid until the next exchange; the
  *    data may be read and modified in place.
  *  - custom type: *item is a new item from the type's unpack callback, owned
- *    by the caller (free it with bpc_type_destroy).
+ *    by the caller (free it with bpc_type_item_destroy).
  * Safe to call from several threads for different gids.
  * Errors: BPC_ENULL, BPC_ENOTFOUND (gid not local), BPC_ECALLBACK (unpack
  * failed; the item is consumed), BPC_ETRUNC (contiguous data not a multiple

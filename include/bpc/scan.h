@@ -48,7 +48,7 @@ extern "C" {
 typedef int (*bpc_scan_fn)(const void *left, const void *right, void *result, void *user);
 
 typedef struct bpc_scan_op {
-  bpc_scan_fn fn; /* required */
+  bpc_scan_fn fn; /* the operator, or NULL for binary below (not both) */
   /* Nonzero: the operator is commutative. Informational (no algorithm
    * relies on it); agreed across ranks. */
   int commutative;
@@ -58,6 +58,13 @@ typedef struct bpc_scan_op {
    * bpc_scan). */
   const void *identity;
   void *user; /* passed to fn */
+  /* With fn NULL: the binary operator of bpc/op.h (the one merge, swap and
+   * compositing take, e.g. bpc_op_builtin's "sum"), called as
+   * binary.fn(left, result, 1, 1, binary.user) on a copy of right: result
+   * = left o right. The copy is a memcpy of one element for contiguous
+   * types, and the type's pack + unpack for custom ones (the fn form
+   * above avoids it). commutative is then binary.commutative. */
+  bpc_op_t binary;
 } bpc_scan_op_t;
 
 typedef enum bpc_scan_mode { BPC_SCAN_INCLUSIVE = 0, BPC_SCAN_EXCLUSIVE = 1 } bpc_scan_mode_t;
@@ -172,7 +179,7 @@ typedef struct bpc_scan_info {
  *    its element unchanged.
  *  - custom types: const bpc_buf_t in[nlocal] whose data is a void *[count]
  *    array of items, and out[l].data a void *[count] array of slots that
- *    receive new items (the caller owns them: bpc_type_destroy). An absent
+ *    receive new items (the caller owns them: bpc_type_item_destroy). An absent
  *    result is a NULL slot. After a failure the slots hold new items or
  *    NULL (destroy the non-NULL ones); contiguous outputs are undefined.
  * Exclusive results: item i gets the combination of every earlier item;
@@ -181,9 +188,10 @@ typedef struct bpc_scan_info {
  * Collective over ctx, same type, mode, op flags and params (but nthreads)
  * on every rank. Inputs stay the caller's and are never modified (unless
  * out aliases them).
- * Errors (the same on every rank): BPC_ENULL (ctx, assign, type, op or
- * op->fn NULL; in or out NULL on a rank with blocks; data NULL with count >
- * 0), BPC_EINVAL (assignment of another context, bad mode or strategy,
+ * Errors (the same on every rank): BPC_ENULL (ctx, assign, type or op
+ * NULL, op->fn and op->binary.fn both NULL; in or out NULL on a rank with
+ * blocks; data NULL with count > 0), BPC_EINVAL (assignment of another
+ * context, op->fn and op->binary.fn both set, bad mode or strategy,
  * nthreads < 0),
  * BPC_ETYPE (also: a custom type with "mpi"), BPC_EALGO (unknown
  * algorithm), BPC_EINVAL ("mpi" when some rank's blocks are not one run of

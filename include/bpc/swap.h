@@ -43,30 +43,8 @@ extern "C" {
 /* Longest k-vector (rounds) the swap engine accepts. */
 #define BPC_SWAP_MAX_K 64
 
-/*
- * The reduction operator. Combine `count` elements (count >= 1; the
- * operator is never called with 0):
- *   in_first != 0:  inout = in o inout   (in comes first in the order)
- *   in_first == 0:  inout = inout o in   (inout comes first)
- * `in` is read in place from a receive buffer (or from another block's
- * buffer in the same process); do not keep the pointer after returning.
- * Contract: "o" is associative and acts element by element (element e of
- * the result depends only on element e of both operands), so any range of
- * a buffer may be reduced on its own and large ranges may be cut across
- * OpenMP threads; it must be thread-safe for disjoint ranges. Return 0, or a
- * nonzero value to fail the call (BPC_ECALLBACK on every rank, with the
- * value in bpc_last_error() on the rank where it happened).
- */
-typedef int (*bpc_swap_op_fn)(void *inout, const void *in, size_t count, int in_first,
-                              void *user);
-
-typedef struct bpc_swap_op {
-  bpc_swap_op_fn fn;
-  /* Nonzero: a o b == b o a, pieces may be reduced in any order. Zero: the
-   * engine only ever combines operands that are adjacent in the order. */
-  int commutative;
-  void *user; /* passed to fn */
-} bpc_swap_op_t;
+/* The reduction operator is a bpc_op_t (bpc/op.h): count elements of the
+ * type, in_left telling which side the incoming piece is on. */
 
 /* Schedules (the ids of the algorithm table: bpc_algorithms("swap", ...)
  * lists them with their names and descriptions). */
@@ -192,9 +170,9 @@ typedef struct bpc_swap_info {
  *  completed), BPC_ETRUNC (a piece of the wrong size arrived, or
  *  params.codec could not decode one), BPC_ENOMEM, BPC_EMPI.
  */
-int bpc_swap(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
-             void *const *bufs, size_t count, const bpc_swap_op_t *op,
-             const bpc_swap_params_t *params, bpc_swap_piece_t *pieces, bpc_swap_info_t *info);
+int bpc_swap(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type, void *const *bufs,
+             size_t count, const bpc_op_t *op, const bpc_swap_params_t *params,
+             bpc_swap_piece_t *pieces, bpc_swap_info_t *info);
 
 /*
  * The piece owned by the block at position `pos` (0..nblocks-1) after a call

@@ -22,7 +22,7 @@ bpc_composite_params_t bpc_composite_params_default(void)
   bpc_composite_params_t p;
   memset(&p, 0, sizeof p);
   p.algorithm = "auto";
-  p.op = BPC_COMPOSITE_OVER;
+  bpc_op_builtin("over", MPI_FLOAT, &p.op);
   p.split = BPC_COMPOSITE_PIXELS;
   p.active_pixels = 1;
   p.empty_depth = INFINITY;
@@ -38,11 +38,10 @@ static int check_local(bpc__composite_call_t *c, int nranks)
   bpc_ctx_t *ctx = c->ctx;
   const bpc_composite_params_t *P = c->P;
   char msg[256];
-  if (P->op != BPC_COMPOSITE_OVER && P->op != BPC_COMPOSITE_ZBUFFER &&
-      P->op != BPC_COMPOSITE_USER)
-    return bpc__err(ctx, BPC_EINVAL, "composite: unknown operator %d", (int)P->op);
-  if (P->op == BPC_COMPOSITE_USER && P->user_op.fn == NULL)
-    return bpc__err(ctx, BPC_ENULL, "composite: BPC_COMPOSITE_USER without user_op.fn");
+  if (P->op.fn == NULL)
+    return bpc__err(ctx, BPC_ENULL,
+                    "composite: op.fn is NULL (bpc_op_builtin gives \"over\" "
+                    "and \"zbuffer\")");
   if (P->split != BPC_COMPOSITE_PIXELS && P->split != BPC_COMPOSITE_ROWS)
     return bpc__err(ctx, BPC_EINVAL, "composite: unknown split %d", (int)P->split);
   if (P->nthreads < 0)
@@ -66,7 +65,7 @@ static int check_local(bpc__composite_call_t *c, int nranks)
                       im->width, im->height);
     if (im->rgba == NULL && (size_t)im->width * (size_t)im->height > 0)
       return bpc__err(ctx, BPC_ENULL, "composite: rgba of local block %d is NULL", i);
-    if (P->op == BPC_COMPOSITE_ZBUFFER && im->depth == NULL)
+    if (bpc__composite_kind(&P->op) == BPC__COMPOSITE_ZBUFFER && im->depth == NULL)
       return bpc__err(ctx, BPC_EINVAL, "composite: z-buffer needs depth (local block %d has none)",
                       i);
     if (im->width != im0->width || im->height != im0->height ||
@@ -174,7 +173,7 @@ static int composite_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, bpc_image
   bpc__sig_max(&sig, "sparse images", c.sparse);
   bpc__sig_int(&sig, "block count", c.nblocks);
   bpc__sig_assign(&sig, assign);
-  bpc__sig_int(&sig, "op", P.op);
+  bpc__sig_int(&sig, "op", P.op.fn == NULL ? -1 : (int)bpc__composite_kind(&P.op));
   bpc__sig_int(&sig, "split", P.split);
   bpc__sig_int(&sig, "strategy", row != NULL ? row->info.id : 0);
   bpc__sig_bytes(&sig, "k-vector", c.k, sizeof(int) * (size_t)(c.k != NULL ? c.nk : 0));
@@ -183,8 +182,7 @@ static int composite_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, bpc_image
   bpc__sig_int(&sig, "active_pixels", P.active_pixels != 0);
   bpc__sig_bytes(&sig, "empty_depth", &P.empty_depth, sizeof P.empty_depth);
   bpc__sig_int(&sig, "gather_rank", P.gather_rank);
-  bpc__sig_int(&sig, "user_op.commutative",
-               P.op == BPC_COMPOSITE_USER ? P.user_op.commutative != 0 : 0);
+  bpc__sig_int(&sig, "op.commutative", P.op.commutative != 0);
   bpc__sig_int(&sig, "BPC_COMPOSITE_INTERLEAVE", bpc__composite_interleave_env());
   rc = bpc__agree_args_vals(ctx, "composite", rc, &sig, vals);
   if (rc != BPC_OK)

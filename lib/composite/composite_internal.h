@@ -28,14 +28,25 @@ typedef struct bpc__composite_runs {
   size_t n, cap;
 } bpc__composite_runs_t;
 
+/* Which operator a call runs: the built-in "over" or "zbuffer" (bpc_op_builtin;
+ * applied with compositing's own pixel kernels, depth included) or the
+ * user's. */
+typedef enum bpc__composite_kind {
+  BPC__COMPOSITE_OVER,
+  BPC__COMPOSITE_ZBUFFER,
+  BPC__COMPOSITE_USER
+} bpc__composite_kind_t;
+
+/* The kind of params.op (its fn non-NULL). */
+bpc__composite_kind_t bpc__composite_kind(const bpc_op_t *op);
+
 /* One compositing call's pixel format and codec counters (the `user` of
  * the operator and of the codec). */
 typedef struct bpc__cp {
-  bpc_composite_op_t op;
+  bpc__composite_kind_t op;
   int stride;             /* floats per pixel: 4 (rgba) or 5 (rgba, depth) */
   size_t px_per_elem;     /* pixels per swap element: 1, or width (rows) */
-  bpc_composite_user_fn ufn;
-  void *user;
+  bpc_op_t uop;           /* the user's operator (op == BPC__COMPOSITE_USER) */
   float empty_depth;      /* depth of an empty pixel (stride 5) */
   size_t npix;            /* pixels of an image */
   int encode;             /* active pixels on for this call */
@@ -109,9 +120,9 @@ extern const bpc__engine_t bpc__engine_composite;
 int bpc__composite_pick(bpc_ctx_t *ctx, const char *name, const bpc__algo_t **row,
                         bpc_algo_source_t *source);
 
-/* The pixel operators as a bpc_swap_op_fn; user is a bpc__composite_t
- * (operators.c). */
-int bpc__composite_op(void *inout, const void *in, size_t count, int in_first, void *user);
+/* The pixel operators as a bpc_op_fn on swap elements; user is a
+ * bpc__composite_t (operators.c). */
+int bpc__composite_op(const void *in, void *inout, size_t count, int in_first, void *user);
 /* The same on npix pixels (the one place the operators are computed). */
 int bpc__composite_px(const bpc__composite_t *cp, float *o, const float *a, size_t npix,
                       int in_first);

@@ -133,11 +133,10 @@ void bpc__composite_format(bpc__composite_call_t *c)
 {
   const bpc_composite_params_t *P = c->P;
   bpc__composite_t *cp = &c->cp;
-  cp->op = P->op;
+  cp->op = bpc__composite_kind(&P->op);
   cp->stride = c->hasdepth ? 5 : 4;
   cp->px_per_elem = P->split == BPC_COMPOSITE_ROWS ? (size_t)c->width : 1;
-  cp->ufn = P->user_op.fn;
-  cp->user = P->user_op.user;
+  cp->uop = P->op;
   cp->empty_depth = P->empty_depth;
   c->npix = (size_t)c->width * (size_t)c->height;
   cp->npix = c->npix;
@@ -175,10 +174,10 @@ int bpc__composite_swap(bpc__composite_call_t *c)
                                      bpc__composite_keep,
                                      c->planar ? bpc__composite_bound : NULL,
                                      &c->cp};
-  const bpc_swap_op_t op = {bpc__composite_op,
-                            P->op == BPC_COMPOSITE_ZBUFFER ||
-                                (P->op == BPC_COMPOSITE_USER && P->user_op.commutative),
-                            &c->cp};
+  const bpc_op_t op = {bpc__composite_op,
+                       c->cp.op == BPC__COMPOSITE_ZBUFFER ||
+                           (c->cp.op == BPC__COMPOSITE_USER && P->op.commutative),
+                       &c->cp};
   const bpc_type_t type = bpc_type_contiguous(c->es, MPI_BYTE);
   bpc__swap_plan_t plan;
   int rc = bpc__swap_plan_by_id(c->ctx, c->assign, &type, c->count, &op, &S,

@@ -3,17 +3,31 @@
  * operator on elements of px_per_elem pixels of `stride` floats: "over"
  * (front + (1 - front.a) * back, depth from the front unless the front is
  * empty), the z-buffer (smaller depth wins; ties to the larger rgba bit
- * pattern, so it commutes exactly) and the user's operator. The empty
- * pixel (rgba 0, the empty depth) is an identity of over and the z-buffer
- * (bit for bit, for finite pixels without negative zeros and depths not
- * above the empty depth), which is what lets active.c skip it.
+ * pattern, so it commutes exactly) and the user's operator. Without depth
+ * and on interleaved depth they are the built-in operators of
+ * bpc_op_builtin (lib/datatype/op.c); "over" with depth and planar depth
+ * are here. The empty pixel (rgba 0, the empty depth) is an identity of
+ * over and the z-buffer (bit for bit, for finite pixels without negative
+ * zeros and depths not above the empty depth), which is what lets active.c
+ * skip it.
  */
 #include "composite/composite_internal.h"
 
 #include <stdint.h>
 #include <string.h>
 
-int bpc__composite_op(void *inout, const void *in, size_t count, int in_first, void *user)
+#include "datatype/datatype.h"
+
+bpc__composite_kind_t bpc__composite_kind(const bpc_op_t *op)
+{
+  if (op->fn == bpc__op_over)
+    return BPC__COMPOSITE_OVER;
+  if (op->fn == bpc__op_zbuffer)
+    return BPC__COMPOSITE_ZBUFFER;
+  return BPC__COMPOSITE_USER;
+}
+
+int bpc__composite_op(const void *in, void *inout, size_t count, int in_first, void *user)
 {
   const bpc__composite_t *cp = user;
   if (cp->planar) /* planar pieces only ever meet the buffer through the blend */
@@ -23,54 +37,22 @@ int bpc__composite_op(void *inout, const void *in, size_t count, int in_first, v
 
 int bpc__composite_px(const bpc__composite_t *cp, float *o, const float *a, size_t n, int in_first)
 {
-  const int st = cp->stride;
-  if (cp->op == BPC_COMPOSITE_USER)
-    return cp->ufn(o, a, n, st, in_first, cp->user);
-  if (cp->op == BPC_COMPOSITE_OVER) {
-    if (st == 4) {
-      /* the compiler cannot prove that o and a do not overlap; copying a
-       * pixel into locals first lets it blend the four channels in one
-       * vector (the same operations in the same order: the same bits) */
-      const float *f0 = in_first ? a : o, *b0 = in_first ? o : a;
-      for (size_t i = 0; i < 4 * n; i += 4) {
-        float f[4], b[4], r[4];
-        memcpy(f, f0 + i, sizeof f);
-        memcpy(b, b0 + i, sizeof b);
-        const float t = 1.0f - f[3];
-        for (int c = 0; c < 4; c++)
-          r[c] = f[c] + t * b[c];
-        memcpy(o + i, r, sizeof r);
-      }
-    } else {
-      const uint32_t ed = bpc__composite_fbits(cp->empty_depth);
-      for (size_t i = 0; i < 5 * n; i += 5) {
-        const float *f = in_first ? a + i : o + i; /* front */
-        const float *b = in_first ? o + i : a + i; /* back */
-        const float t = 1.0f - f[3];
-        float r[5];
-        for (int c = 0; c < 4; c++)
-          r[c] = f[c] + t * b[c];
-        r[4] = bpc__composite_px_empty(f, 5, ed) ? b[4] : f[4];
-        memcpy(o + i, r, sizeof r);
-      }
-    }
-    return 0;
-  }
-  /* z-buffer: smaller depth wins; ties go to the larger rgba bit pattern */
+  if (cp->op == BPC__COMPOSITE_USER)
+    return cp->uop.fn(a, o, n, in_first, cp->uop.user);
+  if (cp->op == BPC__COMPOSITE_ZBUFFER)
+    return bpc__op_zbuffer(a, o, n, in_first, NULL);
+  if (cp->stride == 4)
+    return bpc__op_over(a, o, n, in_first, NULL);
+  const uint32_t ed = bpc__composite_fbits(cp->empty_depth);
   for (size_t i = 0; i < 5 * n; i += 5) {
-    int take = a[i + 4] < o[i + 4];
-    if (!take && a[i + 4] == o[i + 4]) {
-      uint32_t wa[4], wo[4];
-      memcpy(wa, a + i, sizeof wa);
-      memcpy(wo, o + i, sizeof wo);
-      for (int c = 0; c < 4; c++)
-        if (wa[c] != wo[c]) {
-          take = wa[c] > wo[c];
-          break;
-        }
-    }
-    if (take)
-      memcpy(o + i, a + i, 5 * sizeof(float));
+    const float *f = in_first ? a + i : o + i; /* front */
+    const float *b = in_first ? o + i : a + i; /* back */
+    const float t = 1.0f - f[3];
+    float r[5];
+    for (int c = 0; c < 4; c++)
+      r[c] = f[c] + t * b[c];
+    r[4] = bpc__composite_px_empty(f, 5, ed) ? b[4] : f[4];
+    memcpy(o + i, r, sizeof r);
   }
   return 0;
 }
@@ -79,7 +61,7 @@ int bpc__composite_px_planar(const bpc__composite_t *cp, float *o4, float *od, c
                              size_t n, int in_first)
 {
   const uint32_t ed = bpc__composite_fbits(cp->empty_depth);
-  if (cp->op == BPC_COMPOSITE_USER) { /* through an interleaved scratch */
+  if (cp->op == BPC__COMPOSITE_USER) { /* through an interleaved scratch */
     enum { CH = 64 };
     float t[5 * CH];
     for (size_t i0 = 0; i0 < n; i0 += CH) {
@@ -88,7 +70,7 @@ int bpc__composite_px_planar(const bpc__composite_t *cp, float *o4, float *od, c
         memcpy(t + 5 * i, o4 + 4 * (i0 + i), 4 * sizeof(float));
         t[5 * i + 4] = od[i0 + i];
       }
-      int rc = cp->ufn(t, a + 5 * i0, m, 5, in_first, cp->user);
+      int rc = cp->uop.fn(a + 5 * i0, t, m, in_first, cp->uop.user);
       if (rc != 0)
         return rc;
       for (size_t i = 0; i < m; i++) {
@@ -98,7 +80,7 @@ int bpc__composite_px_planar(const bpc__composite_t *cp, float *o4, float *od, c
     }
     return 0;
   }
-  if (cp->op == BPC_COMPOSITE_OVER) {
+  if (cp->op == BPC__COMPOSITE_OVER) {
     for (size_t i = 0; i < n; i++) {
       float *o = o4 + 4 * i;
       const float *x = a + 5 * i;
@@ -114,22 +96,13 @@ int bpc__composite_px_planar(const bpc__composite_t *cp, float *o4, float *od, c
     }
     return 0;
   }
-  /* z-buffer: smaller depth wins; ties go to the larger rgba bit pattern */
+  /* z-buffer (bpc__op_zbuffer_px on the pixel gathered from the planes) */
   for (size_t i = 0; i < n; i++) {
     const float *x = a + 5 * i;
-    float *o = o4 + 4 * i;
-    int take = x[4] < od[i];
-    if (!take && x[4] == od[i]) {
-      uint32_t wa[4], wo[4];
-      memcpy(wa, x, sizeof wa);
-      memcpy(wo, o, sizeof wo);
-      for (int c = 0; c < 4; c++)
-        if (wa[c] != wo[c]) {
-          take = wa[c] > wo[c];
-          break;
-        }
-    }
-    if (take) {
+    float *o = o4 + 4 * i, ov[5];
+    memcpy(ov, o, 4 * sizeof(float));
+    ov[4] = od[i];
+    if (bpc__op_zbuffer_px(x, ov)) {
       memcpy(o, x, 4 * sizeof(float));
       od[i] = x[4];
     }

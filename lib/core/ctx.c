@@ -92,7 +92,7 @@ bpc_options_t bpc_options_default(void)
 {
   bpc_options_t o;
   memset(&o, 0, sizeof o);
-  o.log_level = -1;
+  o.log_level = BPC_LOG_DEFAULT;
   o.pool_bytes = -1;
   return o;
 }
@@ -236,7 +236,7 @@ int bpc_ctx_comm(const bpc_ctx_t *ctx, MPI_Comm *comm)
   return BPC_OK;
 }
 
-int bpc_set_log_level(bpc_ctx_t *ctx, int level)
+int bpc_set_log_level(bpc_ctx_t *ctx, bpc_log_level_t level)
 {
   if (ctx == NULL)
     return BPC_ENULL;

@@ -4,17 +4,34 @@
  */
 #include "core/registry.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+/* Algorithm names match case-insensitively with '-' and '_' alike, so
+ * "br-lin" finds br_lin and "kogge_stone" kogge-stone (the broadcast rows
+ * keep the s-to-p paper's spelling; see doc/design.md). */
+static int name_eq(const char *a, const char *b)
+{
+  for (;; a++, b++) {
+    int x = tolower((unsigned char)*a), y = tolower((unsigned char)*b);
+    x = x == '_' ? '-' : x;
+    y = y == '_' ? '-' : y;
+    if (x != y)
+      return 0;
+    if (x == '\0')
+      return 1;
+  }
+}
 
 const bpc__algo_t *bpc__algo_find(const bpc__engine_t *e, const char *name)
 {
   if (e == NULL || name == NULL)
     return NULL;
   for (int i = 0; i < e->nrows; i++)
-    if (strcasecmp(e->rows[i].info.name, name) == 0)
+    if (name_eq(e->rows[i].info.name, name))
       return &e->rows[i];
   return NULL;
 }

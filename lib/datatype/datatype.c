@@ -250,14 +250,17 @@ int bpc__type_buf_alloc(bpc_ctx_t *ctx, const bpc_type_t *t, size_t bytes, void 
   return BPC_OK;
 }
 
-void bpc_type_destroy(const bpc_type_t *type, void *item)
+int bpc_type_item_destroy(const bpc_type_t *type, void *item)
 {
-  if (type == NULL || item == NULL)
-    return;
+  if (item == NULL)
+    return BPC_OK;
+  if (type == NULL)
+    return BPC_ENULL;
   if (type->kind == BPC_TYPE_CONTIGUOUS)
     free(item); /* the bpc_buf_t and its data are one block */
   else if (type->kind == BPC_TYPE_CUSTOM && type->ops.destroy != NULL)
     type->ops.destroy(item, type->user);
+  return BPC_OK;
 }
 
 /* --------------------------------------------------------- engine helpers */
@@ -402,7 +405,7 @@ int bpc__type_split(bpc_ctx_t *ctx, const bpc_type_t *t, const void *item, int k
 void bpc__type_release(const bpc_type_t *t, void *item, int owned)
 {
   if (owned)
-    bpc_type_destroy(t, item);
+    bpc_type_item_destroy(t, item);
 }
 
 /* ---------------------------------------------------------------- bundles */

@@ -11,13 +11,16 @@
  *    the user's `void *`. NULL is an empty item for both kinds.
  *  - An item returned with *owned = 1 was made by the user's callbacks (or by
  *    bpc_type_unpack) and must be released with bpc__type_release (which
- *    calls bpc_type_destroy). An item returned with *owned = 0 is a view: it
+ *    calls bpc_type_item_destroy). An item returned with *owned = 0 is a view: it
  *    borrows someone else's memory and is released by doing nothing (calling
  *    bpc__type_release on it is also fine).
  *  - ctx may be NULL everywhere (then only the code is returned).
  */
 #ifndef BPC_LIB_DATATYPE_H
 #define BPC_LIB_DATATYPE_H
+
+#include <stdint.h>
+#include <string.h>
 
 #include "bpc/datatype.h"
 #include "core/core.h"
@@ -75,7 +78,7 @@ int bpc__type_view(bpc_ctx_t *ctx, const bpc_type_t *t, void *bytes, size_t nbyt
 /*
  * A new item of the contiguous type t holding `bytes` bytes (a multiple of
  * the element size), as bpc_type_unpack makes it (one malloc'd block, freed
- * by bpc_type_destroy), but uninitialised: the caller fills *data (bytes
+ * by bpc_type_item_destroy), but uninitialised: the caller fills *data (bytes
  * long, aligned for any element type) in place instead of copying from a
  * buffer (lib/io reads payloads straight into it). On failure *item and
  * *data are NULL.
@@ -154,5 +157,27 @@ int bpc__pack_many(bpc_ctx_t *ctx, const bpc_type_t *t, int n, const void *const
  * Errors: BPC_ENULL, BPC_ETRUNC, BPC_ENOMEM.
  */
 int bpc__unpack_many(bpc_ctx_t *ctx, void *buf, size_t bytes, int *n, bpc__part_t **parts);
+
+/* The built-in pixel operators (bpc_op_builtin's "over" on 4-float rgba,
+ * "zbuffer" on 5-float rgba + depth), which compositing also recognises by
+ * these addresses (lib/datatype/op.c). */
+int bpc__op_over(const void *in, void *inout, size_t count, int in_left, void *user);
+int bpc__op_zbuffer(const void *in, void *inout, size_t count, int in_left, void *user);
+
+/* The z-buffer's choice: nonzero when pixel x (5 floats: rgba, depth) wins
+ * over o: the smaller depth, on a tie the larger rgba bit pattern (so the
+ * operator commutes exactly); with a NaN depth on either side o stays. */
+static inline int bpc__op_zbuffer_px(const float *x, const float *o)
+{
+  if (x[4] != o[4])
+    return x[4] < o[4];
+  uint32_t wa[4], wo[4];
+  memcpy(wa, x, sizeof wa);
+  memcpy(wo, o, sizeof wo);
+  for (int c = 0; c < 4; c++)
+    if (wa[c] != wo[c])
+      return wa[c] > wo[c];
+  return 0;
+}
 
 #endif /* BPC_LIB_DATATYPE_H */

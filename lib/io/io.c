@@ -830,7 +830,7 @@ static int read_blocks(io_reader_t *R, bpc__file_t *f, const bpc__io_hdr_t *h, c
 static void io_item_destroy(void *block, int gid, void *user)
 {
   (void)gid;
-  bpc_type_destroy((const bpc_type_t *)user, block);
+  bpc_type_item_destroy((const bpc_type_t *)user, block);
 }
 
 static int io_read_entry(bpc_ctx_t *ctx, const char *path, const bpc_assign_t *a,
@@ -899,7 +899,7 @@ static int io_read_entry(bpc_ctx_t *ctx, const char *path, const bpc_assign_t *a
 cleanup:
   if (items != NULL) {
     for (int i = 0; i < a->nlocal; i++)
-      bpc_type_destroy(type, items[i]);
+      bpc_type_item_destroy(type, items[i]);
     free(items);
   }
   rc = keep(rc, bpc__file_close(ctx, &f));

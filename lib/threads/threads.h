@@ -39,7 +39,7 @@
 /* The pairwise operator: inout = in o inout when in_first != 0, else
  * inout = inout o in; `count` elements (never 0). Returns 0 or a nonzero
  * user code. May run on any thread, concurrently on disjoint ranges. */
-typedef int (*bpc__pair_fn)(void *inout, const void *in, size_t count, int in_first, void *arg);
+typedef int (*bpc__pair_fn)(const void *in, void *inout, size_t count, int in_first, void *arg);
 
 typedef struct bpc__tree {
   bpc__pair_fn fn;

@@ -135,7 +135,7 @@ static int tree_unit(const tree_units_t *U, size_t u)
   const size_t lo = c * U->chunk, len = lo + U->chunk <= j->count ? U->chunk : j->count - lo;
   const merge_t *jm = U->mg + U->first[ji];
   for (int x = 0; x < j->m - 1; x++) {
-    int rc = U->t->fn(jm[x].inout + lo * es, jm[x].in + lo * es, len, jm[x].in_first, U->t->arg);
+    int rc = U->t->fn(jm[x].in + lo * es, jm[x].inout + lo * es, len, jm[x].in_first, U->t->arg);
     if (rc != 0)
       return rc;
     if (c == 0) {

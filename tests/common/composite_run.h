@@ -17,6 +17,37 @@
 #include "bpc.h"
 
 enum { CR_FULL = 0, CR_SPARSE = 1, CR_EMPTY = 2 };
+/* The operators the tests composite with: built-in over and zbuffer, and
+ * over written here as a user operator (cr_user_over). */
+enum { CR_OVER = 0, CR_ZBUFFER = 1, CR_USER = 2 };
+
+/* Over as a user's bpc_op_t on pixels of *(int *)u floats (4, or 5 with
+ * depth; the depth of inout is kept). */
+static inline int cr_user_over(const void *in, void *inout, size_t n, int in_left, void *u)
+{
+  const size_t stride = (size_t) * (const int *)u;
+  for (size_t i = 0; i < n; i++) {
+    float *o = (float *)inout + i * stride;
+    const float *a = (const float *)in + i * stride;
+    const float *f = in_left ? a : o, *b = in_left ? o : a;
+    float r[4];
+    for (int c = 0; c < 4; c++)
+      r[c] = f[c] + (1.0f - f[3]) * b[c];
+    memcpy(o, r, sizeof r);
+  }
+  return 0;
+}
+
+/* The bpc_op_t of a CR_ operator for images with or without depth. */
+static inline bpc_op_t cr_op(int op, int depth)
+{
+  static int stride[2] = {4, 5};
+  bpc_op_t o = {NULL, 0, NULL};
+  if (op == CR_USER)
+    return (bpc_op_t){cr_user_over, 0, &stride[depth != 0]};
+  bpc_op_builtin(op == CR_ZBUFFER ? "zbuffer" : "over", MPI_FLOAT, &o);
+  return o;
+}
 static const char *cr_kind_names[] __attribute__((unused)) = {"full", "sparse", "empty"};
 
 static inline uint32_t cr_hash(uint32_t x)
@@ -81,7 +112,7 @@ static inline void cr_image(int gid, int W, int H, int kind, int seed, float *rg
  * bit pattern. */
 static inline void cr_step(int op, float *acc, float *ad, const float *b, float bd, float ed)
 {
-  if (op != BPC_COMPOSITE_ZBUFFER) { /* over (or the tests' user over) */
+  if (op != CR_ZBUFFER) { /* over (or the tests' user over) */
     const float t = 1.0f - acc[3];
     uint32_t wa[4];
     memcpy(wa, acc, sizeof wa);
@@ -207,7 +238,7 @@ static inline int cr_run(bpc_ctx_t *ctx, const bpc_assign_t *a, const cr_case_t 
   bpc_assign_local(a, &gids, &nl);
   bpc_ctx_rank(ctx, &rank);
   const size_t np = (size_t)c->W * (size_t)c->H;
-  const int needd = c->depth || c->op == BPC_COMPOSITE_ZBUFFER;
+  const int needd = c->depth || c->op == CR_ZBUFFER;
   bpc_image_t *im = calloc((size_t)(nl > 0 ? nl : 1), sizeof *im);
   bpc_composite_piece_t *pc = calloc((size_t)(nl > 0 ? nl : 1), sizeof *pc);
   float *ref = malloc(np * 4 * sizeof(float) + 16), *refd = malloc(np * sizeof(float) + 16);
@@ -220,7 +251,7 @@ static inline int cr_run(bpc_ctx_t *ctx, const bpc_assign_t *a, const cr_case_t 
     cr_image(gids[i], c->W, c->H, c->kind, c->seed, im[i].rgba, im[i].depth);
   }
   bpc_composite_params_t P = c->P;
-  P.op = c->op;
+  P.op = cr_op(c->op, needd);
   P.split = c->split;
   if (c->gather) {
     P.gather_rank = 0;
@@ -245,7 +276,7 @@ static inline int cr_run(bpc_ctx_t *ctx, const bpc_assign_t *a, const cr_case_t 
     int *pos_of = malloc(sizeof(int) * (size_t)n);
     for (int p = 0; p < n; p++)
       pos_of[P.order ? P.order[p] : p] = p;
-    const float tol = c->op != BPC_COMPOSITE_ZBUFFER ? 1e-5f : 0.0f;
+    const float tol = c->op != CR_ZBUFFER ? 1e-5f : 0.0f;
     for (int i = 0; i < nl && fails < 5; i++) {
       bpc_composite_piece_t want;
       bpc_composite_piece_of(&out->info, c->W, c->H, c->split, pos_of[gids[i]], &want);

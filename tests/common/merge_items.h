@@ -299,6 +299,42 @@ static inline int mi_merge_list_impl(bpc_merge_group_t *g, mi_user_t *u, int sor
 static inline int mi_merge_list(bpc_merge_group_t *g, void *user) { return mi_merge_list_impl(g, user, 1); }
 static inline int mi_merge_cat(bpc_merge_group_t *g, void *user) { return mi_merge_list_impl(g, user, 0); }
 
+/* The same merges as binary operators (bpc_op_t, for op.binary): matrix
+ * products element by element, and list concatenation in place (the
+ * root's list grows; in_left puts `in` in front). */
+static inline int mi_op_mat(const void *in, void *inout, size_t n, int in_left, void *user)
+{
+  const mi_mat_t *x = in;
+  mi_mat_t *o = inout;
+  (void)user;
+  for (size_t i = 0; i < n; i++)
+    o[i] = in_left ? mi_mmul(x[i], o[i]) : mi_mmul(o[i], x[i]);
+  return 0;
+}
+
+static inline int mi_op_cat(const void *in, void *inout, size_t n, int in_left, void *user)
+{
+  const mi_list_t *x = in;
+  mi_list_t *o = inout;
+  (void)user;
+  if (n != 1 || o == NULL)
+    return 96;
+  if (x == NULL || x->n == 0)
+    return 0;
+  int *v = realloc(o->v, (o->n + x->n) * sizeof(int));
+  if (v == NULL)
+    return 97;
+  if (in_left) {
+    memmove(v + x->n, v, o->n * sizeof(int));
+    memcpy(v, x->v, x->n * sizeof(int));
+  } else {
+    memcpy(v + o->n, x->v, x->n * sizeof(int));
+  }
+  o->v = v;
+  o->n += x->n;
+  return 0;
+}
+
 static inline bpc_type_t mi_list_type(mi_user_t *u)
 {
   bpc_type_ops_t ops;
@@ -313,15 +349,20 @@ static inline bpc_type_t mi_list_type(mi_user_t *u)
 /* ----------------------------------------------------------- the items */
 
 /* Items of the local blocks: bpc_buf_t[] or void *[] (returned as void *). */
+/* Nonzero: lists that would be NULL are made empty instead (a binary
+ * operator folds into the root's item in place, so it must exist); the
+ * checks then expect an empty list. Set by mi_run for MI_BINARY. */
+static int mi_no_null;
+
 static inline void *mi_make_items(int kind, const int *gids, int nl, size_t count)
 {
   if (kind == MI_LIST || kind == MI_CAT) {
     void **it = calloc(nl > 0 ? (size_t)nl : 1, sizeof(void *));
     for (int i = 0; i < nl; i++) {
       long len = mi_llen(gids[i]);
-      if (len < 0)
+      if (len < 0 && !mi_no_null)
         continue;
-      mi_list_t *l = mi_list_new((size_t)len);
+      mi_list_t *l = mi_list_new(len < 0 ? 0 : (size_t)len);
       for (long j = 0; j < len; j++)
         l->v[j] = mi_lval(gids[i], (size_t)j);
       it[i] = l;
@@ -407,7 +448,7 @@ static inline int mi_verify(int kind, const void *items, int i, int gid, const i
       qsort(ref, tot, sizeof(int), mi_cmp_int);
     int ok;
     if (set == NULL && mi_llen(gid) < 0)
-      ok = l == NULL;
+      ok = mi_no_null ? l != NULL && l->n == 0 : l == NULL;
     else if (l == NULL)
       ok = tot == 0;
     else
@@ -537,7 +578,7 @@ typedef struct mi_cfg {
   size_t count;      /* elements (sum, mat) */
   size_t seg;        /* segment_bytes (0 default) */
   int nthreads;      /* 0 default */
-  unsigned flags;    /* MI_EW, MI_DECLARE, MI_PLAN */
+  unsigned flags;    /* MI_EW, MI_DECLARE, MI_PLAN, MI_BINARY */
 } mi_cfg_t;
 
 /* cfg flags: an element-wise op (op.elementwise); pass the element count in
@@ -549,6 +590,9 @@ typedef struct mi_cfg {
  * first; the last start is checked */
 #define MI_PLAN (1u << 29)
 #define MI_PLAN_STARTS 3
+/* the merge as op.binary (bpc_op_t) instead of the group callback: MI_SUM
+ * with the built-in "sum", MI_MAT with mi_op_mat, MI_CAT with mi_op_cat */
+#define MI_BINARY (1u << 28)
 
 static inline bpc_merge_fn mi_kind_fn(int kind)
 {
@@ -570,7 +614,8 @@ static inline int mi_kind_commutative(int kind)
 /* The op of a kind (fn, commutative, not element-wise), with `user`. */
 static inline bpc_merge_op_t mi_kind_op(int kind, void *user)
 {
-  bpc_merge_op_t op = {mi_kind_fn(kind), mi_kind_commutative(kind), 0, user};
+  bpc_merge_op_t op = {
+      .fn = mi_kind_fn(kind), .commutative = mi_kind_commutative(kind), .user = user};
   return op;
 }
 
@@ -596,10 +641,11 @@ static inline void mi_cfg_text(const mi_cfg_t *c, char *buf, size_t len)
       w += snprintf(kv + w, sizeof kv - (size_t)w, i ? "x%d" : "%d", c->k[i]);
   }
   snprintf(buf, len,
-           "[%s n=%d mode=%d k=%s rounds=%d algo=%s order=%d count=%zu seg=%zu thr=%d%s%s%s]",
+           "[%s n=%d mode=%d k=%s rounds=%d algo=%s order=%d count=%zu seg=%zu thr=%d%s%s%s%s]",
            mi_kind_name[c->kind], c->n, (int)c->mode, kv, c->rounds, c->algo ? c->algo : "auto",
            c->order, c->count, c->seg, c->nthreads, (c->flags & MI_EW) ? " ew" : "",
-           (c->flags & MI_DECLARE) ? " declared" : "", (c->flags & MI_PLAN) ? " plan" : "");
+           (c->flags & MI_DECLARE) ? " declared" : "", (c->flags & MI_PLAN) ? " plan" : "",
+           (c->flags & MI_BINARY) ? " binary" : "");
 }
 
 /* Run one configuration on ctx and check every local block against the
@@ -631,6 +677,7 @@ static inline int mi_run(bpc_ctx_t *ctx, const mi_cfg_t *c)
   if (rc != BPC_OK)
     goto done;
   bpc_assign_local(a, &gids, &nl);
+  mi_no_null = (c->flags & MI_BINARY) != 0;
   items = mi_make_items(c->kind, gids, nl, c->count);
   bpc_type_t ft = bpc_type_contiguous(sizeof(float), MPI_FLOAT);
   bpc_type_t mt = bpc_type_contiguous(sizeof(mi_mat_t), MPI_BYTE);
@@ -638,6 +685,13 @@ static inline int mi_run(bpc_ctx_t *ctx, const mi_cfg_t *c)
   const bpc_type_t *type = c->kind == MI_MAT ? &mt : (c->kind == MI_LIST || c->kind == MI_CAT) ? &lt : &ft;
   bpc_merge_op_t op = mi_kind_op(c->kind, &u);
   op.elementwise = (c->flags & MI_EW) != 0;
+  if (c->flags & MI_BINARY) {
+    op = (bpc_merge_op_t){.fn = NULL};
+    if (c->kind == MI_SUM)
+      bpc_op_builtin("sum", MPI_FLOAT, &op.binary);
+    else
+      op.binary = (bpc_op_t){c->kind == MI_MAT ? mi_op_mat : mi_op_cat, 0, NULL};
+  }
   bpc_merge_params_t p = bpc_merge_params_default();
   p.k = c->k;
   p.nk = c->nk;
@@ -802,6 +856,7 @@ static inline int mi_run(bpc_ctx_t *ctx, const mi_cfg_t *c)
 done:
   bpc_merge_result_destroy(&res);
   mi_free_items(c->kind, items, nl);
+  mi_no_null = 0;
   bpc_assign_destroy(&a);
   free(map);
   free(order);

@@ -222,7 +222,7 @@ static inline int ni_check(const bpc_type_t *type, int custom, void *item, int s
       bad = v[i] != ni_val(src, j, t, r, salt, i);
   }
   if (custom)
-    bpc_type_destroy(type, item);
+    bpc_type_item_destroy(type, item);
   return bad;
 }
 

@@ -68,16 +68,24 @@ static sr_aff_t sr_aff_item(int g, int i)
 }
 
 /* Variable-size custom type: a list of labels; concatenation. */
+/* The values live apart from the item, so an item can grow in place (the
+ * binary operator form, sr_list_cat_bin). */
 typedef struct sr_list {
   uint32_t n;
-  uint32_t v[];
+  uint32_t *v;
 } sr_list_t;
 
 static sr_list_t *sr_list_new(uint32_t n)
 {
-  sr_list_t *L = malloc(sizeof *L + sizeof(uint32_t) * n);
-  if (L != NULL)
-    L->n = n;
+  sr_list_t *L = malloc(sizeof *L);
+  if (L == NULL)
+    return NULL;
+  L->n = n;
+  L->v = malloc(sizeof(uint32_t) * (n ? n : 1));
+  if (L->v == NULL) {
+    free(L);
+    return NULL;
+  }
   return L;
 }
 static int sr_list_size(const void *item, size_t *bytes, void *user)
@@ -116,6 +124,8 @@ static int sr_list_unpack(const void *buf, size_t bytes, void **item, void *user
 static void sr_list_destroy(void *item, void *user)
 {
   (void)user;
+  if (item != NULL)
+    free(((sr_list_t *)item)->v);
   free(item);
 }
 static int sr_list_cat(const void *l, const void *r, void *res, void *user)
@@ -130,6 +140,37 @@ static int sr_list_cat(const void *l, const void *r, void *res, void *user)
   *(void **)res = c;
   return 0;
 }
+/* The same operators as bpc_op_t (op.binary): result = in o inout, written
+ * into inout (the engine passes in_left = 1 and a copy of the right
+ * operand); the matrix one fails on the marked item as sr_mat_mul does. */
+static int sr_mat_mul_bin(const void *in, void *inout, size_t count, int in_left, void *user)
+{
+  if (count != 1 || !in_left)
+    return 8;
+  sr_mat_t r;
+  int rc = sr_mat_mul(in, inout, &r, user);
+  if (rc == 0)
+    memcpy(inout, &r, sizeof r);
+  return rc;
+}
+static int sr_list_cat_bin(const void *in, void *inout, size_t count, int in_left, void *user)
+{
+  (void)user;
+  const sr_list_t *a = in;
+  sr_list_t *c = inout;
+  if (count != 1 || !in_left)
+    return 8;
+  uint32_t *v = malloc(sizeof(uint32_t) * ((size_t)a->n + c->n + 1));
+  if (v == NULL)
+    return 1;
+  memcpy(v, a->v, sizeof(uint32_t) * a->n);
+  memcpy(v + a->n, c->v, sizeof(uint32_t) * c->n);
+  free(c->v);
+  c->v = v;
+  c->n += a->n;
+  return 0;
+}
+
 static bpc_type_t sr_list_type(void)
 {
   bpc_type_ops_t ops;
@@ -213,9 +254,9 @@ static void sr_prob_free(sr_prob_t *P)
   for (int l = 0; l < P->nlocal; l++) {
     if (P->kind == SR_LIST) {
       for (size_t i = 0; i < P->in[l].count; i++) {
-        free(((void **)P->in[l].data)[i]);
+        sr_list_destroy(((void **)P->in[l].data)[i], NULL);
         if (P->out[l].data != NULL)
-          free(((void **)P->out[l].data)[i]);
+          sr_list_destroy(((void **)P->out[l].data)[i], NULL);
       }
     }
     free(P->in[l].data);
@@ -226,14 +267,23 @@ static void sr_prob_free(sr_prob_t *P)
   memset(P, 0, sizeof *P);
 }
 
+/* The op of a kind; with SR_BINARY or'd into kind: the binary form
+ * (op.binary; matrices and lists). */
+#define SR_BINARY 0x100
 static bpc_scan_op_t sr_op(int kind, int with_identity)
 {
+  const int binary = (kind & SR_BINARY) != 0;
+  kind &= ~SR_BINARY;
   static const sr_mat_t mat_id = {{1u, 0u, 0u, 1u}};
   static const sr_aff_t aff_id = {1.0f, 0.0f};
-  static sr_list_t list_id = {0};
+  static sr_list_t list_id = {0, NULL};
   bpc_scan_op_t op;
   memset(&op, 0, sizeof op);
   op.fn = kind == SR_MAT ? sr_mat_mul : kind == SR_AFF ? sr_aff_compose : sr_list_cat;
+  if (binary) {
+    op.fn = NULL;
+    op.binary.fn = kind == SR_MAT ? sr_mat_mul_bin : sr_list_cat_bin;
+  }
   if (with_identity)
     op.identity = kind == SR_MAT ? (const void *)&mat_id
                   : kind == SR_AFF ? (const void *)&aff_id

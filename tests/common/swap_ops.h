@@ -135,7 +135,7 @@ static inline void so_combine1(int op, const void *front, const void *back, void
 }
 
 /* The bpc operator; user points at an int holding the op id. */
-static inline int so_apply(int op, void *inout, const void *in, size_t count, int in_first)
+static inline int so_apply(int op, const void *in, void *inout, size_t count, int in_first)
 {
   const size_t es = so_elem_size(op);
   char *io = inout;
@@ -166,25 +166,25 @@ static inline int so_apply(int op, void *inout, const void *in, size_t count, in
   return 0;
 }
 
-static inline int so_op_sum(void *io, const void *in, size_t n, int f, void *u)
+static inline int so_op_sum(const void *in, void *io, size_t n, int f, void *u)
 {
   (void)u;
-  return so_apply(SO_SUM, io, in, n, f);
+  return so_apply(SO_SUM, in, io, n, f);
 }
-static inline int so_op_over(void *io, const void *in, size_t n, int f, void *u)
+static inline int so_op_over(const void *in, void *io, size_t n, int f, void *u)
 {
   (void)u;
-  return so_apply(SO_OVER, io, in, n, f);
+  return so_apply(SO_OVER, in, io, n, f);
 }
-static inline int so_op_mat(void *io, const void *in, size_t n, int f, void *u)
+static inline int so_op_mat(const void *in, void *io, size_t n, int f, void *u)
 {
   (void)u;
-  return so_apply(SO_MAT, io, in, n, f);
+  return so_apply(SO_MAT, in, io, n, f);
 }
 
-static inline bpc_swap_op_t so_op(int op)
+static inline bpc_op_t so_op(int op)
 {
-  bpc_swap_op_t o;
+  bpc_op_t o;
   memset(&o, 0, sizeof o);
   o.fn = op == SO_SUM ? so_op_sum : op == SO_OVER ? so_op_over : so_op_mat;
   o.commutative = op == SO_SUM;

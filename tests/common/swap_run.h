@@ -57,7 +57,7 @@ static inline int so_run(bpc_ctx_t *ctx, const bpc_assign_t *a, const so_case_t 
     so_fill(c->op, gids[i], bufs[i], c->count);
   }
   bpc_type_t type = bpc_type_contiguous(es, so_mpi_type(c->op));
-  bpc_swap_op_t op = so_op(c->op);
+  bpc_op_t op = so_op(c->op);
   bpc_swap_info_t info;
   memset(&info, 0, sizeof info);
   int rc = c->sparse ? so_swap_sparse(ctx, a, &type, bufs, c->count, &op, c->op, &c->params,

@@ -136,7 +136,7 @@ static inline int so_kvec_algos(const char **names, int cap)
 /* bpc_swap's steps (swap_internal.h) with the codec's hooks on the plan.
  * mode 1: a piece travels encoded when that is smaller; 2: always. */
 static inline int so_swap_sparse(bpc_ctx_t *ctx, const bpc_assign_t *a, const bpc_type_t *type,
-                                 void **bufs, size_t count, const bpc_swap_op_t *op, int opid,
+                                 void **bufs, size_t count, const bpc_op_t *op, int opid,
                                  const bpc_swap_params_t *params, bpc_swap_piece_t *pieces,
                                  bpc_swap_info_t *info, int mode, long *encoded)
 {

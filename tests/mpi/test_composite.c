@@ -76,7 +76,7 @@ START_TEST(test_matrix)
           c.H = 11;
           c.kind = kind;
           c.seed = idx;
-          c.op = op == 0 ? BPC_COMPOSITE_OVER : BPC_COMPOSITE_ZBUFFER;
+          c.op = op == 0 ? CR_OVER : CR_ZBUFFER;
           c.split = idx % 5 == 4 ? BPC_COMPOSITE_ROWS : BPC_COMPOSITE_PIXELS;
           c.gather = idx % 3 == 0;
           c.P = bpc_composite_params_default();
@@ -94,7 +94,7 @@ START_TEST(test_matrix)
             unsigned long long l[2] = {o1.info.bytes_sent, o2.info.bytes_sent}, g[2];
             MPI_Allreduce(l, g, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
             /* one process, no depth, no valid rectangles: every piece dense */
-            const int one = t_size == 1 && c.op != BPC_COMPOSITE_ZBUFFER;
+            const int one = t_size == 1 && c.op != CR_ZBUFFER;
             if (n > 1 && !one)
               T_CHECK(g[0] < g[1], "sparse %s n=%d: %llu bytes with active pixels, %llu dense",
                       strats[s], n, g[0], g[1]);
@@ -103,7 +103,7 @@ START_TEST(test_matrix)
                       "%llu dense", strats[s], n, g[0], g[1]);
             T_CHECK(o2.info.bytes_saved == 0, "dense path saved %llu", o2.info.bytes_saved);
           }
-          if (kind == CR_EMPTY && (t_size > 1 || c.op == BPC_COMPOSITE_ZBUFFER)) {
+          if (kind == CR_EMPTY && (t_size > 1 || c.op == CR_ZBUFFER)) {
             /* a 16-byte header per message, at most n-1 messages per block */
             T_CHECK(o1.info.bytes_sent <= 16ull * (unsigned long long)(n - 1) * (unsigned long long)bpp,
                     "empty %s n=%d: %llu bytes sent", strats[s], n, o1.info.bytes_sent);
@@ -116,21 +116,6 @@ START_TEST(test_matrix)
 END_TEST
 
 /* radixk with a user k-vector; binary swap with non-powers of two; a user op */
-static int user_over(float *io, const float *in, size_t n, int stride, int in_first, void *u)
-{
-  (void)u;
-  for (size_t i = 0; i < n; i++) {
-    float *o = io + i * (size_t)stride;
-    const float *a = in + i * (size_t)stride;
-    const float *f = in_first ? a : o, *b = in_first ? o : a;
-    float r[4];
-    for (int c = 0; c < 4; c++)
-      r[c] = f[c] + (1.0f - f[3]) * b[c];
-    memcpy(o, r, sizeof r);
-  }
-  return 0;
-}
-
 START_TEST(test_kvec_user)
 {
   int order[64];
@@ -147,7 +132,7 @@ START_TEST(test_kvec_user)
   c.W = 23;
   c.H = 5;
   c.kind = CR_FULL;
-  c.op = BPC_COMPOSITE_OVER;
+  c.op = CR_OVER;
   c.gather = 1;
   c.P = bpc_composite_params_default();
   c.P.algorithm = "radixk";
@@ -168,11 +153,10 @@ START_TEST(test_kvec_user)
     prod *= o.info.swap.k[r];
   T_CHECK(prod == n, "binary swap k-vector multiplies to %d, not %d", prod, n);
   /* a user operator (over, written here) */
-  c.op = BPC_COMPOSITE_USER;
-  c.P.user_op.fn = user_over;
+  c.op = CR_USER;
   c.P.algorithm = "shift";
   run_case(a, &c, "user-op", &o);
-  c.op = BPC_COMPOSITE_OVER;
+  c.op = CR_OVER;
   /* over with depth (depth follows the front non-transparent pixel) */
   c.depth = 1;
   c.P.algorithm = "direct-send";
@@ -197,7 +181,7 @@ START_TEST(test_odd_sizes)
         c.H = sizes[si][1];
         c.kind = (si + s) % 2 ? CR_SPARSE : CR_FULL;
         c.seed = si * 5 + s;
-        c.op = s % 2 ? BPC_COMPOSITE_ZBUFFER : BPC_COMPOSITE_OVER;
+        c.op = s % 2 ? CR_ZBUFFER : CR_OVER;
         c.split = (si + s) % 3 == 0 ? BPC_COMPOSITE_ROWS : BPC_COMPOSITE_PIXELS;
         c.gather = 1;
         c.P = bpc_composite_params_default();
@@ -224,7 +208,7 @@ START_TEST(test_few_blocks)
     c.W = 9;
     c.H = 4;
     c.kind = CR_SPARSE;
-    c.op = BPC_COMPOSITE_OVER;
+    c.op = CR_OVER;
     c.gather = 1;
     c.P = bpc_composite_params_default();
     c.P.algorithm = strats[s];
@@ -235,13 +219,13 @@ START_TEST(test_few_blocks)
      * on radix-k) from the others */
     for (int v = 0; v < 4; v++) {
       c.kind = v % 2 ? CR_SPARSE : CR_FULL;
-      c.op = v < 2 ? BPC_COMPOSITE_ZBUFFER : BPC_COMPOSITE_OVER;
+      c.op = v < 2 ? CR_ZBUFFER : CR_OVER;
       c.depth = 1;
       c.P.active_pixels = v != 1;
       run_case(a, &c, "few-depth", &o);
     }
     c.depth = 0;
-    c.op = BPC_COMPOSITE_OVER;
+    c.op = CR_OVER;
     c.P.active_pixels = 1;
   }
   T_SYNC();
@@ -343,7 +327,7 @@ static int ex_case(bpc_assign_t *a, const char *strat, int op, int split, int va
   const int *gids = NULL;
   bpc_assign_nblocks(a, &n);
   bpc_assign_local(a, &gids, &nl);
-  const int hasd = op == BPC_COMPOSITE_ZBUFFER || (op == BPC_COMPOSITE_OVER && seed % 2 == 0);
+  const int hasd = op == CR_ZBUFFER || (op == CR_OVER && seed % 2 == 0);
   bpc_image_t im[4], out[4];
   bpc_composite_rect_t valid[4];
   bpc_composite_piece_t pc[4];
@@ -357,9 +341,7 @@ static int ex_case(bpc_assign_t *a, const char *strat, int op, int split, int va
   }
   bpc_composite_params_t P = bpc_composite_params_default();
   P.algorithm = strat;
-  P.op = (bpc_composite_op_t)op;
-  if (op == BPC_COMPOSITE_USER)
-    P.user_op = (bpc_composite_user_op_t){user_over, 0, NULL};
+  P.op = cr_op(op, hasd);
   P.split = (bpc_composite_split_t)split;
   P.order = order;
   P.empty_depth = ed;
@@ -440,7 +422,7 @@ START_TEST(test_sparse_exact)
   /* cut the blends into chunks of a few elements across 2 threads (every
    * other case), so runs straddle chunk borders */
   setenv("BPC_TREE_MIN_CHUNK", "5", 1);
-  const int ops[3] = {BPC_COMPOSITE_OVER, BPC_COMPOSITE_ZBUFFER, BPC_COMPOSITE_USER};
+  const int ops[3] = {CR_OVER, CR_ZBUFFER, CR_USER};
   for (int bpp = 1; bpp <= 4; bpp++) {
     const int n = bpp * t_size;
     if (n > 16)
@@ -466,8 +448,7 @@ START_TEST(test_sparse_exact)
         MPI_Allreduce(sent, g, 6, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
         T_CHECK(g[5] == g[3], "exact %s op %d n %d: dense bytes sent %llu in place, %llu into "
                 "outputs", strats[s], ops[o], n, g[3], g[5]);
-        const int hasd =
-            ops[o] == BPC_COMPOSITE_ZBUFFER || (ops[o] == BPC_COMPOSITE_OVER && idx % 2 == 0);
+        const int hasd = ops[o] == CR_ZBUFFER || (ops[o] == CR_OVER && idx % 2 == 0);
         if (t_size == 1 && !hasd) /* one process: dense unless valid rectangles help */
           T_CHECK(g[0] == g[3] && g[1] <= g[3] && g[2] == g[3] && g[4] == g[1],
                   "exact %s op %d n %d, one process: bytes sent %llu (valid rectangles %llu, "
@@ -543,8 +524,8 @@ START_TEST(test_output_dense_piece)
             const int x = (int)(p % DW), y = (int)(p / DW);
             const float c = (float)((order[q] * 5 + (int)p) % 16) / 32.0f;
             const float v[4] = {c, c / 2, 0.25f, 0.5f}, e[4] = {0, 0, 0, 0};
-            cr_step(BPC_COMPOSITE_OVER, acc, &ad, x == gap_col(order[q]) || y >= DH / 2 ? e : v,
-                    INFINITY, INFINITY);
+            cr_step(CR_OVER, acc, &ad, x == gap_col(order[q]) || y >= DH / 2 ? e : v, INFINITY,
+                    INFINITY);
           }
           fails += memcmp(acc, out[i] + 4 * p, sizeof acc) != 0;
         }
@@ -610,8 +591,8 @@ static const struct {
     {"negative width", BPC_EINVAL},
     {"local images differ", BPC_EINVAL},
     {"z-buffer without depth", BPC_EINVAL},
-    {"unknown op", BPC_EINVAL},
-    {"user op without fn", BPC_ENULL},
+    {"op.fn NULL", BPC_ENULL},
+    {"op cleared by bpc_op_builtin (unknown name)", BPC_ENULL},
     {"unknown split", BPC_EINVAL},
     {"gather_rank out of range", BPC_EINVAL},
     {"gather_rgba NULL on the gather rank", BPC_ENULL},
@@ -637,9 +618,15 @@ static void arg_case(bad_state_t *b, int c, int bad, int mode)
   case 2: b->im[1].rgba = NULL; break;
   case 3: b->im[0].width = b->im[1].width = -1; break;
   case 4: b->im[1].height = BH - 1; break;
-  case 5: b->P.op = BPC_COMPOSITE_ZBUFFER; break;
-  case 6: b->P.op = (bpc_composite_op_t)7; break;
-  case 7: b->P.op = BPC_COMPOSITE_USER; break;
+  case 5:
+    b->P.op = cr_op(CR_ZBUFFER, 0);
+    break;
+  case 6:
+    b->P.op.fn = NULL;
+    break;
+  case 7:
+    bpc_op_builtin("nope", MPI_FLOAT, &b->P.op);
+    break;
   case 8: b->P.split = (bpc_composite_split_t)5; break;
   case 9: b->P.gather_rank = t_size; break;
   case 10: /* the bad rank is the gather rank, without a buffer */
@@ -685,8 +672,18 @@ static void arg_case(bad_state_t *b, int c, int bad, int mode)
 /* Fields that must match across ranks: valid everywhere, different on the
  * bad ranks (so bad on all ranks is a valid call). */
 static const char *const match_cases[] = {
-    "image width", "image height", "depth presence", "op", "split", "strategy",
-    "k-vector", "order", "gather_rank", "active_pixels", "user_op.commutative", "empty_depth",
+    "image width",
+    "image height",
+    "depth presence",
+    "op",
+    "split",
+    "strategy",
+    "k-vector",
+    "order",
+    "gather_rank",
+    "active_pixels",
+    "op.commutative",
+    "empty_depth",
     "BPC_COMPOSITE_INTERLEAVE",
 };
 
@@ -706,14 +703,16 @@ static void match_case(bad_state_t *b, int c, int bad)
     b->P.gather_rgba = b->gat;
   }
   if (c == 10)
-    b->P.op = BPC_COMPOSITE_USER, b->P.user_op.fn = user_over;
+    b->P.op = cr_op(CR_USER, 0);
   if (!bad)
     return;
   switch (c) {
   case 0: b->im[0].width = b->im[1].width = BW - 1; break;
   case 1: b->im[0].height = b->im[1].height = BH + 1; break;
   case 2: b->im[0].depth = b->depth[0], b->im[1].depth = b->depth[1]; break;
-  case 3: b->P.op = BPC_COMPOSITE_ZBUFFER; break;
+  case 3:
+    b->P.op = cr_op(CR_ZBUFFER, 1);
+    break;
   case 4: b->P.split = BPC_COMPOSITE_ROWS; break;
   case 5: b->P.algorithm = "shift"; break;
   case 6:
@@ -727,7 +726,9 @@ static void match_case(bad_state_t *b, int c, int bad)
     break;
   case 8: b->P.gather_rank = t_size - 1; break;
   case 9: b->P.active_pixels = 0; break;
-  case 10: b->P.user_op.commutative = 1; break;
+  case 10:
+    b->P.op.commutative = 1;
+    break;
   case 11: b->P.empty_depth = 1.0f; break;
   case 12: setenv("BPC_COMPOSITE_INTERLEAVE", "1", 1); break; /* the internal layout switch */
   }

@@ -269,7 +269,7 @@ static int run_merge(bpc_ctx_t *ctx, const bpc_assign_t *a, bpc_merge_fn fn, voi
     bufs[i].count = 1;
   }
   bpc_type_t ti = bpc_type_contiguous(sizeof(int), MPI_INT);
-  bpc_merge_op_t op = {fn, 1, 0, user};
+  bpc_merge_op_t op = {.fn = fn, .commutative = 1, .user = user};
   bpc_merge_params_t prm = bpc_merge_params_default();
   prm.nthreads = nthreads;
   bpc_merge_result_t *res = NULL;
@@ -309,7 +309,7 @@ static int nest_scan(const void *l, const void *r, void *res, void *user)
   nest_t *n = user;
   bpc_buf_t in = {NULL, 0}, out = {NULL, 0};
   bpc_type_t ti = bpc_type_contiguous(sizeof(int), MPI_INT);
-  bpc_scan_op_t op = {nest_scan, 0, NULL, user};
+  bpc_scan_op_t op = {.fn = nest_scan, .user = user};
   nest_count(n, bpc_scan(n->ctx, n->a, &ti, BPC_SCAN_INCLUSIVE, &in, &out, &op, NULL, NULL));
   *(int *)res = *(const int *)l + *(const int *)r;
   return 3;
@@ -385,7 +385,7 @@ START_TEST(test_reentry)
       in[i].count = 1;
       out[i].data = &ov[i];
     }
-    bpc_scan_op_t op = {nest_scan, 0, NULL, &n};
+    bpc_scan_op_t op = {.fn = nest_scan, .user = &n};
     int rc = bpc_scan(ctx, a, &ti, BPC_SCAN_INCLUSIVE, in, out, &op, NULL, NULL);
     check_all(rc, BPC_ECALLBACK, "scan in scan", ctx);
     T_CHECK(n.wrong == 0, "%d nested scans were not refused", n.wrong);
@@ -442,7 +442,7 @@ static int sum_scan(const void *l, const void *r, void *res, void *user)
   return 0;
 }
 
-static int swap_sum(void *inout, const void *in, size_t count, int in_first, void *user)
+static int swap_sum(const void *in, void *inout, size_t count, int in_first, void *user)
 {
   (void)in_first;
   (void)user;
@@ -534,7 +534,7 @@ START_TEST(test_last_error)
     out[i].data = &ov[i];
     out[i].count = 0;
   }
-  bpc_scan_op_t sop = {sum_scan, 1, NULL, NULL};
+  bpc_scan_op_t sop = {.fn = sum_scan, .commutative = 1};
   same_error(ctx, before, bpc_scan(ctx, a, &ti, BPC_SCAN_INCLUSIVE, in, out, &sop, NULL, NULL),
              "scan");
   same_error(ctx, before, bpc_alltoall(ctx, a, &ti, a2a_send, a2a_recv, NULL, NULL, NULL),
@@ -549,7 +549,7 @@ START_TEST(test_last_error)
       sv[i][j] = gids[i] * SW + j;
     sb[i] = sv[i];
   }
-  bpc_swap_op_t wop = {swap_sum, 1, NULL};
+  bpc_op_t wop = {swap_sum, 1, NULL};
   same_error(ctx, before, bpc_swap(ctx, a, &ti, sb, SW, &wop, NULL, pc, NULL), "swap");
   int one = 7;
   bpc_buf_t ib = {&one, 1};

@@ -363,7 +363,7 @@ static int merge_over(bpc_ctx_t *ctx, const bpc_assign_t *a)
     bufs[i].data = &vals[i];
     bufs[i].count = 1;
   }
-  bpc_merge_op_t op = {mi_merge_int1, 1, 0, NULL};
+  bpc_merge_op_t op = {.fn = mi_merge_int1, .commutative = 1};
   bpc_merge_result_t *res = NULL;
   int rc = bpc_merge(ctx, a, &ti, bufs, &op, NULL, &res);
   bpc_merge_result_destroy(&res);

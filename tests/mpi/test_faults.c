@@ -213,7 +213,7 @@ static int call_composite(void *arg, long fail_at, int *wrong)
   const int *gids = NULL;
   bpc_assign_nblocks(k->a, &n);
   bpc_assign_local(k->a, &gids, &nl);
-  const int depth = k->op == BPC_COMPOSITE_ZBUFFER;
+  const int depth = k->op == CR_ZBUFFER;
   bpc_image_t im[4], out[4];
   bpc_composite_rect_t valid[4];
   bpc_composite_piece_t pc[4];
@@ -234,7 +234,7 @@ static int call_composite(void *arg, long fail_at, int *wrong)
   float *ref = malloc(np * 4 * sizeof(float)), *refd = malloc(np * sizeof(float));
   bpc_composite_params_t P = bpc_composite_params_default();
   P.algorithm = k->strategy;
-  P.op = k->op;
+  P.op = cr_op(k->op, depth);
   P.nthreads = f_threads();
   if (k->output) {
     P.output = out;
@@ -288,17 +288,15 @@ START_TEST(test_composite_oom)
          * demand), sparse z-buffer (into such outputs at one block a
          * process), dense over */
         const int kinds[4] = {CR_SPARSE, CR_SPARSE, CR_SPARSE, CR_FULL};
-        const int ops[4] = {BPC_COMPOSITE_OVER, BPC_COMPOSITE_OVER, BPC_COMPOSITE_ZBUFFER,
-                            BPC_COMPOSITE_OVER};
+        const int ops[4] = {CR_OVER, CR_OVER, CR_ZBUFFER, CR_OVER};
         fc_case_t k = {table[s].name, kinds[v], ops[v], v == 1 || (v == 2 && bpp == 2), bpp, a,
                        (v == 2 && bpp == 1) || (v == 0 && bpp == 2)};
         char what[160];
         /* the victim moves over the ranks: the last one, rank 0, ... */
         const int victim = (t_size - 1 + idx) % t_size;
-        snprintf(what, sizeof what, "composite %s %s %s%s%s, %d block(s) a process",
-                 table[s].name, k.kind == CR_SPARSE ? "sparse" : "dense",
-                 k.op == BPC_COMPOSITE_OVER ? "over" : "z-buffer", k.gather ? " gather" : "",
-                 k.output ? " into outputs" : "", bpp);
+        snprintf(what, sizeof what, "composite %s %s %s%s%s, %d block(s) a process", table[s].name,
+                 k.kind == CR_SPARSE ? "sparse" : "dense", k.op == CR_OVER ? "over" : "z-buffer",
+                 k.gather ? " gather" : "", k.output ? " into outputs" : "", bpp);
         runs += sweep(what, call_composite, &k, victim);
       }
     bpc_assign_destroy(&a);
@@ -385,7 +383,8 @@ static int call_merge(void *arg, long fail_at, int *wrong)
     fm_item(gids[i], items[i].data);
   }
   bpc_type_t t = bpc_type_contiguous(4 * sizeof(uint64_t), MPI_BYTE);
-  bpc_merge_op_t op = {k->sum ? fm_sum : fm_merge, k->sum, k->sum, NULL};
+  bpc_merge_op_t op = {
+      .fn = k->sum ? fm_sum : fm_merge, .commutative = k->sum, .elementwise = k->sum};
   bpc_merge_params_t P = bpc_merge_params_default();
   P.algorithm = k->algorithm;
   P.nthreads = f_threads();
@@ -822,7 +821,7 @@ END_TEST
 
 enum { FW_COUNT = 37 }; /* elements a buffer (2x2 matrices): uneven pieces */
 
-static int fw_op(void *inout, const void *in, size_t count, int in_first, void *user)
+static int fw_op(const void *in, void *inout, size_t count, int in_first, void *user)
 {
   (void)user;
   uint64_t *io = inout;
@@ -861,7 +860,7 @@ static int call_swap(void *arg, long fail_at, int *wrong)
     bufs[l] = b;
   }
   bpc_type_t t = bpc_type_contiguous(4 * sizeof(uint64_t), MPI_BYTE);
-  bpc_swap_op_t op = {fw_op, 0, NULL};
+  bpc_op_t op = {fw_op, 0, NULL};
   bpc_swap_params_t P = bpc_swap_params_default();
   P.algorithm = k->algorithm;
   P.nthreads = f_threads();

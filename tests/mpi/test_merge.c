@@ -75,6 +75,22 @@ START_TEST(test_blocks_per_proc)
     mi_cfg_t l = {n, bpp % 2 ? BPC_ASSIGN_ROUND_ROBIN : BPC_ASSIGN_CONTIGUOUS,
                   bpp % 2 ? MI_LIST : MI_CAT, NULL, 0, 0, NULL, 0, 0, 0, 1, 0};
     mi_run(ctx, &l);
+    /* the binary operator form (op.binary): a commutative built-in sum
+     * (halving needs the commutativity taken from it), a non-commutative
+     * matrix product (segments, a plan) and in-place list concatenation */
+    mi_cfg_t bs = {
+        n,  BPC_ASSIGN_ROUND_ROBIN, MI_SUM, NULL,     0, 0, bpp % 2 ? "halving" : NULL, 1,
+        19, bpp == 3 ? 16 : 0,      1,      MI_BINARY};
+    mi_run(ctx, &bs);
+    mi_cfg_t bm = {n,          BPC_ASSIGN_CONTIGUOUS,
+                   MI_MAT,     NULL,
+                   0,          0,
+                   "doubling", 2,
+                   11,         bpp == 2 ? 48 : 0,
+                   1,          MI_BINARY | (bpp == 4 ? MI_PLAN : 0)};
+    mi_run(ctx, &bm);
+    mi_cfg_t bc = {n, BPC_ASSIGN_USER, MI_CAT, NULL, 0, 0, NULL, 2, 0, 0, 1, MI_BINARY};
+    mi_run(ctx, &bc);
   }
   T_SYNC();
 }
@@ -708,7 +724,7 @@ START_TEST(test_custom_large)
 {
   const bpc_type_ops_t ops = {big_size, big_pack, big_unpack, big_free, NULL};
   bpc_type_t type = bpc_type_custom(&ops, NULL);
-  bpc_merge_op_t op = {big_add, 0, 0, NULL};
+  bpc_merge_op_t op = {.fn = big_add};
   for (int bpp = 1; bpp <= 2; bpp++) {
     const int n = bpp * t_size;
     bpc_assign_t *a = NULL;

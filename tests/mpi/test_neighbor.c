@@ -159,7 +159,7 @@ static void verify_round(bpc_neighbor_t *nb, const bpc_type_t *type, const ref_g
     bpc_neighbor_dequeue(nb, dst, s, &item, &got);
     T_CHECK(!got, "round %d: %d<-%d has an extra item", r, dst, s);
     if (got && custom)
-      bpc_type_destroy(type, item);
+      bpc_type_item_destroy(type, item);
     bpc_neighbor_count(nb, dst, s, &cnt);
     T_CHECK(cnt == 0, "count after draining %d<-%d is %d", dst, s, cnt);
   }
@@ -354,9 +354,10 @@ START_TEST(test_graph_rounds)
     if (rc == BPC_OK)
       rc = bpc_neighbor_create_graph(ctx, a, off, tgt, &type, &prm, &nb);
     T_CHECK(rc == BPC_OK, "create graph of %d (%s): %s", n, al->name, bpc_last_error(ctx));
+    bpc_neighbor_info_t info = {0, "", BPC_SOURCE_BUILTIN};
     if (rc == BPC_OK)
-      T_CHECK(strcmp(bpc_neighbor_algorithm(nb), al->name) == 0, "algorithm %s, asked for %s",
-              bpc_neighbor_algorithm(nb), al->name);
+      T_CHECK(bpc_neighbor_info(nb, &info) == BPC_OK && strcmp(info.name, al->name) == 0,
+              "algorithm %s, asked for %s", info.name, al->name);
     for (int i = 0; rc == BPC_OK && i < nl; i++)
       check_links(nb, &g, gids[i]);
     graph_round_t gr = {&g, &type, custom, 0, 500 + c};
@@ -460,7 +461,7 @@ static void run_synchrony(double f, int items)
           if (!seq_next(&g, s, dst, R, salt, ps)) {
             T_CHECK(0, "f=%g: %d<-%d: an item too many in round %d", f, dst, s, r);
             if (custom)
-              bpc_type_destroy(&type, item);
+              bpc_type_item_destroy(&type, item);
             break;
           }
           T_CHECK(ps->r <= r, "f=%g: %d<-%d: item of round %d delivered early in round %d", f,
@@ -925,7 +926,9 @@ START_TEST(test_bad_input)
   rc = bpc_neighbor_create_graph(ctx, a, off, tgt, &type, &o, &nb);
   T_CHECK(rc == BPC_OK, "create: %s", bpc_last_error(ctx));
   if (rc == BPC_OK) {
-    T_CHECK(strcmp(bpc_neighbor_algorithm(nb), "packed") == 0, "algorithm name");
+    bpc_neighbor_info_t info = {0, "", BPC_SOURCE_BUILTIN};
+    T_CHECK(bpc_neighbor_info(nb, &info) == BPC_OK && strcmp(info.name, "packed") == 0,
+            "algorithm name");
     /* enqueue to a block not in the link, and from a block not local */
     for (int i = 0; i < nl; i++) {
       int v = 5;

@@ -491,7 +491,7 @@ START_TEST(test_composite_4096)
     c.H = 11;
     c.kind = s == 1 ? 1 : 0; /* sparse and full images */
     c.seed = 3 + s;
-    c.op = BPC_COMPOSITE_OVER;
+    c.op = CR_OVER;
     c.split = BPC_COMPOSITE_PIXELS;
     c.gather = s == 0;
     c.P = bpc_composite_params_default();

@@ -82,7 +82,8 @@ START_TEST(test_scan_reference)
             int seed = ci + ok + a;
             sr_prob_t P;
             sr_prob_make(&P, A, kind, seed, 0, -1);
-            bpc_scan_op_t op = sr_op(kind, with_id);
+            /* the callback and the binary form (op.binary) in turn */
+            bpc_scan_op_t op = sr_op(kind | ((a + oi + mi) % 2 ? SR_BINARY : 0), with_id);
             bpc_scan_params_t prm = bpc_scan_params_default();
             prm.algorithm = tab[a].name;
             prm.order = order;

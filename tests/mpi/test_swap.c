@@ -323,12 +323,12 @@ START_TEST(test_bytes_model)
 }
 END_TEST
 
-static int fail_on_last_rank(void *io, const void *in, size_t n, int f, void *u)
+static int fail_on_last_rank(const void *in, void *io, size_t n, int f, void *u)
 {
   (void)u;
   if (t_rank == t_size - 1)
     return 23;
-  return so_apply(SO_SUM, io, in, n, f);
+  return so_apply(SO_SUM, in, io, n, f);
 }
 
 START_TEST(test_bad_input)
@@ -346,7 +346,7 @@ START_TEST(test_bad_input)
   }
   void *const *bufs = (void *const *)b;
   bpc_type_t t = bpc_type_contiguous(4, MPI_FLOAT);
-  bpc_swap_op_t op = so_op(SO_SUM);
+  bpc_op_t op = so_op(SO_SUM);
   bpc_swap_params_t P = bpc_swap_params_default();
   int rc;
 
@@ -388,7 +388,7 @@ START_TEST(test_bad_input)
   const char *algs[16];
   const int nalg = so_algos(algs, 16);
   for (int ai = 0; ai < nalg; ai++) {
-    bpc_swap_op_t fop = {fail_on_last_rank, 1, NULL};
+    bpc_op_t fop = {fail_on_last_rank, 1, NULL};
     P = bpc_swap_params_default();
     P.algorithm = algs[ai];
     rc = bpc_swap(ctx, a, &t, bufs, 40, &fop, &P, pc, NULL);
@@ -418,7 +418,7 @@ typedef struct bad_args {
   const bpc_type_t *type;
   void *const *bufs;
   size_t count;
-  const bpc_swap_op_t *op;
+  const bpc_op_t *op;
   bpc_swap_params_t P;
   bpc_swap_piece_t *pieces;
 } bad_args_t;
@@ -480,8 +480,8 @@ START_TEST(test_bad_rank)
   bpc_type_ops_t tops;
   memset(&tops, 0, sizeof tops);
   const bpc_type_t custom = bpc_type_custom(&tops, NULL);
-  const bpc_swap_op_t op = so_op(SO_SUM);
-  bpc_swap_op_t nofn = op, noncomm = op;
+  const bpc_op_t op = so_op(SO_SUM);
+  bpc_op_t nofn = op, noncomm = op;
   nofn.fn = NULL;
   noncomm.commutative = 0;
   int kprod[2] = {n, 2}, kone[2] = {1, n}, kflat[1] = {n}, ksplit[2] = {2, t_size};

@@ -218,6 +218,13 @@ START_TEST(test_errors)
   ck_assert_int_eq(info.source, BPC_SOURCE_BUILTIN);
   ck_assert_int_eq(info.rows, 2);
   ck_assert_int_eq(info.cols, 3);
+  /* names: any case, '-' and '_' alike; nothing else is loose */
+  ck_assert_int_eq(
+      br_run(ctx, a, src, 3, "Br-Xy_Dim", 0, 0, 0, 1, 0, 0, &bad, why, sizeof why, &info), BPC_OK);
+  ck_assert_int_eq(info.algorithm, BPC_BCAST_BR_XY_DIM);
+  ck_assert_int_eq(info.source, BPC_SOURCE_ARGUMENT);
+  ck_assert_int_eq(br_run(ctx, a, src, 3, "br lin", 0, 0, 0, 1, 0, 0, &bad, why, sizeof why, NULL),
+                   BPC_EALGO);
   /* a failing item callback fails before any message */
   u.s = 3;
   ck_assert_int_eq(bpc_bcast(ctx, a, &t, src, 3, fail_item, br_recv, &u, NULL, NULL),

@@ -121,7 +121,7 @@ START_TEST(test_serial_strategies)
           c.H = 7;
           c.kind = kind;
           c.seed = n * 100 + s * 10 + kind;
-          c.op = op ? BPC_COMPOSITE_ZBUFFER : BPC_COMPOSITE_OVER;
+          c.op = op ? CR_ZBUFFER : CR_OVER;
           c.split = (s + kind) % 2;
           c.gather = 1;
           c.P = bpc_composite_params_default();
@@ -186,7 +186,7 @@ START_TEST(test_active_identical)
           valid[i] = (bpc_composite_rect_t){x0, y0, x1 - x0, y1 - y0};
         }
         bpc_composite_params_t P = bpc_composite_params_default();
-        P.op = op ? BPC_COMPOSITE_ZBUFFER : BPC_COMPOSITE_OVER;
+        P.op = cr_op(op ? CR_ZBUFFER : CR_OVER, 1);
         P.split = (bpc_composite_split_t)split;
         P.active_pixels = ap;
         P.algorithm = "binary-swap";

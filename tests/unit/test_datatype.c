@@ -2,10 +2,12 @@
  * tests/unit/test_datatype.c - item types: round trips of variable-size
  * custom items (particle lists, binary trees) and contiguous items through
  * size/pack/unpack, the engines' helpers (zero-copy send bytes, views,
- * splits, bundles of several items), and every documented error.
+ * splits, bundles of several items), every documented error, and the
+ * built-in operators of bpc_op_builtin against their formulas.
  */
 #include "unit_check.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,7 +201,7 @@ START_TEST(test_particles_roundtrip)
     void *back = NULL;
     ck_assert_int_eq(bpc_type_unpack(ctx, &t, buf, n, &back), BPC_OK);
     plist_assert_eq(l, back);
-    bpc_type_destroy(&t, back);
+    bpc_type_item_destroy(&t, back);
 
     /* the engines' send path: a packed copy owned by the caller */
     const void *bytes = NULL;
@@ -229,7 +231,7 @@ START_TEST(test_particles_roundtrip)
   void *back = &n;
   ck_assert_int_eq(bpc_type_unpack(ctx, &t, NULL, 0, &back), BPC_OK);
   ck_assert_ptr_null(back);
-  bpc_type_destroy(&t, back); /* NULL is fine */
+  bpc_type_item_destroy(&t, back); /* NULL is fine */
   const void *bytes = &n;
   size_t nb = 5;
   void *owned = &n;
@@ -418,7 +420,7 @@ static void tree_roundtrip(bpc_ctx_t *ctx, const bpc_type_t *t, node_t *tree, si
   size_t count = 0;
   tree_assert_eq(tree, back, &count);
   ck_assert_uint_eq(count, expect_nodes);
-  bpc_type_destroy(t, back);
+  bpc_type_item_destroy(t, back);
   free(buf);
 }
 
@@ -509,7 +511,7 @@ START_TEST(test_contiguous)
       ck_assert_ptr_ne(bb->data, buf); /* a copy */
       ck_assert_mem_eq(bb->data, datas[w], n);
       ck_assert_uint_eq((uintptr_t)bb->data % _Alignof(max_align_t), 0);
-      bpc_type_destroy(t, back);
+      bpc_type_item_destroy(t, back);
 
       /* zero copy send: a pointer into the user's data */
       const void *bytes = NULL;
@@ -551,7 +553,7 @@ START_TEST(test_contiguous)
   void *back = NULL;
   ck_assert_int_eq(bpc_type_unpack(ctx, &tf, NULL, 0, &back), BPC_OK);
   ck_assert_uint_eq(((bpc_buf_t *)back)->count, 0);
-  bpc_type_destroy(&tf, back);
+  bpc_type_item_destroy(&tf, back);
   bpc_finalize(&ctx);
 }
 END_TEST
@@ -856,7 +858,7 @@ START_TEST(test_bad_input)
   tk.kind = (bpc_type_kind_t)77;
   ck_assert_int_eq(bpc_type_check(ctx, &tk), BPC_ETYPE);
   assert_msg(ctx, "kind 77");
-  bpc_type_destroy(&tk, NULL);
+  bpc_type_item_destroy(&tk, NULL);
 
   /* short buffer */
   ck_assert_int_eq(bpc_type_pack(ctx, &tf, &b3, buf, 11), BPC_ERANGE);
@@ -922,6 +924,100 @@ START_TEST(test_bad_input)
 }
 END_TEST
 
+/* ------------------------------------------------------- built-in operators */
+
+/* Each arithmetic operator on one C type against the formula, both sides. */
+#define CHECK_ARITH(T, MT)                                                                         \
+  do {                                                                                             \
+    const T a[5] = {3, (T)-2, 7, 0, 5}, b[5] = {4, 6, (T)-9, 1, 5};                                \
+    static const char *const names[4] = {"sum", "prod", "min", "max"};                             \
+    for (int q = 0; q < 8; q++) {                                                                  \
+      bpc_op_t op;                                                                                 \
+      ck_assert_int_eq(bpc_op_builtin(names[q % 4], MT, &op), BPC_OK);                             \
+      ck_assert(op.fn != NULL && op.commutative == 1 && op.user == NULL);                          \
+      T o[5];                                                                                      \
+      memcpy(o, b, sizeof o);                                                                      \
+      ck_assert_int_eq(op.fn(a, o, 5, q / 4, NULL), 0);                                            \
+      for (int i = 0; i < 5; i++) {                                                                \
+        const T x = a[i], y = b[i];                                                                \
+        const T want = q % 4 == 0   ? (T)(x + y)                                                   \
+                       : q % 4 == 1 ? (T)(x * y)                                                   \
+                       : q % 4 == 2 ? (x < y ? x : y)                                              \
+                                    : (x > y ? x : y);                                             \
+        ck_assert_msg(memcmp(&o[i], &want, sizeof want) == 0, "%s on " #T " element %d",           \
+                      names[q % 4], i);                                                            \
+      }                                                                                            \
+    }                                                                                              \
+  } while (0)
+
+START_TEST(test_builtin_ops)
+{
+  CHECK_ARITH(float, MPI_FLOAT);
+  CHECK_ARITH(double, MPI_DOUBLE);
+  CHECK_ARITH(int, MPI_INT);
+  CHECK_ARITH(unsigned, MPI_UNSIGNED);
+  CHECK_ARITH(long, MPI_LONG);
+  CHECK_ARITH(unsigned long, MPI_UNSIGNED_LONG);
+  CHECK_ARITH(long long, MPI_LONG_LONG);
+  CHECK_ARITH(unsigned long long, MPI_UNSIGNED_LONG_LONG);
+  CHECK_ARITH(int32_t, MPI_INT32_T);
+  CHECK_ARITH(uint32_t, MPI_UINT32_T);
+  CHECK_ARITH(int64_t, MPI_INT64_T);
+  CHECK_ARITH(uint64_t, MPI_UINT64_T);
+
+  bpc_op_t op;
+  /* signed sums wrap (two's complement), never trap */
+  ck_assert_int_eq(bpc_op_builtin("SUM", MPI_INT32_T, &op), BPC_OK); /* any case */
+  int32_t one = 1, big = INT32_MAX;
+  op.fn(&one, &big, 1, 0, NULL);
+  ck_assert_int_eq(big, INT32_MIN);
+  /* min / max of an unordered pair keep the earlier operand */
+  const float nan = NAN;
+  float o = 1.0f;
+  ck_assert_int_eq(bpc_op_builtin("min", MPI_FLOAT, &op), BPC_OK);
+  op.fn(&nan, &o, 1, 0, NULL); /* inout earlier */
+  ck_assert(o == 1.0f);
+  op.fn(&nan, &o, 1, 1, NULL); /* in earlier */
+  ck_assert(isnan(o));
+
+  /* over: not commutative, in_left puts `in` in front */
+  ck_assert_int_eq(bpc_op_builtin("over", MPI_FLOAT, &op), BPC_OK);
+  ck_assert_int_eq(op.commutative, 0);
+  const float f[8] = {0.25f, 0.5f, 0.0f, 0.5f, 0.0f, 0.0f, 0.0f, 0.0f};
+  const float k[8] = {0.5f, 0.0f, 0.25f, 0.75f, 0.125f, 0.25f, 0.5f, 1.0f};
+  for (int in_left = 0; in_left < 2; in_left++) {
+    float px[8];
+    memcpy(px, k, sizeof px);
+    ck_assert_int_eq(op.fn(f, px, 2, in_left, NULL), 0);
+    for (int i = 0; i < 8; i++) {
+      const float *fr = in_left ? f : k, *bk = in_left ? k : f;
+      const float want = fr[i] + (1.0f - fr[i / 4 * 4 + 3]) * bk[i];
+      ck_assert_msg(px[i] == want, "over in_left %d channel %d: %g, want %g", in_left, i,
+                    (double)px[i], (double)want);
+    }
+  }
+  /* zbuffer: the nearer wins; a tie goes to the larger rgba bits */
+  ck_assert_int_eq(bpc_op_builtin("zbuffer", MPI_FLOAT, &op), BPC_OK);
+  ck_assert_int_eq(op.commutative, 1);
+  const float zin[15] = {1, 1, 1, 1, 0.5f, 1, 1, 1, 1, 0.9f, 0.5f, 0, 0, 1, 0.3f};
+  float zo[15] = {0, 0, 0, 1, 0.6f, 0, 0, 0, 1, 0.8f, 0.25f, 0, 0, 1, 0.3f};
+  ck_assert_int_eq(op.fn(zin, zo, 3, 0, NULL), 0);
+  ck_assert(zo[0] == 1 && zo[4] == 0.5f);      /* nearer in wins */
+  ck_assert(zo[5] == 0 && zo[9] == 0.8f);      /* nearer inout stays */
+  ck_assert(zo[10] == 0.5f && zo[14] == 0.3f); /* tie: larger bits */
+
+  /* errors: op cleared */
+  ck_assert_int_eq(bpc_op_builtin(NULL, MPI_FLOAT, &op), BPC_ENULL);
+  ck_assert_int_eq(bpc_op_builtin("sum", MPI_FLOAT, NULL), BPC_ENULL);
+  ck_assert_int_eq(bpc_op_builtin("nope", MPI_FLOAT, &op), BPC_EINVAL);
+  ck_assert(op.fn == NULL);
+  ck_assert_int_eq(bpc_op_builtin("sum", MPI_BYTE, &op), BPC_ETYPE);
+  ck_assert(op.fn == NULL);
+  ck_assert_int_eq(bpc_op_builtin("over", MPI_DOUBLE, &op), BPC_ETYPE);
+  ck_assert_int_eq(bpc_op_builtin("zbuffer", MPI_INT, &op), BPC_ETYPE);
+}
+END_TEST
+
 static Suite *datatype_suite(void)
 {
   Suite *s = suite_create("datatype");
@@ -934,6 +1030,7 @@ static Suite *datatype_suite(void)
   tcase_add_test(tc, test_bundle_custom);
   tcase_add_test(tc, test_bundle_contiguous);
   tcase_add_test(tc, test_bad_input);
+  tcase_add_test(tc, test_builtin_ops);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -362,7 +362,11 @@ START_TEST(test_errors)
     f.data[g] = 1.0f;
   f.op.fn = NULL;
   ck_assert_int_eq(fx_merge(&f, NULL), BPC_ENULL);
-  f.op.fn = mi_merge_sum;
+  f.op.fn = mi_merge_sum; /* a callback and a binary operator: one too many */
+  ck_assert_int_eq(bpc_op_builtin("sum", MPI_FLOAT, &f.op.binary), BPC_OK);
+  ck_assert_int_eq(fx_merge(&f, NULL), BPC_EINVAL);
+  ck_assert_ptr_nonnull(strstr(bpc_last_error(ctx), "both set"));
+  f.op.binary.fn = NULL;
   f.type = NULL;
   ck_assert_int_eq(fx_merge(&f, NULL), BPC_ENULL);
   bpc_type_t bad = bpc_type_contiguous(0, MPI_FLOAT);

@@ -291,7 +291,7 @@ END_TEST
 START_TEST(test_params)
 {
   bpc_neighbor_params_t p = bpc_neighbor_params_default();
-  ck_assert_ptr_null(p.algorithm);
+  ck_assert_str_eq(p.algorithm, "auto");
   ck_assert_int_eq(p.nthreads, 0);
   ck_assert_int_eq(p.max_rounds, 0);
   ck_assert(p.synchrony < 0);
@@ -310,14 +310,20 @@ START_TEST(test_params)
     p.algorithm = upper;
     bpc_assign_t *a = NULL;
     bpc_neighbor_t *nb = make_ring(4, &type, &p, &a);
-    ck_assert_str_eq(bpc_neighbor_algorithm(nb), al[i].name);
+    bpc_neighbor_info_t info;
+    ck_assert_int_eq(bpc_neighbor_info(nb, &info), BPC_OK);
+    ck_assert_str_eq(info.name, al[i].name);
+    ck_assert_int_eq(info.algorithm, al[i].id);
+    ck_assert_int_eq(info.source, BPC_SOURCE_ARGUMENT);
     ck_assert_int_eq(bpc_neighbor_destroy(&nb), BPC_OK);
     bpc_assign_destroy(&a);
     /* by the environment */
     p.algorithm = NULL;
     setenv("BPC_NEIGHBOR_ALGORITHM", upper, 1);
     nb = make_ring(4, &type, &p, &a);
-    ck_assert_str_eq(bpc_neighbor_algorithm(nb), al[i].name);
+    ck_assert_int_eq(bpc_neighbor_info(nb, &info), BPC_OK);
+    ck_assert_str_eq(info.name, al[i].name);
+    ck_assert_int_eq(info.source, BPC_SOURCE_ENV);
     ck_assert_int_eq(bpc_neighbor_destroy(&nb), BPC_OK);
     bpc_assign_destroy(&a);
   }
@@ -333,7 +339,12 @@ START_TEST(test_params)
   /* "auto" in the environment: the built-in choice */
   setenv("BPC_NEIGHBOR_ALGORITHM", "AUTO", 1);
   ck_assert_int_eq(bpc_neighbor_create_graph(ctx, a, off, tgt, &type, NULL, &nb), BPC_OK);
-  ck_assert_str_eq(bpc_neighbor_algorithm(nb), "packed");
+  bpc_neighbor_info_t info;
+  ck_assert_int_eq(bpc_neighbor_info(nb, &info), BPC_OK);
+  ck_assert_str_eq(info.name, "packed");
+  ck_assert_int_eq(info.source, BPC_SOURCE_BUILTIN);
+  ck_assert_int_eq(bpc_neighbor_info(nb, NULL), BPC_ENULL);
+  ck_assert_int_eq(bpc_neighbor_info(NULL, &info), BPC_ENULL);
   ck_assert_int_eq(bpc_neighbor_destroy(&nb), BPC_OK);
   unsetenv("BPC_NEIGHBOR_ALGORITHM");
   /* bad parameters, one at a time */

@@ -2,7 +2,8 @@
  * tests/unit/test_scan_serial.c - the prefix-scan engine on a serial
  * context (the in-process transport runs the same schedules): every global
  * algorithm, block counts 1..17 (primes and non-powers of two), 0..5 items
- * per block, matrices and the variable-size list type, inclusive and
+ * per block, matrices and the variable-size list type (as callbacks and
+ * as binary operators), inclusive and
  * exclusive with and without identity, gid and permuted orders, operator
  * counts, thread counts, argument errors and a failing operator; the
  * overlapped driver against lock-step rounds bit for bit; the schedules'
@@ -52,7 +53,8 @@ START_TEST(test_reference)
             const int with_id = mi == 2, seed = nb + a;
             sr_prob_t P;
             sr_prob_make(&P, A, kind, seed, 0, -1);
-            bpc_scan_op_t op = sr_op(kind, with_id);
+            /* the callback and the binary form (op.binary) in turn */
+            bpc_scan_op_t op = sr_op(kind | ((st + ord) % 2 ? SR_BINARY : 0), with_id);
             bpc_scan_params_t prm = bpc_scan_params_default();
             prm.algorithm = tab[a].name;
             prm.order = ord ? order : NULL;
@@ -173,6 +175,11 @@ START_TEST(test_errors)
   ck_assert_int_eq(bpc_scan(ctx, A, &P.type, 0, P.in, NULL, &op, NULL, NULL), BPC_ENULL);
   ck_assert_int_eq(bpc_scan(ctx, A, &P.type, 0, P.in, P.out, NULL, NULL, NULL), BPC_ENULL);
   ck_assert_int_eq(bpc_scan(ctx, A, &P.type, 5, P.in, P.out, &op, NULL, NULL), BPC_EINVAL);
+  bpc_scan_op_t two = op, none = op; /* both forms, or neither */
+  two.binary.fn = sr_mat_mul_bin;
+  none.fn = NULL;
+  ck_assert_int_eq(bpc_scan(ctx, A, &P.type, 0, P.in, P.out, &two, NULL, NULL), BPC_EINVAL);
+  ck_assert_int_eq(bpc_scan(ctx, A, &P.type, 0, P.in, P.out, &none, NULL, NULL), BPC_ENULL);
   bpc_scan_params_t prm = bpc_scan_params_default();
   prm.algorithm = "nope";
   ck_assert_int_eq(bpc_scan(ctx, A, &P.type, 0, P.in, P.out, &op, &prm, NULL), BPC_EALGO);

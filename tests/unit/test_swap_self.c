@@ -212,13 +212,13 @@ START_TEST(test_stats_model)
 }
 END_TEST
 
-static int fail_op(void *io, const void *in, size_t n, int f, void *u)
+static int fail_op(const void *in, void *io, size_t n, int f, void *u)
 {
   int *calls = u;
   (*calls)++;
   if (*calls == 3)
     return 17;
-  return so_apply(SO_SUM, io, in, n, f);
+  return so_apply(SO_SUM, in, io, n, f);
 }
 
 START_TEST(test_bad_input)
@@ -233,7 +233,7 @@ START_TEST(test_bad_input)
   }
   void *const *bufs = (void *const *)b;
   bpc_type_t t = bpc_type_contiguous(4, MPI_FLOAT);
-  bpc_swap_op_t op = so_op(SO_SUM);
+  bpc_op_t op = so_op(SO_SUM);
   bpc_swap_params_t P = bpc_swap_params_default();
 
   int k[2] = {4, 2};
@@ -287,7 +287,7 @@ START_TEST(test_bad_input)
   const int nalg = so_algos(algs, 16);
   for (int ai = 0; ai < nalg; ai++) {
     int calls = 0;
-    bpc_swap_op_t fop = {fail_op, 1, &calls};
+    bpc_op_t fop = {fail_op, 1, &calls};
     P = bpc_swap_params_default();
     P.algorithm = algs[ai];
     P.nthreads = 1;
@@ -506,7 +506,7 @@ START_TEST(test_plan_by_id)
   const size_t count = 30;
   bpc_assign_t *a = assign_n(n);
   bpc_type_t t = bpc_type_contiguous(16, MPI_BYTE);
-  bpc_swap_op_t op = so_op(SO_MAT);
+  bpc_op_t op = so_op(SO_MAT);
   bpc_swap_params_t P = bpc_swap_params_default();
   P.algorithm = "ring"; /* ignored: the id wins */
   P.nthreads = 1;

@@ -14,15 +14,15 @@
 #include "../common/swap_ops.h"
 #include "threads/threads.h"
 
-static int op_mat(void *io, const void *in, size_t n, int f, void *u)
+static int op_mat(const void *in, void *io, size_t n, int f, void *u)
 {
   (void)u;
-  return so_apply(SO_MAT, io, in, n, f);
+  return so_apply(SO_MAT, in, io, n, f);
 }
-static int op_over(void *io, const void *in, size_t n, int f, void *u)
+static int op_over(const void *in, void *io, size_t n, int f, void *u)
 {
   (void)u;
-  return so_apply(SO_OVER, io, in, n, f);
+  return so_apply(SO_OVER, in, io, n, f);
 }
 
 /* m buffers of count elements of op's inputs (operand i = "gid" i + salt). */
@@ -176,7 +176,7 @@ START_TEST(test_batch)
 END_TEST
 
 static int fail_count;
-static int op_fail(void *io, const void *in, size_t n, int f, void *u)
+static int op_fail(const void *in, void *io, size_t n, int f, void *u)
 {
   (void)io;
   (void)in;

@@ -243,7 +243,7 @@ int bpc__bcast_deliver(bpc__bcast_call_t *C, const bpc__bcast_item_t *it, int *c
     if (C->type->kind == BPC_TYPE_CUSTOM && obj != NULL)
       for (int i = 0; i < s; i++)
         if (obj[i] != NULL)
-          bpc_type_destroy(C->type, obj[i]);
+          bpc_type_item_destroy(C->type, obj[i]);
     free(obj);
     free(view);
   }

@@ -52,6 +52,7 @@ bpc_merge_params_t bpc_merge_params_default(void)
 {
   bpc_merge_params_t p;
   memset(&p, 0, sizeof p);
+  p.algorithm = "auto";
   return p;
 }
 
@@ -443,6 +444,11 @@ static int merge_setup(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
   P.items = items;
   if (op != NULL)
     P.op = *op;
+  const int contig = type != NULL && type->kind == BPC_TYPE_CONTIGUOUS;
+  if (P.op.fn == NULL && P.op.binary.fn != NULL) { /* the engine folds with binary */
+    P.op.commutative = P.op.binary.commutative;
+    P.op.elementwise = contig;
+  }
   const int ew = P.op.elementwise != 0;
 
   /* --- 1. every argument on this rank; the first error is the rank's code */
@@ -455,11 +461,14 @@ static int merge_setup(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
     FIRST_ERR(rc, ctx, BPC_ENULL, "bpc_merge: type is NULL");
   else if (rc == BPC_OK)
     rc = bpc_type_check(ctx, type);
-  const int contig = type != NULL && type->kind == BPC_TYPE_CONTIGUOUS;
   if (op == NULL)
     FIRST_ERR(rc, ctx, BPC_ENULL, "bpc_merge: op is NULL");
-  else if (op->fn == NULL)
-    FIRST_ERR(rc, ctx, BPC_ENULL, "bpc_merge: op->fn (the merge callback) is NULL");
+  else if (op->fn == NULL && op->binary.fn == NULL)
+    FIRST_ERR(rc, ctx, BPC_ENULL,
+              "bpc_merge: op->fn (the merge callback) and op->binary.fn are both NULL");
+  else if (op->fn != NULL && op->binary.fn != NULL)
+    FIRST_ERR(rc, ctx, BPC_EINVAL,
+              "bpc_merge: op->fn and op->binary.fn are both set (give one of them)");
   if (ew && type != NULL && !contig)
     FIRST_ERR(rc, ctx, BPC_EINVAL, "merge: op->elementwise applies to contiguous item types only");
   /* --- 2. the algorithm (NULL row: the built-in choice, after agreement) */

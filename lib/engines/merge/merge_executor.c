@@ -227,6 +227,39 @@ static int task_check(mstate_t *S, mblk_t *b)
 }
 
 /* Run one unit (any thread). Scratch: items, views and gids of kmax. */
+/* A group's merge: the user's callback, or (op.fn NULL) the fold with the
+ * binary operator in position order: the root's item becomes items[0] o
+ * items[1] o ... (later items folded in from the right, then earlier ones
+ * from the left, which associativity makes the same). Contiguous items
+ * have one count here (binary implies elementwise); a custom item is
+ * passed whole with count 1. Returns the callback's or the operator's
+ * value. */
+static int merge_call(const bpc__merge_plan_t *P, bpc_merge_group_t *g)
+{
+  if (P->op.fn != NULL)
+    return P->op.fn(g, P->op.user);
+  const bpc_op_t *op = &P->op.binary;
+  const int contig = P->type->kind == BPC_TYPE_CONTIGUOUS;
+  const int r = g->root;
+  void *root = contig ? ((bpc_buf_t *)g->items[r])->data : g->items[r];
+  const size_t count = contig ? ((bpc_buf_t *)g->items[r])->count : 1;
+  if (count == 0)
+    return 0;
+  for (int i = r + 1; i < g->nitems; i++) {
+    const void *in = contig ? ((const bpc_buf_t *)g->items[i])->data : g->items[i];
+    int v = op->fn(in, root, count, 0, op->user);
+    if (v != 0)
+      return v;
+  }
+  for (int i = r - 1; i >= 0; i--) {
+    const void *in = contig ? ((const bpc_buf_t *)g->items[i])->data : g->items[i];
+    int v = op->fn(in, root, count, 1, op->user);
+    if (v != 0)
+      return v;
+  }
+  return 0;
+}
+
 static void run_unit(mstate_t *S, munit_t *u, void **items, bpc_buf_t *views, int *owned)
 {
   bpc__merge_plan_t *P = S->P;
@@ -271,7 +304,7 @@ static void run_unit(mstate_t *S, munit_t *u, void **items, bpc_buf_t *views, in
         items[j] = &views[j];
       }
     }
-    int v = P->op.fn(&g, P->op.user);
+    int v = merge_call(P, &g);
     bpc__stats_ops(P->ctx, 1);
     if (v != 0) {
       u->rc = BPC_ECALLBACK;
@@ -299,15 +332,15 @@ static void run_unit(mstate_t *S, munit_t *u, void **items, bpc_buf_t *views, in
     u->cbval = v;
     u->kind = BPC__MERGE_CB_UNPACK;
     for (int i = 1; i < j; i++)
-      bpc_type_destroy(P->type, items[i]);
+      bpc_type_item_destroy(P->type, items[i]);
     return;
   }
-  v = P->op.fn(&g, P->op.user);
+  v = merge_call(P, &g);
   bpc__stats_ops(P->ctx, 1);
   uitems[b->li] = items[0];
   for (int i = 1; i < k; i++)
     if (items[i] != NULL)
-      bpc_type_destroy(P->type, items[i]);
+      bpc_type_item_destroy(P->type, items[i]);
   if (v != 0) {
     u->rc = BPC_ECALLBACK;
     u->cbval = v;

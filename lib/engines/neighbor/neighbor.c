@@ -37,7 +37,7 @@ bpc_neighbor_params_t bpc_neighbor_params_default(void)
 {
   bpc_neighbor_params_t p;
   memset(&p, 0, sizeof p);
-  p.algorithm = NULL;
+  p.algorithm = "auto";
   p.synchrony = -1.0;
   p.nthreads = 0;
   p.max_rounds = 0;
@@ -507,9 +507,14 @@ int bpc_neighbor_destroy(bpc_neighbor_t **pnb)
   return rc;
 }
 
-const char *bpc_neighbor_algorithm(const bpc_neighbor_t *nb)
+int bpc_neighbor_info(const bpc_neighbor_t *nb, bpc_neighbor_info_t *info)
 {
-  return nb != NULL ? nb->row->info.name : "";
+  if (nb == NULL || info == NULL)
+    return bpc__err(nb ? nb->ctx : NULL, BPC_ENULL, "bpc_neighbor_info: NULL argument");
+  info->algorithm = nb->row->info.id;
+  info->name = nb->row->info.name;
+  info->source = nb->source;
+  return BPC_OK;
 }
 
 int bpc_neighbor_links(const bpc_neighbor_t *nb, int gid, const bpc_link_t **links, int *n)

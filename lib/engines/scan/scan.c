@@ -157,7 +157,7 @@ void bpc__scan_val_free(const bpc__scan_call_t *C, bpc__scan_val_t *x)
     if (C->type->kind == BPC_TYPE_CONTIGUOUS)
       free(x->v);
     else
-      bpc_type_destroy(C->type, x->v);
+      bpc_type_item_destroy(C->type, x->v);
   }
   x->v = NULL;
   x->present = 0;
@@ -223,7 +223,14 @@ static void combine_ref(scan_state_t *S, const bpc__scan_val_t *a, const bpc__sc
     return;
   }
   int rc;
-  if (C->type->kind == BPC_TYPE_CONTIGUOUS) {
+  if (C->op->fn == NULL) { /* binary (MPI's order): out = copy of b, then a o out */
+    rc = item_copy(S, b->v, &out->v);
+    if (rc != BPC_OK) {
+      st_fail(S, rc);
+      return;
+    }
+    rc = C->op->binary.fn(a->v, out->v, 1, 1, C->op->binary.user);
+  } else if (C->type->kind == BPC_TYPE_CONTIGUOUS) {
     out->v = malloc(C->type->elem_size);
     if (out->v == NULL) {
       st_fail(S, BPC_ENOMEM);
@@ -246,7 +253,7 @@ static void combine_ref(scan_state_t *S, const bpc__scan_val_t *a, const bpc__sc
     if (C->type->kind == BPC_TYPE_CONTIGUOUS)
       free(out->v);
     else if (out->v != NULL)
-      bpc_type_destroy(C->type, out->v);
+      bpc_type_item_destroy(C->type, out->v);
     out->v = NULL;
     char msg[96]; /* set with the failure, under its lock: threads may race */
     snprintf(msg, sizeof msg, "bpc_scan: the operator returned %d%s", rc,
@@ -1221,11 +1228,14 @@ static int scan_check(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type
                       const bpc_scan_op_t *op, const bpc_scan_params_t *P, int *pos_of,
                       const bpc__algo_t **row, bpc_algo_source_t *source)
 {
-  if (assign == NULL || type == NULL || op == NULL || op->fn == NULL)
+  if (assign == NULL || type == NULL || op == NULL || (op->fn == NULL && op->binary.fn == NULL))
     return bpc__err(ctx, BPC_ENULL, "bpc_scan: %s is NULL",
-                    assign == NULL ? "assign" : type == NULL ? "type"
-                                            : op == NULL     ? "op"
-                                                             : "op->fn");
+                    assign == NULL ? "assign"
+                    : type == NULL ? "type"
+                    : op == NULL   ? "op"
+                                   : "op->fn (and op->binary.fn)");
+  if (op->fn != NULL && op->binary.fn != NULL)
+    return bpc__err(ctx, BPC_EINVAL, "bpc_scan: op->fn and op->binary.fn are both set (give one)");
   if (assign->ctx != ctx)
     return bpc__err(ctx, BPC_EINVAL, "bpc_scan: the assignment belongs to another context");
   int rc = bpc_type_check(ctx, type);
@@ -1315,7 +1325,8 @@ static int scan_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type
   bpc__sig_bytes(&sig, "order", rc == BPC_OK ? order : NULL,
                  rc == BPC_OK ? sizeof(int) * (size_t)nb : 0);
   bpc__sig_int(&sig, "identity", rc == BPC_OK && op->identity != NULL);
-  bpc__sig_int(&sig, "op->commutative", rc == BPC_OK && op->commutative != 0);
+  bpc__sig_int(&sig, "op->commutative",
+               rc == BPC_OK && (op->fn != NULL ? op->commutative : op->binary.commutative) != 0);
   bpc__sig_type(&sig, rc == BPC_OK ? type : NULL);
   /* info's totals are reductions: made when any rank asked for them, so a
    * rank passing NULL where another passes info joins them */

@@ -144,7 +144,7 @@ static int choose(bpc__swap_plan_t *pl, int n, bpc_swap_algorithm_t forced)
 }
 
 static int plan_checks(bpc__swap_plan_t *pl, const bpc_assign_t *a, const bpc_type_t *type,
-                       const bpc_swap_op_t *op, bpc_swap_algorithm_t forced)
+                       const bpc_op_t *op, bpc_swap_algorithm_t forced)
 {
   bpc_ctx_t *ctx = pl->ctx;
   const bpc_swap_params_t *P = &pl->params;
@@ -210,7 +210,7 @@ static int plan_checks(bpc__swap_plan_t *pl, const bpc_assign_t *a, const bpc_ty
 }
 
 int bpc__swap_plan_by_id(bpc_ctx_t *ctx, const bpc_assign_t *a, const bpc_type_t *type,
-                         size_t count, const bpc_swap_op_t *op, const bpc_swap_params_t *params,
+                         size_t count, const bpc_op_t *op, const bpc_swap_params_t *params,
                          bpc_swap_algorithm_t algorithm, bpc__swap_plan_t *plan)
 {
   if (plan == NULL)
@@ -240,8 +240,7 @@ int bpc__swap_plan_by_id(bpc_ctx_t *ctx, const bpc_assign_t *a, const bpc_type_t
 }
 
 int bpc__swap_plan(bpc_ctx_t *ctx, const bpc_assign_t *a, const bpc_type_t *type, size_t count,
-                   const bpc_swap_op_t *op, const bpc_swap_params_t *params,
-                   bpc__swap_plan_t *plan)
+                   const bpc_op_t *op, const bpc_swap_params_t *params, bpc__swap_plan_t *plan)
 {
   return bpc__swap_plan_by_id(ctx, a, type, count, op, params, BPC_SWAP_AUTO, plan);
 }
@@ -383,8 +382,9 @@ static int check_bufs(bpc_ctx_t *ctx, const bpc_assign_t *a, void *const *bufs, 
 }
 
 static int swap_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
-                      void *const *bufs, size_t count, const bpc_swap_op_t *op,
-                      const bpc_swap_params_t *params, bpc_swap_piece_t *pieces, bpc_swap_info_t *info)
+                      void *const *bufs, size_t count, const bpc_op_t *op,
+                      const bpc_swap_params_t *params, bpc_swap_piece_t *pieces,
+                      bpc_swap_info_t *info)
 {
   if (ctx == NULL)
     return BPC_ENULL;
@@ -403,9 +403,9 @@ static int swap_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type
 }
 
 /* The public entry: the re-entrancy guard (bpc__enter) around the call. */
-int bpc_swap(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type,
-             void *const *bufs, size_t count, const bpc_swap_op_t *op,
-             const bpc_swap_params_t *params, bpc_swap_piece_t *pieces, bpc_swap_info_t *info)
+int bpc_swap(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_type_t *type, void *const *bufs,
+             size_t count, const bpc_op_t *op, const bpc_swap_params_t *params,
+             bpc_swap_piece_t *pieces, bpc_swap_info_t *info)
 {
   BPC__GUARDED_RETURN(ctx, "bpc_swap",
       swap_entry(ctx, assign, type, bufs, count, op, params, pieces, info));

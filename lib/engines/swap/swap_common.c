@@ -25,7 +25,7 @@ int bpc__swap_op(bpc__swap_call_t *c, void *inout, const void *in, size_t count,
 {
   if (c->err != BPC_OK || count == 0)
     return c->err;
-  int rc = c->op->fn(inout, in, count, in_first, c->op->user);
+  int rc = c->op->fn(in, inout, count, in_first, c->op->user);
   bpc__stats_ops(c->ctx, 1);
   if (rc != 0)
     c->err = bpc__err(c->ctx, BPC_ECALLBACK,
@@ -165,11 +165,10 @@ static int fold_unit(bpc__swap_call_t *c, const bpc__swap_fold_t *jobs, const si
   char *home = c->buf[J->b] + J->off * es;
   for (int x = 0; x < J->nops; x++) {
     const bpc__swap_fold_op_t *o = &J->ops[x];
-    int rc = o->bytes > 0
-                 ? sp->blend(J->b, J->off, home, J->count, o->data, o->bytes, lo, len,
-                             o->in_first, sp->user)
-                 : c->op->fn(home + lo * es, (const char *)o->data + lo * es, len, o->in_first,
-                             c->op->user);
+    int rc = o->bytes > 0 ? sp->blend(J->b, J->off, home, J->count, o->data, o->bytes, lo, len,
+                                      o->in_first, sp->user)
+                          : c->op->fn((const char *)o->data + lo * es, home + lo * es, len,
+                                      o->in_first, c->op->user);
     if (rc != 0)
       return rc;
   }

@@ -105,7 +105,7 @@ typedef struct bpc__swap_call {
   const char *const *src;
   size_t count;      /* elements per buffer */
   size_t es;         /* bytes per element */
-  const bpc_swap_op_t *op;
+  const bpc_op_t *op;
   int deterministic;
   const bpc__rounds_t *R; /* a kvec row's rounds (k-vector), else NULL */
   int nrounds;       /* a kvec row's rounds to perform (<= R->nrounds) */

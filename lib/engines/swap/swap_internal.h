@@ -96,7 +96,7 @@ typedef struct bpc__swap_plan {
   const bpc_assign_t *assign;
   size_t count;              /* elements per buffer */
   size_t es;                 /* bytes per element */
-  bpc_swap_op_t op;          /* copy of the operator */
+  bpc_op_t op;               /* copy of the operator */
   bpc_swap_params_t params;  /* copy; params.codec must stay valid until exec */
   const bpc__algo_t *row;    /* the schedule (NULL after an error) */
   bpc_algo_source_t source;  /* where the choice came from */
@@ -136,14 +136,13 @@ typedef struct bpc__swap_plan {
  * NULL (defaults). ctx NULL is BPC_ENULL (nothing recorded).
  */
 int bpc__swap_plan(bpc_ctx_t *ctx, const bpc_assign_t *a, const bpc_type_t *type, size_t count,
-                   const bpc_swap_op_t *op, const bpc_swap_params_t *params,
-                   bpc__swap_plan_t *plan);
+                   const bpc_op_t *op, const bpc_swap_params_t *params, bpc__swap_plan_t *plan);
 
 /* The same with the schedule forced by id (BPC_SWAP_RADIXK, _SHIFT,
  * _RING; BPC_SWAP_AUTO = choose as bpc__swap_plan does). An unknown id is
  * BPC_EALGO. */
 int bpc__swap_plan_by_id(bpc_ctx_t *ctx, const bpc_assign_t *a, const bpc_type_t *type,
-                         size_t count, const bpc_swap_op_t *op, const bpc_swap_params_t *params,
+                         size_t count, const bpc_op_t *op, const bpc_swap_params_t *params,
                          bpc_swap_algorithm_t algorithm, bpc__swap_plan_t *plan);
 
 /* Add the fields that must match on every rank to sig (after the caller's
