@@ -1,7 +1,9 @@
 /*
  * lib/engines/scan/scan_internal.h - the scan engine's registry entry, the
  * call state and the global-stage schedule interface (internal).
- * scan.c: entry, table, local stages and the round runner; one file per
+ * scan.c: entry, table and the cost model; scan_values.c, scan_steps.c,
+ * scan_flow.c: the driver (values and messages, a block's steps with the
+ * lock-step driver and the runner, the dataflow driver); one file per
  * global algorithm (scan_serial.c, scan_kogge_stone.c, scan_sklansky.c,
  * scan_brent_kung.c, scan_blelloch.c, scan_mpi.c) with its schedule and run
  * function.
@@ -90,8 +92,8 @@ typedef struct bpc__scan_call {
   int nblocks;
   const int *order;  /* position -> gid (never NULL here) */
   const int *pos_of; /* gid -> position */
-  /* the overlapped (dataflow) driver runs the scheduled rows (scan.c;
-   * BPC_SCAN_OVERLAP=0: lock-step rounds) */
+  /* the overlapped (dataflow) driver runs the scheduled rows (scan_flow.c;
+   * BPC_SCAN_OVERLAP=0: lock-step rounds, scan_steps.c) */
   int overlap;
   /* a callback failed on this rank (no more operator calls) and its code */
   int failed, fail_code;
@@ -119,7 +121,7 @@ void bpc__scan_val_free(const bpc__scan_call_t *C, bpc__scan_val_t *x);
 void bpc__scan_combine(bpc__scan_call_t *C, const bpc__scan_val_t *a, const bpc__scan_val_t *b,
                        bpc__scan_val_t *out, int global);
 
-/* Run scan-then-propagate with this global schedule (scan.c). */
+/* Run scan-then-propagate with this global schedule (scan_steps.c). */
 int bpc__scan_run(bpc__scan_call_t *C, const bpc__scan_sched_t *S);
 
 /* The cost model of "auto" (scan.c, doc/scan.md): the id of the row with
@@ -203,5 +205,57 @@ static inline const bpc__scan_row_t *bpc__scan_row(const bpc__algo_t *row)
 {
   return (const bpc__scan_row_t *)row->data;
 }
+
+/* ------------------------------------------------ the driver (internal) */
+
+/* One call's driver state (scan_values.c, scan_steps.c, scan_flow.c). */
+typedef struct scan_flow scan_flow_t;
+
+typedef struct scan_state {
+  bpc__scan_call_t *C;
+  void **sendbufs; /* packed messages, freed after the flush */
+  int nsend, capsend;
+  /* per local block l: s[l] its local inclusive scan (reduce-then-scan:
+   * s[l][0] as scratch only), tot[l] its global-stage value, got[l] the
+   * value received in the current round and kinds[l] what to do with it,
+   * incl[l] the last item's result when a strategy provides it */
+  bpc__scan_val_t **s, *tot, *got, *incl;
+  int *kinds;
+  int rts, shortcut, succ; /* the strategy (see bpc__scan_run) */
+  scan_flow_t *flow;       /* the dataflow driver while it runs, else NULL */
+} scan_state_t;
+
+/* Values and messages (scan_values.c). */
+void bpc__scan_st_fail(scan_state_t *S, int code);
+/* A copy of an item (contiguous: one element; custom: pack + unpack). */
+int bpc__scan_item_copy(scan_state_t *S, const void *item, void **out);
+int bpc__scan_val_copy(scan_state_t *S, const bpc__scan_val_t *a, bpc__scan_val_t *out);
+/* out = a op b; a and b stay the caller's (see bpc__scan_combine). */
+void bpc__scan_combine_ref(scan_state_t *S, const bpc__scan_val_t *a, const bpc__scan_val_t *b,
+                           bpc__scan_val_t *out, int global);
+/* Item i of local block l's input, as a borrowed value. */
+bpc__scan_val_t bpc__scan_in_item(const bpc__scan_call_t *C, int l, size_t i);
+int bpc__scan_send_val(scan_state_t *S, int src_gid, int dst_gid, int seq,
+                       const bpc__scan_val_t *x);
+int bpc__scan_take_val(scan_state_t *S, bpc__msg_t *m, bpc__scan_val_t *x);
+int bpc__scan_recv_val(scan_state_t *S, int dst_gid, int src_gid, int seq, bpc__scan_val_t *x);
+
+/* A block's steps (scan_steps.c): (1) its local scan, (3) its
+ * propagation, a global round's source and destinations, the step that
+ * applies a received value, keeping the inclusive prefix, and taking the
+ * successor's message. */
+void bpc__scan_local_block(scan_state_t *S, int l);
+void bpc__scan_propagate_block(scan_state_t *S, int l);
+int bpc__scan_round_src(const bpc__scan_sched_t *sched, int P, int nr, int r, int p,
+                        bpc__scan_step_t *k);
+void bpc__scan_round_dests(const bpc__scan_sched_t *sched, int P, int nr, int r, int s, int c[4]);
+void bpc__scan_apply_step(scan_state_t *S, int l);
+void bpc__scan_keep_incl(scan_state_t *S, int l);
+int bpc__scan_take_succ(scan_state_t *S, int l, bpc__msg_t *m);
+
+/* The dataflow driver (scan_flow.c), and its progress hook that the
+ * steps call after each operator call while it runs. */
+int bpc__scan_run_flow(scan_state_t *S, const bpc__scan_sched_t *sched);
+void bpc__scan_flow_hook(scan_state_t *S);
 
 #endif /* BPC_LIB_ENGINES_SCAN_INTERNAL_H */

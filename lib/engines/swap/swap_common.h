@@ -35,8 +35,8 @@
  *  blend   combines elements [lo, lo + len) of a valid encoded piece of
  *          `count` elements into local block lb's elements [off, off +
  *          count) (`inout` points at element off of its buffer) exactly as
- *          the operator would combine its decoding (in_first as for
- *          bpc_swap_op_fn), touching only what the encoding holds: an
+ *          the operator would combine its decoding (in_first as the
+ *          operator's in_left), touching only what the encoding holds: an
  *          element it does not hold must be the operator's identity;
  *          called concurrently on disjoint ranges;
  *  prepare (may be NULL) before a merge into elements [off, off + count)
