@@ -1,6 +1,8 @@
 /*
  * lib/engines/bcast/bcast.c - the s-to-p broadcast engine: its algorithm
- * table and registry entry, params, and the public entry bpc_bcast.
+ * table and registry entry, params, running a row (with repositioning and
+ * partitioning) and the public entry bpc_bcast. auto's cost model is in
+ * bcast_model.c, its decision cache in bcast_cache.c.
  *
  * One call (the engine frame of doc/design.md): check every argument on
  * this rank, pick the algorithm (argument, BPC_BCAST_ALGORITHM, built-in
@@ -12,7 +14,6 @@
  */
 #include "engines/bcast/bcast_internal.h"
 
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,26 +55,6 @@ bpc_bcast_params_t bpc_bcast_params_default(void)
   memset(&p, 0, sizeof p);
   p.algorithm = "auto";
   return p;
-}
-
-/* The cost model's machine constants (doc/bcast.md "Choosing"): latency
- * per message and time per byte, a shared-memory or fast-network node. */
-#define BC_ALPHA 2e-6
-#define BC_BETA 2e-10
-/* Processes the model evaluates besides the first and last rank and the
- * first and last source's (all of them when there are at most
- * BC_SAMPLE + 4). */
-#define BC_SAMPLE 12
-
-/* A model constant: environment variable `name` (seconds, resp. seconds
- * per byte: what `bpc-bench bcast --calibrate` prints) when it holds a
- * positive number, else the built-in value. */
-static double bcast_const(const char *name, double dflt)
-{
-  const char *e = getenv(name);
-  char *end = NULL;
-  const double v = e != NULL ? strtod(e, &end) : 0.0;
-  return e != NULL && end != e && *end == '\0' && v > 0.0 && v < 1.0 ? v : dflt;
 }
 
 /* The row's schedule in two halves plus the final exchange, built only
@@ -141,7 +122,7 @@ static int bcast_partition(bpc__bcast_call_t *C, const bpc__algo_t *row, const i
 /* The flags that take effect for the row: repositioning needs sources and
  * a schedule that starts from them (the row's dist), partitioning a row
  * that partitions and 2 blocks or more. */
-static void bcast_effective(const bpc__bcast_call_t *C, const bpc__algo_t *row, int *rep, int *part)
+void bpc__bcast_effective(const bpc__bcast_call_t *C, const bpc__algo_t *row, int *rep, int *part)
 {
   *rep = C->reposition && C->s > 0 && bpc__bcast_row(row)->dist != BPC__BC_DIST_NONE;
   *part = C->partition && bpc__bcast_row(row)->partitions && C->p >= 2;
@@ -151,7 +132,7 @@ int bpc__bcast_run_row(bpc__bcast_call_t *C, const bpc__algo_t *row)
 {
   const int s = C->s, p = C->p;
   int rep, part;
-  bcast_effective(C, row, &rep, &part);
+  bpc__bcast_effective(C, row, &rep, &part);
   if (!rep && !part)
     return row->run(C);
   int *T = malloc(sizeof(int) * (size_t)(s + 1));
@@ -206,390 +187,6 @@ out:
   free(T);
   free(inT);
   free(used);
-  return rc;
-}
-
-long long bpc__bcast_model_L(long long L)
-{
-  if (L <= 8)
-    return L < 0 ? 0 : L;
-  long long e = 1;
-  while (2 * e <= L)
-    e *= 2;
-  const long long q = e / 4; /* quarter steps of the octave [e, 2e) */
-  return e + (L - e + q - 1) / q * q;
-}
-
-int bpc__bcast_choose(bpc__bcast_call_t *C, double L, const bpc__algo_t **row, int *reposition,
-                      int *partition, double *T)
-{
-  const int rep0 = C->reposition, part0 = C->partition;
-  const bpc__algo_t *best_row = NULL;
-  double best = 0.0;
-  int rep = 0, part = 0;
-  for (int k = 0; k < bpc__engine_bcast.nrows; k++)
-    for (int v = 0; v < 4; v++) {
-      const bpc__algo_t *r = &bpc__engine_bcast.rows[k];
-      if (((v & 1) && bpc__bcast_row(r)->dist == BPC__BC_DIST_NONE) ||
-          ((v >> 1) && !bpc__bcast_row(r)->partitions))
-        continue; /* variants without effect */
-      C->reposition = v & 1;
-      C->partition = v >> 1;
-      const double t = bpc__bcast_model(C, r, L);
-      if (best_row == NULL || t < best) {
-        best = t;
-        best_row = r;
-        rep = C->reposition;
-        part = C->partition;
-      }
-    }
-  C->reposition = rep0;
-  C->partition = part0;
-  *row = best_row;
-  *reposition = rep;
-  *partition = part;
-  if (T != NULL)
-    *T = best;
-  return best < 1e30 && !C->model_oom ? BPC_OK : BPC_ENOMEM;
-}
-
-double bpc__bcast_model(bpc__bcast_call_t *C0, const bpc__algo_t *row, double L)
-{
-  const int nr = C0->ctx->size, s = C0->s;
-  const double alpha = C0->alpha, beta = C0->beta;
-  if (bpc__bcast_row(row)->model != NULL)
-    return bpc__bcast_row(row)->model(C0, L);
-  bpc__bcast_call_t C = *C0;
-  memset(&C.S, 0, sizeof C.S);
-  C.S.rk = C0->rk;
-  C.plan_only = 1;
-  double T = 0.0;
-  bpc__bcast_plan_t P;
-  memset(&P, 0, sizeof P);
-  /* the processes modelled: all when there are few, else the first and
-   * last rank, the first and last source's and BC_SAMPLE evenly spaced */
-  int *pick = calloc((size_t)nr, sizeof(int)), ns = 0;
-  long long *load = NULL;
-  const int rrc = pick != NULL ? bpc__bcast_run_row(&C, row) : BPC_ENOMEM;
-  const int prc =
-      rrc == BPC_OK && C.S.err == BPC_OK ? bpc__bcast_plan_init(&P, &C.S, nr, C.ids, s) : BPC_OK;
-  if (rrc != BPC_OK || C.S.err != BPC_OK || prc != BPC_OK) {
-    /* out of memory is not "this row does not apply": the choice would
-     * differ from the other ranks' */
-    if (rrc == BPC_ENOMEM || C.S.err == BPC_ENOMEM || prc != BPC_OK)
-      C0->model_oom = 1;
-    T = 1e30;
-    goto out;
-  }
-  {
-    int cand[BC_SAMPLE + 4], nc = 0;
-    if (nr <= BC_SAMPLE + 4) {
-      for (int r = 0; r < nr; r++)
-        cand[nc++] = r;
-    } else {
-      cand[nc++] = 0;
-      cand[nc++] = nr - 1;
-      if (s > 0) {
-        cand[nc++] = C.S.rk[C.ids[0]];
-        cand[nc++] = C.S.rk[C.ids[s - 1]];
-      }
-      for (int k = 1; k <= BC_SAMPLE; k++)
-        cand[nc++] = (int)((long long)k * nr / (BC_SAMPLE + 1));
-    }
-    for (int k = 0; k < nc; k++)
-      if (!pick[cand[k]]) {
-        pick[cand[k]] = ++ns;
-      }
-  }
-  load = calloc((size_t)ns * 4, sizeof(long long));
-  if (load == NULL) {
-    C0->model_oom = 1;
-    T = 1e30;
-    goto out;
-  }
-  for (int t = 0; t < P.nsteps; t++) {
-    memset(load, 0, sizeof(long long) * 4 * (size_t)ns);
-    for (int B = 0; B < nr; B++) {
-      const size_t g = (size_t)t * nr + B;
-      for (int e = P.in_start[g]; e < P.in_start[g + 1]; e++) {
-        const int a = pick[P.in_from[e]] - 1, b = pick[B] - 1;
-        if (a < 0 && b < 0)
-          continue;
-        long long k = 0;
-        bpc__bcast_plan_carry(&P, t, B, e, NULL, &k);
-        if (k == 0)
-          continue;
-        if (a >= 0) {
-          load[4 * a]++;
-          load[4 * a + 1] += k;
-        }
-        if (b >= 0) {
-          load[4 * b + 2]++;
-          load[4 * b + 3] += k;
-        }
-      }
-    }
-    double worst = 0.0;
-    for (int r = 0; r < ns; r++) {
-      const double o = load[4 * r] * alpha + load[4 * r + 1] * L * beta;
-      const double in = load[4 * r + 2] * alpha + load[4 * r + 3] * L * beta;
-      const double m = o > in ? o : in;
-      worst = m > worst ? m : worst;
-    }
-    T += worst;
-  }
-out:
-  free(pick);
-  free(load);
-  bpc__bcast_plan_free(&P);
-  free(C.S.step);
-  free(C.S.from);
-  free(C.S.to);
-  return T;
-}
-
-/*
- * auto's decision cache (doc/bcast.md "Choosing"): the last BC_CACHE_N
- * decisions of the cost model on this context, least recently used out.
- * The key is the call's agreed signature (every field: algorithm, block
- * count, assignment, mesh, flags, number of sources and their list's
- * hash, type, alpha, beta, and the largest item rounded as the model
- * takes it, bpc__bcast_model_L) with the process count and a copy of the
- * source list, so every rank hits or misses alike and a hit returns what
- * the model would return.
- */
-#define BC_CACHE_N 8
-
-typedef struct bcast_choice {
-  int nk, s;
-  long long key[BPC__SIG_MAX + 1];
-  int *sources;
-  int row, reposition, partition;
-  unsigned long long used; /* LRU tick; 0: empty */
-  /* the executor's plan of the chosen schedule once a call has run it
-   * (in_start NULL: not yet; never for mpi), and the schedule's steps */
-  bpc__bcast_plan_t plan;
-  int nsteps;
-} bcast_choice_t;
-
-typedef struct bcast_cache {
-  bcast_choice_t e[BC_CACHE_N];
-  unsigned long long tick;
-  long long hits, misses;
-  int off; /* 1: every call runs the model (bpc__bcast_cache) */
-} bcast_cache_t;
-
-/* Empty every entry (all ranks at once: after an agreed failure). */
-static void bcast_cache_clear(bcast_cache_t *c)
-{
-  for (int i = 0; c != NULL && i < BC_CACHE_N; i++) {
-    free(c->e[i].sources);
-    bpc__bcast_plan_free(&c->e[i].plan);
-    memset(&c->e[i], 0, sizeof c->e[i]);
-  }
-}
-
-static void bcast_cache_free(void *arg)
-{
-  bcast_cache_clear(arg);
-  free(arg);
-}
-
-/* The context's cache, made on first use (NULL when out of memory: an
- * error of the call, agreed before auto looks at it, so that every rank
- * has one and hits and misses alike). */
-static bcast_cache_t *bcast_cache(bpc_ctx_t *ctx)
-{
-  bcast_cache_t *c = bpc__cleanup_find(ctx, "bcast_auto");
-  if (c == NULL) {
-    c = bpc__calloc(1, sizeof *c);
-    if (c != NULL && bpc__cleanup_add(ctx, "bcast_auto", bcast_cache_free, c) != BPC_OK) {
-      free(c);
-      c = NULL;
-    }
-  }
-  return c;
-}
-
-/* The key of a call: the agreed signature values, the process count. */
-static int bcast_key(const bpc_ctx_t *ctx, const bpc__sig_t *sig, const long long *vals,
-                     long long Lq, long long *key)
-{
-  int n = 0;
-  for (int i = 0; i < sig->n; i++)
-    key[n++] = sig->kind[i] == BPC__SIG_MAXED ? Lq : vals[i];
-  key[n++] = ctx->size;
-  return n;
-}
-
-static bcast_choice_t *bcast_lookup(bcast_cache_t *c, const long long *key, int nk,
-                                    const int *sources, int s)
-{
-  for (int i = 0; i < BC_CACHE_N; i++) {
-    bcast_choice_t *e = &c->e[i];
-    if (e->used != 0 && e->nk == nk && e->s == s &&
-        memcmp(e->key, key, sizeof(long long) * (size_t)nk) == 0 &&
-        (s == 0 || memcmp(e->sources, sources, sizeof(int) * (size_t)s) == 0))
-      return e;
-  }
-  return NULL;
-}
-
-static bcast_choice_t *bcast_store(bcast_cache_t *c, const long long *key, int nk,
-                                   const int *sources, int s, int row, int rep, int part)
-{
-  bcast_choice_t *e = &c->e[0];
-  for (int i = 1; i < BC_CACHE_N; i++)
-    if (c->e[i].used < e->used)
-      e = &c->e[i];
-  int *copy = malloc(sizeof(int) * (size_t)(s > 0 ? s : 1));
-  if (copy == NULL)
-    return NULL; /* not cached: the next call runs the model again */
-  if (s > 0)
-    memcpy(copy, sources, sizeof(int) * (size_t)s);
-  free(e->sources);
-  bpc__bcast_plan_free(&e->plan);
-  e->nsteps = 0;
-  e->sources = copy;
-  e->s = s;
-  e->nk = nk;
-  memcpy(e->key, key, sizeof(long long) * (size_t)nk);
-  e->row = row;
-  e->reposition = rep;
-  e->partition = part;
-  e->used = ++c->tick;
-  return e;
-}
-
-int bpc__bcast_cache(bpc_ctx_t *ctx, int off, long long *hits, long long *misses)
-{
-  bcast_cache_t *c = bcast_cache(ctx);
-  if (c == NULL)
-    return BPC_ENOMEM;
-  if (off >= 0)
-    c->off = off != 0;
-  if (hits != NULL)
-    *hits = c->hits;
-  if (misses != NULL)
-    *misses = c->misses;
-  return BPC_OK;
-}
-
-/* Every block's rank, computed once per call and only when a schedule is
- * built (the model, or the executor without auto's cached plan): C->rk and
- * C->S.rk (the schedules drop transfers inside a process as they are
- * built, the plans read it). The caller frees C->rk. */
-static int bcast_ranks(bpc__bcast_call_t *C)
-{
-  if (C->rk != NULL)
-    return BPC_OK;
-  C->rk = malloc(sizeof(int) * (size_t)(C->p > 0 ? C->p : 1));
-  if (C->rk == NULL)
-    return BPC_ENOMEM;
-  for (int g = 0; g < C->p; g++)
-    C->rk[g] = bpc__assign_rank(C->assign, g);
-  C->S.rk = C->rk;
-  return BPC_OK;
-}
-
-/* auto: the cheapest row and flags by the model, from the cache when the
- * same agreed inputs were seen; *ce: the cache entry (NULL: cache off). */
-static int bcast_auto(bpc__bcast_call_t *C, const bpc__sig_t *sig, const long long *vals,
-                      long long L, const bpc__algo_t **row, bcast_choice_t **ce)
-{
-  *ce = NULL;
-  const long long Lq = bpc__bcast_model_L(L);
-  long long key[BPC__SIG_MAX + 1];
-  const int nk = bcast_key(C->ctx, sig, vals, Lq, key);
-  bcast_cache_t *c = bcast_cache(C->ctx); /* made before the call's agreement */
-  bcast_choice_t *e = !c->off ? bcast_lookup(c, key, nk, C->ids, C->s) : NULL;
-  if (e != NULL) {
-    c->hits++;
-    e->used = ++c->tick;
-    *row = &bpc__engine_bcast.rows[e->row];
-    C->reposition = e->reposition;
-    C->partition = e->partition;
-    *ce = e;
-    return BPC_OK;
-  }
-  /* a miss (the same on every rank: the caches hold the same entries, see
-   * bcast_entry) */
-  int rep = 0, part = 0;
-  int rc = bcast_ranks(C);
-  if (rc == BPC_OK)
-    rc = bpc__bcast_choose(C, (double)Lq, row, &rep, &part, NULL);
-  if (rc != BPC_OK)
-    rc = bpc__err(C->ctx, rc, "bpc_bcast: out of memory in auto's cost model");
-  /* agreed: a rank whose model failed knows no row, while the others' may
-   * be "mpi", whose collectives no abort message can stop */
-  rc = bpc__agree(C->ctx, rc);
-  if (rc != BPC_OK) {
-    *row = NULL;
-    return rc;
-  }
-  C->reposition = rep;
-  C->partition = part;
-  c->misses++;
-  if (!c->off) {
-    *ce = bcast_store(c, key, nk, C->ids, C->s, (int)(*row - bpc__engine_bcast.rows), rep, part);
-    if (*ce == NULL) /* the row is known: the call fails as any other would */
-      return bpc__err(C->ctx, BPC_ENOMEM, "bpc_bcast: no memory to cache auto's choice");
-  }
-  return BPC_OK;
-}
-
-/* A call's state with the fields the model and the executor share. */
-static void bcast_call_init(bpc__bcast_call_t *C, bpc_ctx_t *ctx, const bpc_assign_t *assign,
-                            const int *sources, int s, int rows, int cols, int reposition,
-                            int partition, double alpha, double beta)
-{
-  memset(C, 0, sizeof *C);
-  C->ctx = ctx;
-  C->assign = assign;
-  C->sources = sources;
-  C->ids = sources;
-  C->s = s;
-  C->p = assign->nblocks;
-  C->rows = rows;
-  C->cols = cols;
-  C->reposition = reposition != 0;
-  C->partition = partition != 0;
-  C->alpha = alpha;
-  C->beta = beta;
-}
-
-int bpc__bcast_model_time(bpc_ctx_t *ctx, const bpc_assign_t *assign, const int *sources,
-                          int nsources, int rows, int cols, long long L, const char *name,
-                          int reposition, int partition, double *T, char *pick, size_t npick)
-{
-  if (ctx == NULL || assign == NULL || T == NULL || (sources == NULL && nsources > 0) ||
-      nsources < 0 || nsources > assign->nblocks || rows < 1 || cols < 1 ||
-      (long long)rows * cols != assign->nblocks)
-    return BPC_EINVAL;
-  const int is_auto = name == NULL || strcmp(name, "auto") == 0;
-  const bpc__algo_t *row = is_auto ? NULL : bpc__algo_find(&bpc__engine_bcast, name);
-  if (!is_auto && row == NULL)
-    return BPC_EALGO;
-  bpc__bcast_call_t C;
-  bcast_call_init(&C, ctx, assign, sources, nsources, rows, cols, reposition, partition,
-                  bcast_const("BPC_BCAST_ALPHA", BC_ALPHA), bcast_const("BPC_BCAST_BETA", BC_BETA));
-  if (bcast_ranks(&C) != BPC_OK)
-    return BPC_ENOMEM;
-  const double Lq = (double)bpc__bcast_model_L(L);
-  int rc = BPC_OK;
-  if (is_auto) {
-    rc = bpc__bcast_choose(&C, Lq, &row, &C.reposition, &C.partition, T);
-  } else {
-    *T = bpc__bcast_model(&C, row, Lq);
-    rc = *T < 1e30 ? BPC_OK : BPC_ENOMEM;
-  }
-  free(C.rk);
-  if (rc == BPC_OK && pick != NULL && npick > 0) {
-    int r, q;
-    bcast_effective(&C, row, &r, &q);
-    snprintf(pick, npick, "%s%s%s%s", row->info.name, r || q ? "+" : "", r ? "r" : "",
-             q ? "p" : "");
-  }
   return rc;
 }
 
@@ -693,14 +290,14 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
   bpc__sig_bytes(&sig, "sources", ok ? sources : NULL, ok ? sizeof(int) * (size_t)nsources : 0);
   bpc__sig_type(&sig, ok ? type : NULL);
   /* auto's model constants (they decide the algorithm: the same everywhere) */
-  const double alpha = bcast_const("BPC_BCAST_ALPHA", BC_ALPHA);
-  const double beta = bcast_const("BPC_BCAST_BETA", BC_BETA);
+  const double alpha = bpc__bcast_alpha();
+  const double beta = bpc__bcast_beta();
   bpc__sig_int(&sig, "model alpha (ps)", ok && row == NULL ? (long long)(alpha * 1e12 + 0.5) : 0);
   bpc__sig_int(&sig, "model beta (1e-18 s/byte)", ok && row == NULL ? (long long)(beta * 1e18 + 0.5) : 0);
   bpc__sig_max(&sig, "largest item", maxL);
   long long vals[BPC__SIG_MAX];
   /* auto's cache exists on every rank or the call fails everywhere */
-  if (rc == BPC_OK && row == NULL && bcast_cache(ctx) == NULL)
+  if (rc == BPC_OK && row == NULL && bpc__bcast_cache_get(ctx) == NULL)
     rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: no memory for auto's cache");
   rc = bpc__agree_args_vals(ctx, "bcast", rc, &sig, vals);
   if (rc != BPC_OK) {
@@ -709,8 +306,8 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
   }
 
   bpc__bcast_call_t C;
-  bcast_call_init(&C, ctx, assign, sources, nsources, rows, cols, P.reposition, P.partition, alpha,
-                  beta);
+  bpc__bcast_call_init(&C, ctx, assign, sources, nsources, rows, cols, P.reposition, P.partition,
+                       alpha, beta);
   C.type = type;
   C.items = items;
   C.recv = recv;
@@ -718,7 +315,7 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
   bcast_choice_t *ce = NULL;
   const int was_auto = rc == BPC_OK && row == NULL;
   if (was_auto) /* auto: the cheapest row and variant by the cost model */
-    rc = bcast_auto(&C, &sig, vals, vals[sig.n - 1], &row, &ce);
+    rc = bpc__bcast_auto(&C, &sig, vals, vals[sig.n - 1], &row, &ce);
   /* auto's cache also keeps the executor's plan of its choice: a repeated
    * call neither builds the schedule nor plans it */
   bpc__bcast_plan_t kept;
@@ -727,7 +324,7 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
     C.plan = &ce->plan;
   else if (ce != NULL)
     C.keep_plan = &kept;
-  if (rc == BPC_OK && C.plan == NULL && bcast_ranks(&C) != BPC_OK) /* a schedule is built */
+  if (rc == BPC_OK && C.plan == NULL && bpc__bcast_ranks(&C) != BPC_OK) /* a schedule is built */
     rc = bpc__err(ctx, BPC_ENOMEM, "bpc_bcast: out of memory");
   /* opened on every rank alike (exchanges are numbered in order) */
   const int rc_open = bpc__exch_open(ctx, "bcast", bpc__assign_rank_cb, assign, &C.ex);
@@ -752,7 +349,7 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
    * waits) */
   rc = bpc__exch_end(ctx, &C.ex, rc);
   if (rc != BPC_OK && was_auto) /* a rank may have missed storing the choice: */
-    bcast_cache_clear(bcast_cache(ctx)); /* every rank's cache starts afresh, alike */
+    bpc__bcast_cache_clear(bpc__bcast_cache_get(ctx)); /* every rank's cache starts afresh, alike */
   free(C.S.step);
   free(C.S.from);
   free(C.S.to);
@@ -773,7 +370,7 @@ static int bcast_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
     info->source = source;
     info->rows = rows;
     info->cols = cols;
-    bcast_effective(&C, row, &info->reposition, &info->partition);
+    bpc__bcast_effective(&C, row, &info->reposition, &info->partition);
     info->steps = C.steps;
     info->msgs_sent = C.msgs;
     info->bytes_sent = C.bytes;

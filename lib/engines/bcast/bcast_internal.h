@@ -2,7 +2,8 @@
  * lib/engines/bcast/bcast_internal.h - the s-to-p broadcast engine's
  * registry entry, call state, schedule builder and executor (internal).
  *
- * bcast.c has the entry and the table; bcast_exec.c the schedule type and
+ * bcast.c has the entry and the table; bcast_model.c auto's cost model and
+ * bcast_cache.c its decision cache; bcast_exec.c the schedule type and
  * the executor every algorithm shares; one file per algorithm
  * (bcast_<name>.c: bcast_br_lin.c, bcast_br_xy_source.c, bcast_br_xy_dim.c,
  * bcast_2step.c, bcast_xor.c) builds its schedule of block-to-block
@@ -12,6 +13,7 @@
 #define BPC_LIB_ENGINES_BCAST_INTERNAL_H
 
 #include "bpc/bcast.h"
+#include "comm/coll.h"
 #include "comm/comm.h"
 #include "core/core.h"
 #include "core/registry.h"
@@ -167,7 +169,7 @@ int bpc__bcast_exec(bpc__bcast_call_t *C);
 int bpc__bcast_sched_check(const char *name, int rows, int cols, const int *sources, int s,
                            int reposition, int *missing, int *steps, long long *msgs);
 
-/* The cost model of `auto` (bcast.c, doc/bcast.md "Choosing"): the
+/* The cost model of `auto` (bcast_model.c, doc/bcast.md "Choosing"): the
  * modelled time in seconds of running row's schedule per process, with
  * every item of L bytes. */
 double bpc__bcast_model(bpc__bcast_call_t *C, const bpc__algo_t *row, double L);
@@ -185,7 +187,7 @@ long long bpc__bcast_model_L(long long L);
 int bpc__bcast_choose(bpc__bcast_call_t *C, double L, const bpc__algo_t **row, int *reposition,
                       int *partition, double *T);
 /*
- * auto's decision cache on the context (bcast.c): off >= 0 turns it off
+ * auto's decision cache on the context (bcast_cache.c): off >= 0 turns it off
  * (1: every call runs the model, nothing is stored or looked up) or on
  * (0); *hits and *misses (may be NULL) count auto calls answered from the
  * cache, resp. by the model, since the context began. Test hook.
@@ -203,6 +205,52 @@ int bpc__bcast_cache(bpc_ctx_t *ctx, int off, long long *hits, long long *misses
 int bpc__bcast_model_time(bpc_ctx_t *ctx, const bpc_assign_t *assign, const int *sources,
                           int nsources, int rows, int cols, long long L, const char *name,
                           int reposition, int partition, double *T, char *pick, size_t npick);
+
+/* The model's machine constants: BPC_BCAST_ALPHA (seconds per message)
+ * and BPC_BCAST_BETA (seconds per byte) when set to a number in (0, 1),
+ * else built-in values (bcast_model.c). */
+double bpc__bcast_alpha(void);
+double bpc__bcast_beta(void);
+/* A call's state with the fields the model and the executor share. */
+void bpc__bcast_call_init(bpc__bcast_call_t *C, bpc_ctx_t *ctx, const bpc_assign_t *assign,
+                          const int *sources, int s, int rows, int cols, int reposition,
+                          int partition, double alpha, double beta);
+/* Every block's rank in C->rk and C->S.rk, made once per call when a
+ * schedule is built (the caller frees C->rk). BPC_ENOMEM. */
+int bpc__bcast_ranks(bpc__bcast_call_t *C);
+/* The flags that take effect for the row (bcast.c). */
+void bpc__bcast_effective(const bpc__bcast_call_t *C, const bpc__algo_t *row, int *rep, int *part);
+
+/* auto's decision cache (bcast_cache.c): a choice and the context's
+ * entries. */
+#define BC_CACHE_N 8
+
+typedef struct bcast_choice {
+  int nk, s;
+  long long key[BPC__SIG_MAX + 1];
+  int *sources;
+  int row, reposition, partition;
+  unsigned long long used; /* LRU tick; 0: empty */
+  /* the executor's plan of the chosen schedule once a call has run it
+   * (in_start NULL: not yet; never for mpi), and the schedule's steps */
+  bpc__bcast_plan_t plan;
+  int nsteps;
+} bcast_choice_t;
+
+typedef struct bpc__bcast_cache {
+  bcast_choice_t e[BC_CACHE_N];
+  unsigned long long tick;
+  long long hits, misses;
+  int off; /* 1: every call runs the model (bpc__bcast_cache) */
+} bcast_cache_t;
+/* The context's cache, made on first use (NULL when out of memory). */
+bcast_cache_t *bpc__bcast_cache_get(bpc_ctx_t *ctx);
+/* Empty every entry (all ranks at once: after an agreed failure). */
+void bpc__bcast_cache_clear(bcast_cache_t *c);
+/* auto: the cheapest row and flags by the model, from the cache when the
+ * same agreed inputs were seen; *ce: the cache entry (NULL: cache off). */
+int bpc__bcast_auto(bpc__bcast_call_t *C, const bpc__sig_t *sig, const long long *vals, long long L,
+                    const bpc__algo_t **row, bcast_choice_t **ce);
 
 /* Algorithms (rows' run functions; `call` is a bpc__bcast_call_t). */
 int bpc__bcast_br_lin(void *call);
