@@ -73,8 +73,11 @@ typedef struct bpc__coll_ops {
                    void (*fn)(const void *in, void *inout, void *arg), void *arg);
 } bpc__coll_ops_t;
 
-extern const bpc__coll_ops_t bpc__coll_mpi;
-extern const bpc__coll_ops_t bpc__coll_self;
+extern const bpc__coll_ops_t bpc__coll_mpi;  /* coll_mpi.c */
+extern const bpc__coll_ops_t bpc__coll_self; /* coll_self.c */
+/* The table a context's collectives use: self for serial contexts and one
+ * rank, else mpi. */
+const bpc__coll_ops_t *bpc__coll_ops(const bpc_ctx_t *ctx);
 
 /* Element-wise reduction of n long longs over ranks: out may equal in. */
 int bpc__allreduce_ll(bpc_ctx_t *ctx, const long long *in, long long *out, int n,
