@@ -13,6 +13,7 @@ apps_bpc_bench_SOURCES = \
 	apps/bench/bench_comm.c \
 	apps/bench/bench_merge.c \
 	apps/bench/bench_swap.c \
+	apps/bench/bench_tree.c \
 	apps/bench/bench_alltoall.c \
 	apps/bench/bench_neighbor.c \
 	apps/bench/bench_composite.c \
