@@ -19,18 +19,25 @@ fi
 # a comparison with an id, a case label, a test or switch on a row's id,
 # run or algorithm field, a comparison with the address of an engine's
 # variant data; comment lines (starting with * or //) are skipped, and so
-# is the registry (lib/core/registry.c: finding a row by its id). A
-# comparison split over two lines is not seen.
+# is the registry (lib/core/registry.c: finding a row by its id). Each line
+# is read joined with the next, so a comparison split over two lines is
+# seen too (reported at its first line).
 pat="([!=]=[[:space:]]*($ids)([^A-Za-z0-9_]|\$))|(($ids)[[:space:]]*[!=]=)|(case[[:space:]]+($ids)([^A-Za-z0-9_]|\$))"
 pat="$pat|(info\\.id[[:space:]]*([!=]=|[<>]))|([!=]=[[:space:]]*[A-Za-z_>.()-]*info\\.id([^A-Za-z0-9_]|\$))"
 pat="$pat|(switch[[:space:]]*\\([^)]*info\\.id)|((->|\\.)run[[:space:]]*[!=]=)|(->algorithm[[:space:]]*[!=]=)"
-pat="$pat|([!=]=[[:space:]]*&bpc__(merge|swap|bc|scan|cp|a2a|nb)_)"
-hits=$(cd "$top" && grep -nE "$pat" lib/*/*.c lib/*/*.h lib/*/*/*.c lib/*/*/*.h)
+pat="$pat|([!=]=[[:space:]]*&bpc__(merge|swap|bcast|scan|composite|alltoall|neighbor)_)"
+# every line with the next one appended: "file:line:text next-text"
+joined=$(cd "$top" && awk 'FNR == 1 && NR > 1 { print f ":" n ":" prev }
+                         FNR > 1 { print FILENAME ":" FNR - 1 ":" prev " " $0 }
+                         { prev = $0; f = FILENAME; n = FNR }
+                         END { if (NR) print f ":" n ":" prev }' \
+  lib/*/*.c lib/*/*.h lib/*/*/*.c lib/*/*/*.h)
 st=$?
-if [ $st -gt 1 ]; then
-  echo "check_rows: grep failed (status $st)"
+if [ $st -ne 0 ] || [ -z "$joined" ]; then
+  echo "check_rows: reading lib/ failed (status $st)"
   exit 1
 fi
+hits=$(printf '%s\n' "$joined" | grep -E "$pat")
 bad=$(printf '%s\n' "$hits" | grep -v '^lib/core/registry\.c:' |
   grep -vE '^[^:]+:[0-9]+:[[:space:]]*(\*|//|/\*)' | grep -v '^$')
 if [ -n "$bad" ]; then
