@@ -39,10 +39,14 @@ int bpc__composite_px(const bpc__composite_t *cp, float *o, const float *a, size
 {
   if (cp->op == BPC__COMPOSITE_USER)
     return cp->uop.fn(a, o, n, in_first, cp->uop.user);
-  if (cp->op == BPC__COMPOSITE_ZBUFFER)
-    return bpc__op_zbuffer(a, o, n, in_first, NULL);
-  if (cp->stride == 4)
-    return bpc__op_over(a, o, n, in_first, NULL);
+  if (cp->op == BPC__COMPOSITE_ZBUFFER) {
+    bpc__op_zbuffer_n(a, o, n);
+    return 0;
+  }
+  if (cp->stride == 4) {
+    bpc__op_over_px(a, o, n, in_first);
+    return 0;
+  }
   const uint32_t ed = bpc__composite_fbits(cp->empty_depth);
   for (size_t i = 0; i < 5 * n; i += 5) {
     const float *f = in_first ? a + i : o + i; /* front */
@@ -96,13 +100,11 @@ int bpc__composite_px_planar(const bpc__composite_t *cp, float *o4, float *od, c
     }
     return 0;
   }
-  /* z-buffer (bpc__op_zbuffer_px on the pixel gathered from the planes) */
+  /* z-buffer (the built-in's choice, on the planes) */
   for (size_t i = 0; i < n; i++) {
     const float *x = a + 5 * i;
-    float *o = o4 + 4 * i, ov[5];
-    memcpy(ov, o, 4 * sizeof(float));
-    ov[4] = od[i];
-    if (bpc__op_zbuffer_px(x, ov)) {
+    float *o = o4 + 4 * i;
+    if (bpc__op_zbuffer_wins(x, o, od[i])) {
       memcpy(o, x, 4 * sizeof(float));
       od[i] = x[4];
     }

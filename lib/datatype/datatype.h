@@ -164,13 +164,35 @@ int bpc__unpack_many(bpc_ctx_t *ctx, void *buf, size_t bytes, int *n, bpc__part_
 int bpc__op_over(const void *in, void *inout, size_t count, int in_left, void *user);
 int bpc__op_zbuffer(const void *in, void *inout, size_t count, int in_left, void *user);
 
-/* The z-buffer's choice: nonzero when pixel x (5 floats: rgba, depth) wins
- * over o: the smaller depth, on a tie the larger rgba bit pattern (so the
- * operator commutes exactly); with a NaN depth on either side o stays. */
-static inline int bpc__op_zbuffer_px(const float *x, const float *o)
+/* The kernels of those two, inline for compositing's short runs:
+ * bpc__op_over_px on n 4-float pixels (a in front when in_left),
+ * bpc__op_zbuffer_n on n 5-float pixels. */
+static inline void bpc__op_over_px(const float *a, float *o, size_t n, int in_left)
 {
-  if (x[4] != o[4])
-    return x[4] < o[4];
+  /* the compiler cannot prove that o and a do not overlap; copying a pixel
+   * into locals first lets it blend the four channels in one vector (the
+   * same operations in the same order: the same bits) */
+  const float *f0 = in_left ? a : o, *b0 = in_left ? o : a;
+  for (size_t i = 0; i < 4 * n; i += 4) {
+    float f[4], b[4], r[4];
+    memcpy(f, f0 + i, sizeof f);
+    memcpy(b, b0 + i, sizeof b);
+    const float t = 1.0f - f[3];
+    for (int c = 0; c < 4; c++)
+      r[c] = f[c] + t * b[c];
+    memcpy(o + i, r, sizeof r);
+  }
+}
+
+/* The z-buffer's choice: nonzero when pixel x (5 floats: rgba, depth) wins
+ * over the pixel of rgba o and depth od: the smaller depth, on a tie the
+ * larger rgba bit pattern (so the operator commutes exactly); with a NaN
+ * depth on either side o stays. bpc__op_zbuffer_px: o interleaved (5
+ * floats). */
+static inline int bpc__op_zbuffer_wins(const float *x, const float *o, float od)
+{
+  if (x[4] != od)
+    return x[4] < od;
   uint32_t wa[4], wo[4];
   memcpy(wa, x, sizeof wa);
   memcpy(wo, o, sizeof wo);
@@ -178,6 +200,18 @@ static inline int bpc__op_zbuffer_px(const float *x, const float *o)
     if (wa[c] != wo[c])
       return wa[c] > wo[c];
   return 0;
+}
+
+static inline int bpc__op_zbuffer_px(const float *x, const float *o)
+{
+  return bpc__op_zbuffer_wins(x, o, o[4]);
+}
+
+static inline void bpc__op_zbuffer_n(const float *a, float *o, size_t n)
+{
+  for (size_t i = 0; i < 5 * n; i += 5)
+    if (bpc__op_zbuffer_px(a + i, o + i))
+      memcpy(o + i, a + i, 5 * sizeof(float));
 }
 
 #endif /* BPC_LIB_DATATYPE_H */

@@ -55,34 +55,16 @@ OP_MINMAX(uint64_t, u64)
 
 int bpc__op_over(const void *in, void *inout, size_t count, int in_left, void *user)
 {
-  const float *a = in;
-  float *o = inout;
   (void)user;
-  /* the compiler cannot prove that o and a do not overlap; copying a pixel
-   * into locals first lets it blend the four channels in one vector (the
-   * same operations in the same order: the same bits) */
-  const float *f0 = in_left ? a : o, *b0 = in_left ? o : a;
-  for (size_t i = 0; i < 4 * count; i += 4) {
-    float f[4], b[4], r[4];
-    memcpy(f, f0 + i, sizeof f);
-    memcpy(b, b0 + i, sizeof b);
-    const float t = 1.0f - f[3];
-    for (int c = 0; c < 4; c++)
-      r[c] = f[c] + t * b[c];
-    memcpy(o + i, r, sizeof r);
-  }
+  bpc__op_over_px(in, inout, count, in_left);
   return 0;
 }
 
 int bpc__op_zbuffer(const void *in, void *inout, size_t count, int in_left, void *user)
 {
-  const float *a = in;
-  float *o = inout;
   (void)in_left;
   (void)user;
-  for (size_t i = 0; i < 5 * count; i += 5)
-    if (bpc__op_zbuffer_px(a + i, o + i))
-      memcpy(o + i, a + i, 5 * sizeof(float));
+  bpc__op_zbuffer_n(in, inout, count);
   return 0;
 }
 
