@@ -15,6 +15,7 @@ apps_bpc_bench_SOURCES = \
 	apps/bench/bench_swap.c \
 	apps/bench/bench_tree.c \
 	apps/bench/bench_alltoall.c \
+	apps/bench/bench_allreduce.c \
 	apps/bench/bench_neighbor.c \
 	apps/bench/bench_composite.c \
 	apps/bench/bench_bcast.c \

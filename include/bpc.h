@@ -13,6 +13,7 @@
 #include "bpc/merge.h"
 #include "bpc/swap.h"
 #include "bpc/alltoall.h"
+#include "bpc/allreduce.h"
 #include "bpc/bcast.h"
 #include "bpc/scan.h"
 #include "bpc/neighbor.h"

@@ -61,6 +61,12 @@ TESTS += tests/unit/test_merge_serial tests/mpi/test_merge
 doc_examples_merge_SOURCES = doc/examples/merge.c
 doc_examples_merge_LDADD = lib/libbpc.la
 
+# all-reduce engine (lib/engines/allreduce): serial suite (its MPI cases run
+# in tests/mpi/test_merge, which has the same item makers).
+noinst_HEADERS += tests/common/allreduce_run.h
+check_PROGRAMS += tests/unit/test_allreduce_serial
+TESTS += tests/unit/test_allreduce_serial
+
 # swap-reduce engine (lib/engines/swap), all-to-all, OpenMP tree (lib/threads):
 # serial suites, MPI suites, doc example.
 noinst_HEADERS += tests/common/swap_ops.h tests/common/swap_run.h tests/common/swap_sparse.h

@@ -86,6 +86,7 @@ static const bench_engine_t *const engines[] = {
     &bench_engine_merge,
     &bench_engine_swap,
     &bench_engine_alltoall,
+    &bench_engine_allreduce,
     &bench_engine_tree,
     &bench_engine_neighbor,
     &bench_engine_composite,

@@ -182,6 +182,7 @@ extern const bench_engine_t bench_engine_comm;
 extern const bench_engine_t bench_engine_merge;
 extern const bench_engine_t bench_engine_swap;
 extern const bench_engine_t bench_engine_alltoall;
+extern const bench_engine_t bench_engine_allreduce;
 extern const bench_engine_t bench_engine_tree;
 extern const bench_engine_t bench_engine_neighbor;
 extern const bench_engine_t bench_engine_composite;

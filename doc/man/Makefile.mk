@@ -1,6 +1,8 @@
 # doc/man/Makefile.mk - written by doc/man/mkman.sh; do not edit.
 man3_MANS = \
 	doc/man/man3/bpc_algorithms.3 \
+	doc/man/man3/bpc_allreduce.3 \
+	doc/man/man3/bpc_allreduce_params_default.3 \
 	doc/man/man3/bpc_alltoall.3 \
 	doc/man/man3/bpc_alltoall_params_default.3 \
 	doc/man/man3/bpc_assign_create.3 \

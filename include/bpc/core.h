@@ -252,7 +252,8 @@ typedef struct bpc_algo_info {
 
 /*
  * bpc_algorithms: the algorithm table of an engine: "merge", "swap",
- * "alltoall", "neighbor", "bcast", "scan" or "composite" (its strategies). Writes at most
+ * "alltoall", "allreduce", "neighbor", "bcast", "scan" or "composite" (its
+ * strategies). Writes at most
  * `cap` rows to `table` (may be NULL with cap 0: a size query) and the row
  * count to *n. Names are matched case-insensitively everywhere, with '-'
  * and '_' alike ("br-lin" is br_lin, "kogge_stone" kogge-stone), and

@@ -25,13 +25,20 @@
  *    bpc_merge_init; a bad item at a start on rank 0, the last rank or all
  *    (the same code everywhere, no callback ran, the next start works);
  *    ranks starting different plans (BPC_EMISMATCH, no hang); a failing
- *    callback in a start.
+ *    callback in a start;
+ *  - all-reduce (bpc_allreduce, tests/common/allreduce_run.h: the same item
+ *    makers; its own launch would only add MPI start-up time): every
+ *    algorithm and auto, matrix products in order, float sums and custom
+ *    lists, block counts below, at and above the process count, orders;
+ *    arguments bad or different on rank 0, the last rank or all; an
+ *    operator failing on one rank only.
  */
 #include "bad_rank.h"
 #include "mpi_check.h"
 
 #define MI_CHECK(cond, ...) T_CHECK(cond, __VA_ARGS__)
 #include "../common/merge_items.h"
+#include "../common/allreduce_run.h"
 #include "bpc.h"
 #include "comm/tags.h"
 
@@ -947,6 +954,100 @@ START_TEST(test_plan_callback_failure)
 }
 END_TEST
 
+/* ------------------------------------------------------------ all-reduce */
+
+START_TEST(test_allreduce)
+{
+  bpc_algo_info_t tab[8];
+  int na = 0;
+  ck_assert_int_eq(bpc_algorithms("allreduce", tab, 8, &na), BPC_OK);
+  const int ns[4] = {1, t_size, 2 * t_size + 1, 3 * t_size};
+  for (int i = 0; i < 4; i++)
+    for (int a = 0; a <= na; a++)
+      for (int kind = 0; kind < AR_NKINDS; kind++) {
+        const char *algo = a < na ? tab[a].name : NULL;
+        if (kind == AR_CAT && algo != NULL && strcmp(algo, "swap-allgather") == 0)
+          continue;
+        const ar_case_t c = {ns[i], (bpc_assign_mode_t)((i + a) % 2),
+                             kind,  (size_t)(i == 2 ? 37 : 5 + a),
+                             algo,  (i + kind) % 3,
+                             1};
+        int rc = 0;
+        bpc_allreduce_info_t info;
+        char why[256] = "";
+        const int bad = ar_run(ctx, &c, &rc, &info, why, sizeof why);
+        T_CHECK(bad == 0, "allreduce n=%d %s %s order %d: %s", c.n, algo ? algo : "auto",
+                ar_kind_name[kind], c.order, why);
+      }
+  T_SYNC();
+}
+END_TEST
+
+static int ar_fail_last(const void *in, void *inout, size_t n, int in_left, void *user)
+{
+  (void)user;
+  if (t_rank == t_size - 1)
+    return 9;
+  return mi_op_mat(in, inout, n, in_left, NULL);
+}
+
+START_TEST(test_allreduce_bad_rank)
+{
+  const int n = 2 * t_size;
+  bpc_assign_t *a = NULL;
+  ck_assert_int_eq(bpc_assign_create(ctx, n, BPC_ASSIGN_CONTIGUOUS, NULL, &a), BPC_OK);
+  const int *gids;
+  int nl;
+  bpc_assign_local(a, &gids, &nl);
+  bpc_type_t mt = bpc_type_contiguous(sizeof(mi_mat_t), MPI_BYTE);
+  int *order = malloc(sizeof(int) * (size_t)n);
+  /* code, what: every case bad here (per mode) and agreed everywhere */
+  enum { NCASES = 6 };
+  static const int want[NCASES] = {BPC_ENULL,     BPC_EPERM, BPC_EMISMATCH,
+                                   BPC_EMISMATCH, BPC_EALGO, BPC_EMISMATCH};
+  static const char *const what[NCASES] = {"op NULL",           "order not a permutation",
+                                           "another algorithm", "another item count",
+                                           "unknown algorithm", "another order"};
+  for (int cs = 0; cs < NCASES; cs++)
+    for (int m = 0; m < BAD_NMODES; m++) {
+      const int bad = bad_here(m);
+      void *items = mi_make_items(MI_MAT, gids, nl, bad && cs == 3 ? 4 : 3);
+      bpc_op_t op = {mi_op_mat, 0, NULL};
+      bpc_allreduce_params_t p = bpc_allreduce_params_default();
+      mi_make_order(n, bad && cs == 5 ? 1 : 0, order);
+      p.order = cs == 1 || cs == 5 ? order : NULL;
+      if (bad && cs == 1)
+        order[0] = order[1];
+      p.algorithm = cs == 2 ? (bad ? "reduce-bcast" : "doubling") : cs == 4 && bad ? "ring" : NULL;
+      const int rc = bpc_allreduce(ctx, a, &mt, items, bad && cs == 0 ? NULL : &op, &p, NULL);
+      /* "bad on all" (every mode on one process) is a valid call for the
+       * must-match cases */
+      const int all = m == BAD_ALL || t_size == 1;
+      const int w = all && (cs == 2 || cs == 3 || cs == 5) ? BPC_OK : want[cs];
+      char tag[96];
+      snprintf(tag, sizeof tag, "allreduce: %s, %s", what[cs], bad_mode_name(m));
+      ALL_EQ(rc, w, tag);
+      mi_free_items(MI_MAT, items, nl);
+    }
+  /* an operator that fails on the last rank only: BPC_ECALLBACK everywhere,
+   * every algorithm, then a call that works */
+  static const char *const names[3] = {"doubling", "reduce-bcast", "swap-allgather"};
+  for (int i = 0; i < 3 && t_size > 1; i++) {
+    void *items = mi_make_items(MI_MAT, gids, nl, 3);
+    bpc_op_t f = {ar_fail_last, 0, NULL};
+    bpc_allreduce_params_t p = bpc_allreduce_params_default();
+    p.algorithm = names[i];
+    int rc = bpc_allreduce(ctx, a, &mt, items, &f, &p, NULL);
+    ALL_EQ(rc, BPC_ECALLBACK, names[i]);
+    T_CHECK(strstr(bpc_last_error(ctx), "returned 9") != NULL, "message '%s'", bpc_last_error(ctx));
+    mi_free_items(MI_MAT, items, nl);
+  }
+  free(order);
+  bpc_assign_destroy(&a);
+  T_SYNC();
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("merge");
@@ -968,6 +1069,8 @@ static Suite *suite(void)
   tcase_add_test(tc, test_plan_bad_start);
   tcase_add_test(tc, test_plan_mismatch);
   tcase_add_test(tc, test_plan_callback_failure);
+  tcase_add_test(tc, test_allreduce);
+  tcase_add_test(tc, test_allreduce_bad_rank);
   suite_add_tcase(s, tc);
   return s;
 }
