@@ -32,10 +32,13 @@ extern "C" {
 /* Algorithms (the ids of the table: bpc_algorithms("allreduce")). */
 typedef enum bpc_allreduce_algorithm {
   BPC_ALLREDUCE_AUTO = 0,
-  BPC_ALLREDUCE_DOUBLING = 1,      /* recursive doubling: log2 n rounds of whole items */
+  BPC_ALLREDUCE_DOUBLING = 1,      /* recursive doubling: log2 m rounds of whole items (+2) */
   BPC_ALLREDUCE_REDUCE_BCAST = 2,  /* binomial reduce to position 0, then binomial broadcast */
   BPC_ALLREDUCE_SWAP_ALLGATHER = 3 /* reduce-scatter by halves, then allgather (contiguous) */
 } bpc_allreduce_algorithm_t;
+/* (m: the largest power of two <= n blocks; +2: when n is not a power of
+ * two, the first n - m pairs of positions fold first and get the result
+ * back last) */
 
 typedef struct bpc_allreduce_params {
   /* A name of bpc_algorithms("allreduce") ("doubling", "reduce-bcast",

@@ -191,7 +191,8 @@ typedef struct bpc_merge_result bpc_merge_result_t;
  * Errors (the same code on every rank, with the failing rank's message):
  *  BPC_ENULL     ctx NULL (returned at once, on that rank only); assign,
  *                type or op NULL, op->fn and op->binary.fn both NULL;
- *                items NULL on a rank with blocks;
+ *                items NULL on a rank with blocks; a custom item NULL
+ *                with op->binary;
  *                a contiguous item with data NULL and count > 0
  *  BPC_EINVAL    the assignment belongs to another context; op->fn and
  *                op->binary.fn both set; distance

@@ -59,13 +59,14 @@ typedef struct bpc_op {
  *    MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG, MPI_INT32_T, MPI_UINT32_T,
  *    MPI_INT64_T and MPI_UINT64_T (integers wrap as unsigned arithmetic
  *    does; min and max of floats return the first operand when the pair is
- *    unordered, i.e. a NaN);
+ *    unordered, i.e. a NaN, and of -0 and +0: they commute only for data
+ *    without NaNs and signed zeros);
  *  - "over" (elem MPI_FLOAT; an element is 4 floats, premultiplied rgba):
  *    front + (1 - front.alpha) * back per channel, `in` in front when
  *    in_left is set; not commutative;
  *  - "zbuffer" (elem MPI_FLOAT; an element is 5 floats, rgba then depth):
  *    the smaller depth wins, ties go to the larger rgba bit pattern, so it
- *    commutes exactly.
+ *    commutes exactly (for depths that are not NaN).
  * Compositing knows "over" and "zbuffer" and applies them to its pixel
  * format (with depth, "over" keeps the depth of the nearest non-empty
  * pixel; see bpc/composite.h); elsewhere they act on the elements above.

@@ -367,6 +367,21 @@ START_TEST(test_errors)
   ck_assert_int_eq(fx_merge(&f, NULL), BPC_EINVAL);
   ck_assert_ptr_nonnull(strstr(bpc_last_error(ctx), "both set"));
   f.op.binary.fn = NULL;
+  { /* custom items fold in place with a binary operator: none may be NULL */
+    mi_user_t lu;
+    memset(&lu, 0, sizeof lu);
+    lu.fail_gid = -1;
+    bpc_type_t lt = mi_list_type(&lu);
+    void *li[12] = {NULL};
+    for (int g = 0; g < 12; g++)
+      li[g] = g == 5 ? NULL : mi_list_new(1);
+    bpc_merge_op_t bop = {.fn = NULL};
+    bop.binary = (bpc_op_t){mi_op_cat, 0, NULL};
+    ck_assert_int_eq(bpc_merge(ctx, f.a, &lt, li, &bop, NULL, NULL), BPC_ENULL);
+    ck_assert_ptr_nonnull(strstr(bpc_last_error(ctx), "gid 5"));
+    for (int g = 0; g < 12; g++)
+      mi_list_free(li[g], NULL);
+  }
   f.type = NULL;
   ck_assert_int_eq(fx_merge(&f, NULL), BPC_ENULL);
   bpc_type_t bad = bpc_type_contiguous(0, MPI_FLOAT);

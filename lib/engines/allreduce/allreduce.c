@@ -25,7 +25,8 @@
 
 static const bpc__algo_t allreduce_rows[] = {
     {{BPC_ALLREDUCE_DOUBLING, "doubling",
-      "recursive doubling: ceil(log2 n) rounds, whole items (pairs folded first off powers of 2)"},
+      "recursive doubling over m = 2^floor(log2 n): log2 m rounds of whole items (+2 off powers of "
+      "2)"},
      bpc__allreduce_doubling,
      &(const bpc__allreduce_row_t){0, bpc__allreduce_model_doubling,
                                    bpc__allreduce_rounds_doubling}},
@@ -35,7 +36,8 @@ static const bpc__algo_t allreduce_rows[] = {
      &(const bpc__allreduce_row_t){0, bpc__allreduce_model_reduce_bcast,
                                    bpc__allreduce_rounds_reduce_bcast}},
     {{BPC_ALLREDUCE_SWAP_ALLGATHER, "swap-allgather",
-      "reduce-scatter by halves, then allgather: 2 log2 n rounds, 2 (n-1)/n of an item each"},
+      "reduce-scatter by halves, then allgather (contiguous): 2 log2 m rounds (+2), 2 (m-1)/m of "
+      "an item"},
      bpc__allreduce_swap_allgather,
      &(const bpc__allreduce_row_t){1, bpc__allreduce_model_swap_allgather,
                                    bpc__allreduce_rounds_swap_allgather}},
@@ -57,11 +59,6 @@ bpc_allreduce_params_t bpc_allreduce_params_default(void)
 int bpc__allreduce_gid(const bpc__allreduce_call_t *C, int p)
 {
   return C->order != NULL ? C->order[p] : p;
-}
-
-int bpc__allreduce_local(const bpc__allreduce_call_t *C, int p)
-{
-  return bpc__assign_local_index(C->assign, bpc__allreduce_gid(C, p));
 }
 
 int bpc__allreduce_pow2(int n)
@@ -95,7 +92,6 @@ static void fail(bpc__allreduce_call_t *C, int code, int cbval, const char *what
   if (C->err != BPC_OK)
     return;
   C->err = code;
-  C->cbval = cbval;
   if (what != NULL && code == BPC_ECALLBACK)
     bpc__err(C->ctx, code, "bpc_allreduce: %s returned %d", what, cbval);
   else if (what != NULL)
@@ -203,6 +199,8 @@ void bpc__allreduce_combine(bpc__allreduce_call_t *C, int l, bpc__msg_t *m, size
     const int v = C->type->ops.unpack(m->data, m->bytes, &in, C->type->user);
     if (v != 0) {
       fail(C, BPC_ECALLBACK, v, "the type's unpack");
+    } else if (in == NULL) {
+      fail(C, BPC_ECALLBACK, 0, "the type's unpack (it made no item)");
     } else {
       const int w = C->op->fn(in, item_at(C, l), 1, in_left, C->op->user);
       bpc__stats_ops(C->ctx, 1);
@@ -229,6 +227,8 @@ void bpc__allreduce_store(bpc__allreduce_call_t *C, int l, bpc__msg_t *m, size_t
     const int v = C->type->ops.unpack(m->data, m->bytes, &item, C->type->user);
     if (v != 0) {
       fail(C, BPC_ECALLBACK, v, "the type's unpack");
+    } else if (item == NULL) {
+      fail(C, BPC_ECALLBACK, 0, "the type's unpack (it made no item)");
     } else {
       void **slot = &((void **)C->items)[l];
       bpc_type_item_destroy(C->type, *slot);
@@ -241,6 +241,8 @@ void bpc__allreduce_store(bpc__allreduce_call_t *C, int l, bpc__msg_t *m, size_t
 int bpc__allreduce_step_end(bpc__allreduce_call_t *C)
 {
   const int rc = bpc__exch_flush(C->ex);
+  if (rc != BPC_OK) /* sends may still read them: the entry frees them after the end */
+    return rc;
   for (int i = 0; i < C->ntmp; i++)
     free(C->tmp[i]);
   C->ntmp = 0;
@@ -384,6 +386,24 @@ static int allreduce_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc
   bpc_algo_source_t source = BPC_SOURCE_BUILTIN;
   long long count = -1, maxbytes = 0;
   int rc = allreduce_check(ctx, assign, type, items, op, &P, &row, &source, &count, &maxbytes);
+  /* the local blocks' positions (through the inverse order when there is
+   * one: a pass over the blocks, as the order's check made), before the
+   * agreement, so that running out of memory here is agreed on too */
+  const int nl = rc == BPC_OK ? assign->nlocal : 0, n = rc == BPC_OK ? assign->nblocks : 0;
+  int *lpos = NULL;
+  if (rc == BPC_OK) {
+    lpos = malloc(sizeof(int) * (size_t)(nl > 0 ? nl : 1));
+    int *pos_of = P.order != NULL ? malloc(sizeof(int) * (size_t)n) : NULL;
+    if (lpos == NULL || (P.order != NULL && pos_of == NULL)) {
+      rc = bpc__err(ctx, BPC_ENOMEM, "bpc_allreduce: out of memory for %d positions", n);
+    } else {
+      if (pos_of != NULL)
+        bpc__perm_invert(P.order, n, pos_of);
+      for (int l = 0; l < nl; l++)
+        lpos[l] = pos_of != NULL ? pos_of[assign->local[l]] : assign->local[l];
+    }
+    free(pos_of);
+  }
 
   enum { F_COUNT = 6 }; /* the index of "item count" below */
   bpc__sig_t sig;
@@ -403,8 +423,10 @@ static int allreduce_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc
   bpc__sig_type(&sig, ok ? type : NULL);        /* 7, 8 */
   bpc__sig_max(&sig, "largest item", maxbytes); /* 9, the last */
   rc = bpc__agree_args_vals(ctx, "allreduce", rc, &sig, vals);
-  if (rc != BPC_OK)
+  if (rc != BPC_OK) {
+    free(lpos);
     return rc;
+  }
   const long long agreed_count = vals[F_COUNT] != BPC__SIG_NONE ? vals[F_COUNT] : 0;
   const int contig = type->kind == BPC_TYPE_CONTIGUOUS;
   if (row == NULL) {
@@ -426,23 +448,8 @@ static int allreduce_entry(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc
   C.count = contig ? (size_t)agreed_count : 1;
   C.es = contig ? type->elem_size : 0;
   C.nthreads = bpc__threads_resolve(P.nthreads);
-  /* the local blocks' positions (through the inverse order when there is
-   * one: a pass over the blocks, as the order's check already made) */
-  const int nl = assign->nlocal;
-  int *lpos = malloc(sizeof(int) * (size_t)(nl > 0 ? nl : 1));
-  int *pos_of = P.order != NULL ? malloc(sizeof(int) * (size_t)C.n) : NULL;
-  if (lpos == NULL || (P.order != NULL && pos_of == NULL)) {
-    rc = bpc__err(ctx, BPC_ENOMEM, "bpc_allreduce: out of memory for %d positions", C.n);
-  } else {
-    if (pos_of != NULL)
-      bpc__perm_invert(P.order, C.n, pos_of);
-    for (int l = 0; l < nl; l++)
-      lpos[l] = pos_of != NULL ? pos_of[assign->local[l]] : assign->local[l];
-  }
-  free(pos_of);
   C.lpos = lpos;
-  if (rc == BPC_OK)
-    rc = bpc__exch_open(ctx, "allreduce", bpc__assign_rank_cb, assign, &C.ex);
+  rc = bpc__exch_open(ctx, "allreduce", bpc__assign_rank_cb, assign, &C.ex);
   if (rc == BPC_OK)
     rc = row->run(&C);
   if (rc == BPC_OK)

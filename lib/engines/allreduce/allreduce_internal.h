@@ -53,15 +53,13 @@ typedef struct bpc__allreduce_call {
    * operator or type callback, a malformed message): once set, no operator
    * or callback runs on this rank, messages still flow */
   int err;
-  int cbval; /* the callback's value, for the message */
   /* packed items sent this step (custom types), freed after the flush */
   void **tmp;
   int ntmp, captmp;
 } bpc__allreduce_call_t;
 
-/* The gid at position p, and its local index on this rank (-1: remote). */
+/* The gid at position p. */
 int bpc__allreduce_gid(const bpc__allreduce_call_t *C, int p);
-int bpc__allreduce_local(const bpc__allreduce_call_t *C, int p);
 
 /* Send elements [lo, lo + len) of the item of local block l (contiguous;
  * custom: the whole item, lo and len ignored) from position p to position

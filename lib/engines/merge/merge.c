@@ -329,6 +329,20 @@ static int check_items(bpc_ctx_t *ctx, const bpc_buf_t *b, const int *gids, int 
   return BPC_OK;
 }
 
+/* Custom items with a binary operator: the fold combines into the root's
+ * item in place, so none may be NULL. */
+static int check_binary_items(bpc_ctx_t *ctx, const bpc_merge_op_t *op, void *const *items,
+                              const int *gids, int nl)
+{
+  for (int i = 0; op->fn == NULL && i < nl; i++)
+    if (items[i] == NULL)
+      return bpc__err(ctx, BPC_ENULL,
+                      "bpc_merge: the item of gid %d is NULL, but op->binary combines custom "
+                      "items in place",
+                      gids[i]);
+  return BPC_OK;
+}
+
 /* Element-wise merges without params->count: agree on the item count (a
  * rank without blocks adds the neutral element). Same outcome everywhere. */
 static int agree_count(bpc_ctx_t *ctx, long long minc, long long maxc, size_t *count)
@@ -522,6 +536,8 @@ static int merge_setup(bpc_ctx_t *ctx, const bpc_assign_t *assign, const bpc_typ
     FIRST_ERR(rc, ctx, BPC_ENULL, "bpc_merge: items is NULL but this rank has %d block(s)", nl);
   else if (contig && rc == BPC_OK)
     rc = check_items(ctx, items, gids, nl, ew, prm->count, &minc, &maxc);
+  else if (type != NULL && !contig && rc == BPC_OK)
+    rc = check_binary_items(ctx, &P.op, items, gids, nl);
   size_t sb = prm->segment_bytes;
   if (sb == 0)
     sb = (size_t)bpc__env_ll("BPC_MERGE_SEGMENT_BYTES", (long long)BPC__MERGE_SEGMENT_DEFAULT);
@@ -685,6 +701,8 @@ static int merge_plan_start(bpc_plan_t *plan)
   else if (T->type->kind == BPC_TYPE_CONTIGUOUS) {
     long long minc = LLONG_MAX, maxc = LLONG_MIN;
     rc = check_items(ctx, T->items, gids, nl, T->op.elementwise != 0, T->count, &minc, &maxc);
+  } else {
+    rc = check_binary_items(ctx, &T->op, T->items, gids, nl);
   }
   bpc__merge_plan_t P = *T; /* the run's own copy: it sets P.ex */
   const int orc = bpc__exch_open(ctx, "merge", bpc__assign_rank_cb, P.a, &P.ex);
