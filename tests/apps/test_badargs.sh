@@ -49,7 +49,7 @@ for np in 3; do
   run $np 2 "'-1' is not a size" bpc-tune --bytes -1
 
   run $np 2 "nope" bpc-bench nope
-  for e in comm merge swap allreduce tree neighbor composite bcast scan; do
+  for e in comm merge swap tree neighbor composite bcast scan; do
     run $np 2 "bad size '-1'" bpc-bench $e --bytes -1
   done
   run $np 2 "--reps" bpc-bench merge --reps x
