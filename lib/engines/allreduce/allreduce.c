@@ -180,34 +180,50 @@ static int op_apply(const bpc__allreduce_call_t *C, const void *in, void *io, si
   return rc;
 }
 
+/* A contiguous message of the expected len elements? (ETRUNC recorded if
+ * not.) */
+static int msg_fits(bpc__allreduce_call_t *C, const bpc__msg_t *m, size_t len)
+{
+  if (m->bytes == len * C->es)
+    return 1;
+  bpc__err(C->ctx, BPC_ETRUNC, "bpc_allreduce: a message of %zu bytes where %zu were due", m->bytes,
+           len * C->es);
+  fail(C, BPC_ETRUNC, 0, NULL);
+  return 0;
+}
+
+/* A custom message's item, made by the type's unpack (NULL after a
+ * failure, recorded). */
+static void *msg_item(bpc__allreduce_call_t *C, const bpc__msg_t *m)
+{
+  void *item = NULL;
+  const int v = C->type->ops.unpack(m->data, m->bytes, &item, C->type->user);
+  if (v != 0)
+    fail(C, BPC_ECALLBACK, v, "the type's unpack");
+  else if (item == NULL)
+    fail(C, BPC_ECALLBACK, 0, "the type's unpack (it made no item)");
+  return v != 0 ? NULL : item;
+}
+
 void bpc__allreduce_combine(bpc__allreduce_call_t *C, int l, bpc__msg_t *m, size_t lo, size_t len,
                             int in_left)
 {
   if (C->err == BPC_OK && C->contig) {
-    if (m->bytes != len * C->es) {
-      bpc__err(C->ctx, BPC_ETRUNC, "bpc_allreduce: a message of %zu bytes where %zu were due",
-               m->bytes, len * C->es);
-      fail(C, BPC_ETRUNC, 0, NULL);
-    } else if (len > 0) {
+    if (msg_fits(C, m, len) && len > 0) {
       const int v = op_apply(C, m->data, (char *)item_at(C, l) + lo * C->es, len, in_left);
       bpc__stats_ops(C->ctx, 1);
       if (v != 0)
         fail(C, BPC_ECALLBACK, v, "the operator");
     }
   } else if (C->err == BPC_OK) {
-    void *in = NULL;
-    const int v = C->type->ops.unpack(m->data, m->bytes, &in, C->type->user);
-    if (v != 0) {
-      fail(C, BPC_ECALLBACK, v, "the type's unpack");
-    } else if (in == NULL) {
-      fail(C, BPC_ECALLBACK, 0, "the type's unpack (it made no item)");
-    } else {
+    void *in = msg_item(C, m);
+    if (in != NULL) {
       const int w = C->op->fn(in, item_at(C, l), 1, in_left, C->op->user);
       bpc__stats_ops(C->ctx, 1);
       if (w != 0)
         fail(C, BPC_ECALLBACK, w, "the operator");
+      bpc_type_item_destroy(C->type, in);
     }
-    bpc_type_item_destroy(C->type, in);
   }
   bpc__msg_release(C->ex, m);
 }
@@ -215,21 +231,11 @@ void bpc__allreduce_combine(bpc__allreduce_call_t *C, int l, bpc__msg_t *m, size
 void bpc__allreduce_store(bpc__allreduce_call_t *C, int l, bpc__msg_t *m, size_t lo, size_t len)
 {
   if (C->err == BPC_OK && C->contig) {
-    if (m->bytes != len * C->es) {
-      bpc__err(C->ctx, BPC_ETRUNC, "bpc_allreduce: a message of %zu bytes where %zu were due",
-               m->bytes, len * C->es);
-      fail(C, BPC_ETRUNC, 0, NULL);
-    } else if (len > 0) {
+    if (msg_fits(C, m, len) && len > 0)
       memcpy((char *)item_at(C, l) + lo * C->es, m->data, len * C->es);
-    }
   } else if (C->err == BPC_OK) {
-    void *item = NULL;
-    const int v = C->type->ops.unpack(m->data, m->bytes, &item, C->type->user);
-    if (v != 0) {
-      fail(C, BPC_ECALLBACK, v, "the type's unpack");
-    } else if (item == NULL) {
-      fail(C, BPC_ECALLBACK, 0, "the type's unpack (it made no item)");
-    } else {
+    void *item = msg_item(C, m);
+    if (item != NULL) {
       void **slot = &((void **)C->items)[l];
       bpc_type_item_destroy(C->type, *slot);
       *slot = item;
