@@ -127,6 +127,16 @@ int bpc__ring_pos(int n, int p, int d);
 int bpc__perm_check(const int *order, int n, char *msg, size_t msglen);
 void bpc__perm_invert(const int *order, int n, int *pos_of);
 
+/* ceil(log2 n) (0 for n <= 1): the rounds of a binomial tree or of
+ * recursive doubling over n participants. */
+static inline int bpc__log2_ceil(long long n)
+{
+  int k = 0;
+  while ((1LL << k) < n)
+    k++;
+  return k;
+}
+
 /* Source distributions of the s-to-p broadcast (doc/bcast.md, after the
  * paper's section 4) on a rows x cols mesh, gid = row * cols + col:
  *  ROW     whole rows, evenly spaced, filled left to right (the last one

@@ -55,23 +55,15 @@ int bpc__allreduce_doubling(void *call)
   return rc;
 }
 
-static int log2i(int m)
-{
-  int k = 0;
-  while ((1 << k) < m)
-    k++;
-  return k;
-}
-
 int bpc__allreduce_rounds_doubling(int n)
 {
   const int m = bpc__allreduce_pow2(n);
-  return log2i(m) + (n > m ? 2 : 0);
+  return bpc__log2_ceil(m) + (n > m ? 2 : 0);
 }
 
 double bpc__allreduce_model_doubling(int n, double L, double alpha, double beta, double gamma)
 {
   const int m = bpc__allreduce_pow2(n);
   const double pairs = n > m ? 2 * (alpha + L * beta) + L * gamma : 0.0;
-  return log2i(m) * (alpha + L * beta + L * gamma) + pairs;
+  return bpc__log2_ceil(m) * (alpha + L * beta + L * gamma) + pairs;
 }

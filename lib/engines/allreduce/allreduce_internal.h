@@ -13,6 +13,7 @@
 #include "core/core.h"
 #include "core/registry.h"
 #include "decomp/decomp.h"
+#include "patterns/patterns.h"
 
 /* The registry entry (lib/engines/engines.c lists it). */
 extern const bpc__engine_t bpc__engine_allreduce;

@@ -13,14 +13,6 @@
  */
 #include "engines/allreduce/allreduce_internal.h"
 
-static int ceil_log2(int n)
-{
-  int k = 0;
-  while ((1LL << k) < n)
-    k++;
-  return k;
-}
-
 /* One round at distance k: reduce (combine at the receiver) or broadcast
  * (store). */
 static int round_k(bpc__allreduce_call_t *C, int k, int seq, int reduce)
@@ -52,7 +44,7 @@ static int round_k(bpc__allreduce_call_t *C, int k, int seq, int reduce)
 int bpc__allreduce_reduce_bcast(void *call)
 {
   bpc__allreduce_call_t *C = call;
-  const int R = ceil_log2(C->n);
+  const int R = bpc__log2_ceil(C->n);
   int rc = BPC_OK, seq = 0;
   for (int t = 0; t < R && rc == BPC_OK; t++)
     rc = round_k(C, 1 << t, seq++, 1);
@@ -61,9 +53,9 @@ int bpc__allreduce_reduce_bcast(void *call)
   return rc;
 }
 
-int bpc__allreduce_rounds_reduce_bcast(int n) { return 2 * ceil_log2(n); }
+int bpc__allreduce_rounds_reduce_bcast(int n) { return 2 * bpc__log2_ceil(n); }
 
 double bpc__allreduce_model_reduce_bcast(int n, double L, double alpha, double beta, double gamma)
 {
-  return ceil_log2(n) * (2 * alpha + 2 * L * beta + L * gamma);
+  return bpc__log2_ceil(n) * (2 * alpha + 2 * L * beta + L * gamma);
 }

@@ -42,9 +42,7 @@ int bpc__allreduce_swap_allgather(void *call)
 {
   bpc__allreduce_call_t *C = call;
   const int n = C->n, m = bpc__allreduce_pow2(n), r = n - m, nl = C->assign->nlocal;
-  int R = 0;
-  while ((1 << R) < m)
-    R++;
+  const int R = bpc__log2_ceil(m);
   int rc = r > 0 ? bpc__allreduce_pairs(C, 0, 1) : BPC_OK;
   int seq = 1;
   /* reduce-scatter: round t at distance 2^t */
@@ -107,18 +105,14 @@ int bpc__allreduce_swap_allgather(void *call)
 int bpc__allreduce_rounds_swap_allgather(int n)
 {
   const int m = bpc__allreduce_pow2(n);
-  int R = 0;
-  while ((1 << R) < m)
-    R++;
+  const int R = bpc__log2_ceil(m);
   return 2 * R + (n > m ? 2 : 0);
 }
 
 double bpc__allreduce_model_swap_allgather(int n, double L, double alpha, double beta, double gamma)
 {
   const int m = bpc__allreduce_pow2(n);
-  int R = 0;
-  while ((1 << R) < m)
-    R++;
+  const int R = bpc__log2_ceil(m);
   const double f = (double)(m - 1) / (double)m;
   const double pairs = n > m ? 2 * (alpha + L * beta) + L * gamma : 0.0;
   return 2 * R * alpha + 2 * f * L * (beta + gamma) + pairs;

@@ -68,16 +68,6 @@ void bpc__bcast_add(bpc__bcast_sched_t *S, int step, int from, int to)
   S->n++;
 }
 
-/* ceil(log2 n): the steps of br_lin's halving and of the binomial tree
- * over n blocks. */
-static int seg_depth(int n)
-{
-  int d = 0;
-  while ((1 << d) < n)
-    d++;
-  return d;
-}
-
 /* With S->rk set: 1 when the segment's blocks o[0..n) all sit on one
  * process (its transfers would all be dropped); the steps it takes are
  * then counted in S->nsteps without walking it. */
@@ -89,7 +79,7 @@ static int seg_local(bpc__bcast_sched_t *S, int step, const int *o, int n)
   for (int i = 1; i < n; i++)
     if (S->rk[S->map != NULL ? S->map[o[i]] : o[i]] != r)
       return 0;
-  const int end = S->base + step + seg_depth(n);
+  const int end = S->base + step + bpc__log2_ceil(n);
   if (end > S->nsteps)
     S->nsteps = end;
   return 1;
@@ -106,7 +96,7 @@ static int lin_seg(bpc__bcast_sched_t *S, int step, const int *o, int n)
   if (n <= 1)
     return 0;
   if (seg_local(S, step, o, n))
-    return seg_depth(n);
+    return bpc__log2_ceil(n);
   const int h = n / 2;
   for (int i = 0; i < h; i++)
     bpc__bcast_xchg(S, step, o[i], o[h + i]);
@@ -127,7 +117,7 @@ static int tree_seg(bpc__bcast_sched_t *S, int step, const int *o, int n)
   if (n <= 1)
     return 0;
   if (seg_local(S, step, o, n))
-    return seg_depth(n);
+    return bpc__log2_ceil(n);
   const int h = (n + 1) / 2;
   bpc__bcast_add(S, step, o[0], o[h]);
   int d1 = tree_seg(S, step + 1, o, h);

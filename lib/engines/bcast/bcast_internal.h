@@ -17,6 +17,7 @@
 #include "comm/comm.h"
 #include "core/core.h"
 #include "core/registry.h"
+#include "patterns/patterns.h"
 
 /* The registry entry (lib/engines/engines.c lists it). */
 extern const bpc__engine_t bpc__engine_bcast;

@@ -154,9 +154,7 @@ int bpc__bcast_mpi_join(bpc__bcast_call_t *C, int rc) { return mpi_run(C, rc); }
 double bpc__bcast_mpi_model(const bpc__bcast_call_t *C, double L)
 {
   const int nr = C->ctx->size, s = C->s;
-  int lg = 0;
-  while ((1 << lg) < nr)
-    lg++;
+  const int lg = bpc__log2_ceil(nr);
   /* the size reduction and a recursive-doubling allgatherv */
   return 2.0 * lg * C->alpha + (nr > 1 ? (double)(nr - 1) / nr : 0.0) * s * L * C->beta;
 }

@@ -85,14 +85,6 @@ bpc_scan_params_t bpc_scan_params_default(void)
   return p;
 }
 
-int bpc__scan_log2up(int P)
-{
-  int k = 0;
-  while ((1ll << k) < P)
-    k++;
-  return k;
-}
-
 /* ------------------------------------------------------------- auto */
 
 /* Message latency of the model: BPC_SCAN_ALPHA (seconds) or 5e-6. */

@@ -21,7 +21,7 @@
 
 static int bl_nrounds(int P)
 {
-  const int K = bpc__scan_log2up(P);
+  const int K = bpc__log2_ceil(P);
   return 2 * K + 1;
 }
 
@@ -39,7 +39,7 @@ static int bl_pair(int P, int d, int p, long long *a, long long *b)
 
 static int bl_step(int P, int r, int p, bpc__scan_step_t *kind)
 {
-  const int K = bpc__scan_log2up(P);
+  const int K = bpc__log2_ceil(P);
   long long a, b;
   *kind = BPC__SCAN_NONE;
   if (r < K) { /* up-sweep */
@@ -69,7 +69,7 @@ static int bl_step(int P, int r, int p, bpc__scan_step_t *kind)
  * clearing round sends nothing). */
 static void bl_recvs(int P, int r, int s, int c[4])
 {
-  const int K = bpc__scan_log2up(P);
+  const int K = bpc__log2_ceil(P);
   c[0] = c[1] = c[2] = c[3] = 0;
   if (r == K)
     return;
@@ -95,7 +95,7 @@ int bpc__scan_blelloch(void *call)
 /* The row's cost model (bpc__scan_row_t.model). */
 void bpc__scan_model_blelloch(int P, double *rounds, double *depth, double *calls)
 {
-  const int K = bpc__scan_log2up(P);
+  const int K = bpc__log2_ceil(P);
   *rounds = 2 * K; /* the root's clearing round sends nothing */
   *depth = K > 1 ? 2 * K - 1 : K;
   *calls = 2.0 * (P - 1) - K;

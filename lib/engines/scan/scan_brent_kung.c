@@ -19,13 +19,13 @@
 
 static int bk_nrounds(int P)
 {
-  const int K = bpc__scan_log2up(P);
+  const int K = bpc__log2_ceil(P);
   return K + (K > 1 ? K - 1 : 0);
 }
 
 static int bk_step(int P, int r, int p, bpc__scan_step_t *kind)
 {
-  const int K = bpc__scan_log2up(P);
+  const int K = bpc__log2_ceil(P);
   *kind = BPC__SCAN_NONE;
   if (r < K) { /* up-sweep, level d = r (2^(d+1) may pass INT_MAX) */
     const int d = r;
@@ -48,7 +48,7 @@ static int bk_step(int P, int r, int p, bpc__scan_step_t *kind)
 
 static void bk_recvs(int P, int r, int s, int c[4])
 {
-  const int K = bpc__scan_log2up(P);
+  const int K = bpc__log2_ceil(P);
   c[2] = c[3] = 0;
   if (r < K) { /* up-sweep: the group's last position, or the last of all */
     const long long k = (long long)s & ~((2LL << r) - 1);
@@ -74,7 +74,7 @@ int bpc__scan_brent_kung(void *call)
 /* The row's cost model (bpc__scan_row_t.model). */
 void bpc__scan_model_brent_kung(int P, double *rounds, double *depth, double *calls)
 {
-  const int K = bpc__scan_log2up(P);
+  const int K = bpc__log2_ceil(P);
   *rounds = K + (K > 1 ? K - 1 : 0) + (P > 1);
   *depth = K > 1 ? 2 * K - 1 : K;
   *calls = 2.0 * P - K - 2;

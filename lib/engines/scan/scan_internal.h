@@ -15,6 +15,7 @@
 #include "comm/comm.h"
 #include "core/core.h"
 #include "core/registry.h"
+#include "patterns/patterns.h"
 
 extern const bpc__engine_t bpc__engine_scan;
 
@@ -137,9 +138,6 @@ int bpc__scan_auto(int P, int R, double gamma, double alpha);
 bpc_scan_strategy_t bpc__scan_strategy_auto(bpc_scan_mode_t mode, int algorithm, double gamma,
                                             double alpha);
 
-/* Smallest k with 2^k >= P. */
-int bpc__scan_log2up(int P);
-
 /* v clamped to [0, P] (a schedule's candidate range, computed in 64 bits:
  * positions near INT_MAX plus a power of two pass it). */
 static inline int bpc__scan_clamp(long long v, int P)
@@ -226,7 +224,6 @@ typedef struct scan_state {
 } scan_state_t;
 
 /* Values and messages (scan_values.c). */
-void bpc__scan_st_fail(scan_state_t *S, int code);
 /* A copy of an item (contiguous: one element; custom: pack + unpack). */
 int bpc__scan_item_copy(scan_state_t *S, const void *item, void **out);
 int bpc__scan_val_copy(scan_state_t *S, const bpc__scan_val_t *a, bpc__scan_val_t *out);

@@ -14,10 +14,7 @@
  */
 #include "engines/scan/scan_internal.h"
 
-static int ks_nrounds(int P)
-{
-  return bpc__scan_log2up(P);
-}
+static int ks_nrounds(int P) { return bpc__log2_ceil(P); }
 
 static int ks_step(int P, int r, int p, bpc__scan_step_t *kind)
 {
@@ -50,7 +47,7 @@ int bpc__scan_kogge_stone(void *call)
 /* The row's cost model (bpc__scan_row_t.model). */
 void bpc__scan_model_kogge_stone(int P, double *rounds, double *depth, double *calls)
 {
-  const int K = bpc__scan_log2up(P);
+  const int K = bpc__log2_ceil(P);
   double W = 0;
   for (int r = 0; r < K; r++)
     W += P - (1 << r);

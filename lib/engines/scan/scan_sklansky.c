@@ -15,10 +15,7 @@
  */
 #include "engines/scan/scan_internal.h"
 
-static int sk_nrounds(int P)
-{
-  return bpc__scan_log2up(P);
-}
+static int sk_nrounds(int P) { return bpc__log2_ceil(P); }
 
 static int sk_step(int P, int r, int p, bpc__scan_step_t *kind)
 {
@@ -52,7 +49,7 @@ int bpc__scan_sklansky(void *call)
 /* The row's cost model (bpc__scan_row_t.model). */
 void bpc__scan_model_sklansky(int P, double *rounds, double *depth, double *calls)
 {
-  const int K = bpc__scan_log2up(P);
+  const int K = bpc__log2_ceil(P);
   *rounds = K + (P > 1);
   *depth = K;
   *calls = 0.5 * P * K;

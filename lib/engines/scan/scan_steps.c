@@ -25,13 +25,13 @@ void bpc__scan_local_block(scan_state_t *S, int l)
   bpc__scan_val_t *sl = calloc(S->rts ? 1 : c, sizeof *sl);
   S->s[l] = sl;
   if (sl == NULL) {
-    bpc__scan_st_fail(S, BPC_ENOMEM);
+    bpc__scan_fail(S->C, BPC_ENOMEM);
     return;
   }
   bpc__scan_val_t x0 = bpc__scan_in_item(C, l, 0);
   int r = bpc__scan_val_copy(S, &x0, &sl[0]);
   if (r != BPC_OK)
-    bpc__scan_st_fail(S, r);
+    bpc__scan_fail(S->C, r);
   for (size_t i = 1; i < c; i++) {
     bpc__scan_val_t xi = bpc__scan_in_item(C, l, i);
     if (S->rts) {
@@ -52,7 +52,7 @@ void bpc__scan_local_block(scan_state_t *S, int l)
   }
   r = bpc__scan_val_copy(S, &sl[c - 1], &S->tot[l]);
   if (r != BPC_OK)
-    bpc__scan_st_fail(S, r);
+    bpc__scan_fail(S->C, r);
 }
 
 /* (3) Propagate block l's exclusive prefix tot[l] into its results. */
@@ -85,7 +85,7 @@ void bpc__scan_propagate_block(scan_state_t *S, int l)
       if (C->mode == BPC_SCAN_INCLUSIVE)
         r = bpc__scan_val_copy(S, &nxt, &res);
       if (r != BPC_OK)
-        bpc__scan_st_fail(S, r);
+        bpc__scan_fail(S->C, r);
       bpc__scan_val_free(C, &run);
       run = nxt;
     } else if ((S->shortcut || S->succ) && i == c - 1 && S->incl[l].present) {
@@ -101,14 +101,14 @@ void bpc__scan_propagate_block(scan_state_t *S, int l)
     } else if (E->present) {
       int r = bpc__scan_val_copy(S, E, &res);
       if (r != BPC_OK)
-        bpc__scan_st_fail(S, r);
+        bpc__scan_fail(S->C, r);
     } else {
       first = 1;
     }
     if (first && C->op->identity != NULL) {
       int r = bpc__scan_item_copy(S, C->op->identity, &res.v);
       if (r != BPC_OK)
-        bpc__scan_st_fail(S, r);
+        bpc__scan_fail(S->C, r);
       else
         res.present = 1;
     } else if (first) {
@@ -227,7 +227,7 @@ void bpc__scan_keep_incl(scan_state_t *S, int l)
     return;
   int r = bpc__scan_val_copy(S, &S->tot[l], &S->incl[l]);
   if (r != BPC_OK)
-    bpc__scan_st_fail(S, r);
+    bpc__scan_fail(S->C, r);
 }
 
 /* The successor's message into incl[l] (an empty block drops it). */

@@ -44,10 +44,6 @@ int bpc__scan_failed(bpc__scan_call_t *C)
   return f;
 }
 
-void bpc__scan_st_fail(scan_state_t *S, int code) { bpc__scan_fail(S->C, code); }
-
-static int st_failed(scan_state_t *S) { return bpc__scan_failed(S->C); }
-
 void bpc__scan_val_free(const bpc__scan_call_t *C, bpc__scan_val_t *x)
 {
   if (x->present && x->v != NULL) {
@@ -111,26 +107,26 @@ void bpc__scan_combine_ref(scan_state_t *S, const bpc__scan_val_t *a, const bpc_
   out->v = NULL;
   out->present = 0;
   out->depth = 0;
-  if (st_failed(S))
+  if (bpc__scan_failed(S->C))
     return;
   if (!a->present || !b->present) {
     int rc = bpc__scan_val_copy(S, a->present ? a : b, out);
     if (rc != BPC_OK)
-      bpc__scan_st_fail(S, rc);
+      bpc__scan_fail(S->C, rc);
     return;
   }
   int rc;
   if (C->op->fn == NULL) { /* binary (MPI's order): out = copy of b, then a o out */
     rc = bpc__scan_item_copy(S, b->v, &out->v);
     if (rc != BPC_OK) {
-      bpc__scan_st_fail(S, rc);
+      bpc__scan_fail(S->C, rc);
       return;
     }
     rc = C->op->binary.fn(a->v, out->v, 1, 1, C->op->binary.user);
   } else if (C->type->kind == BPC_TYPE_CONTIGUOUS) {
     out->v = malloc(C->type->elem_size);
     if (out->v == NULL) {
-      bpc__scan_st_fail(S, BPC_ENOMEM);
+      bpc__scan_fail(S->C, BPC_ENOMEM);
       return;
     }
     rc = C->op->fn(a->v, b->v, out->v, C->op->user);
@@ -198,7 +194,7 @@ int bpc__scan_send_val(scan_state_t *S, int src_gid, int dst_gid, int seq, const
       rc = bpc_type_size(C->ctx, C->type, x->v, &bytes);
   }
   if (rc != BPC_OK) {
-    bpc__scan_st_fail(S, rc);
+    bpc__scan_fail(S->C, rc);
     bytes = 0;
   }
   scan_hdr_t h = {rc == BPC_OK && x->present, x->depth};
@@ -209,7 +205,7 @@ int bpc__scan_send_val(scan_state_t *S, int src_gid, int dst_gid, int seq, const
     if (C->type->kind == BPC_TYPE_CONTIGUOUS)
       memcpy(buf + sizeof h, x->v, bytes);
     else if ((rc = bpc__type_pack_exact(C->ctx, C->type, x->v, buf + sizeof h, bytes)) != BPC_OK) {
-      bpc__scan_st_fail(S, rc);
+      bpc__scan_fail(S->C, rc);
       h.present = 0;
       bytes = 0;
     }
@@ -264,7 +260,7 @@ int bpc__scan_take_val(scan_state_t *S, bpc__msg_t *m, bpc__scan_val_t *x)
   }
   bpc__msg_release(C->ex, m);
   if (rc != BPC_OK && rc != BPC_ENOMEM && rc != BPC_ETRUNC) {
-    bpc__scan_st_fail(S, rc); /* a callback failed: finish the schedule */
+    bpc__scan_fail(S->C, rc); /* a callback failed: finish the schedule */
     rc = BPC_OK;
   }
   return rc;
